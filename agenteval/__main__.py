@@ -1,0 +1,3 @@
+from agenteval.cli import main
+
+main()

@@ -1,0 +1,86 @@
+"""What every evaluator shares: the common YAML keys, the context it reads, the result it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from agenteval.config import StrictModel
+
+if TYPE_CHECKING:
+    from agenteval.process import Processes
+
+Verdict = Literal["pass", "partial", "fail", "error"]
+
+
+@dataclass(slots=True)
+class EvaluatorResult:
+    name: str
+    type: str
+    score: float
+    verdict: Verdict
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    reasoning: str | None = None
+    details: dict[str, Any] | None = None
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class EvalContext:
+    """One case as an evaluator sees it."""
+
+    case_id: str
+    input: Any
+    expected: Any
+    output: Any
+    metadata: dict[str, Any]
+    base_dir: Path
+    processes: Processes | None = None
+
+
+class EvaluatorConfig(StrictModel):
+    """Keys every evaluator accepts; subclasses add their own and implement `evaluate`."""
+
+    type: str
+    name: str | None = Field(None, description="Unique in the suite; defaults to the type.")
+    weight: float = Field(1.0, ge=0, description="Weight of this evaluator in the case score.")
+    min_score: float | None = Field(
+        None, ge=0, le=1, description="Overrides the default verdict rule: pass iff score >= min_score."
+    )
+
+    type_name: ClassVar[str]
+
+    @property
+    def label(self) -> str:
+        return self.name or self.type
+
+    def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what evaluate() kept between cases (e.g. long-lived judge processes)."""
+
+    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """Load-time warnings as (key path inside this evaluator, message)."""
+        return []
+
+    def verdict(self, score: float, default: Verdict) -> Verdict:
+        if self.min_score is not None:
+            return "pass" if score >= self.min_score else "fail"
+        return default
+
+    def result(self, score: float, default_verdict: Verdict, **fields: Any) -> EvaluatorResult:
+        return EvaluatorResult(self.label, self.type, score, self.verdict(score, default_verdict), **fields)
+
+    def error_result(self, message: str, **fields: Any) -> EvaluatorResult:
+        return EvaluatorResult(self.label, self.type, 0.0, "error", error=message, **fields)
+
+
+def graded_verdict(score: float) -> Verdict:
+    """The default rule for a bare score: 1 passes, 0 fails, anything between is partial."""
+    return "pass" if score >= 1.0 else "fail" if score <= 0.0 else "partial"

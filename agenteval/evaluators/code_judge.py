@@ -1,0 +1,159 @@
+"""code_judge: any program that reads a JSON payload on stdin and prints a score.
+
+Keys the type does not know are passed to the program as `config`, so one script serves many
+suites. Every failure (cannot start, non-zero exit, timeout, garbage output) becomes a verdict
+`error` carrying the judge's stderr tail; the run goes on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict, graded_verdict
+from agenteval.evaluators.judge_process import PersistentJudge
+from agenteval.process import resolve_command, stderr_tail
+from agenteval.config import Command
+
+PROTOCOL_VERSION = 1
+
+
+class JudgeOutput(BaseModel):
+    """What a judge prints on stdout: one JSON object."""
+
+    model_config = ConfigDict(extra="ignore", title="JudgeOutput")
+
+    score: float = Field(ge=0, le=1, allow_inf_nan=False, strict=True)
+    verdict: Verdict | None = None
+    hits: list[str] = Field(default_factory=list)
+    misses: list[str] = Field(default_factory=list)
+    reasoning: str | None = None
+    details: dict[str, Any] | None = Field(None, description="Any JSON object; kept verbatim in the results.")
+    error: str | None = Field(None, description="Why the judge could not score the case (use with verdict: error).")
+
+
+class CodeJudge(EvaluatorConfig):
+    """Runs a user program per case. Default verdict: the judge's own, else 1 pass, 0 fail, between partial."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    type: Literal["code_judge"]
+    command: Command = Field(
+        min_length=1,
+        description="Program and arguments (no shell); relative to the suite file. A .py script runs with the current Python."
+    )
+    timeout: float = Field(30.0, gt=0, description="Seconds before the judge is stopped and the case errors.")
+    protocol: Literal[1, "jsonl"] = Field(
+        1, description="1: one process per case; jsonl: one long-lived process per worker, one line per case."
+    )
+    config: dict[str, Any] = Field(default_factory=dict, description="Passed to the judge; unknown keys are merged in.")
+
+    type_name = "code_judge"
+
+    _local: threading.local = PrivateAttr(default_factory=threading.local)
+    _persistent: list[PersistentJudge] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def judge_config(self) -> dict[str, Any]:
+        return {**self.config, **(self.model_extra or {})}
+
+    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        known = list(type(self).model_fields)
+        found = []
+        for key in self.model_extra or {}:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+            if close:
+                found.append(((key,), f"`{key}` is passed to the judge as config; did you mean `{close[0]}`?"))
+        return found
+
+    def payload(self, ctx: EvalContext) -> bytes:
+        return orjson.dumps(
+            {
+                "protocol": PROTOCOL_VERSION,
+                "case_id": ctx.case_id,
+                "input": ctx.input,
+                "candidate_answer": ctx.output,
+                "reference_answer": ctx.expected,
+                "config": self.judge_config,
+                "metadata": ctx.metadata,
+            },
+            option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS,
+        )
+
+    def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
+        if ctx.processes is None:
+            return self.error_result("code_judge needs a run context to start processes")
+        if self.protocol == "jsonl":
+            line, failure = self._judge_for_thread(ctx).ask(self.payload(ctx), self.timeout)
+            return self.error_result(failure) if failure else self.from_output(line or b"")
+        done = ctx.processes.run(resolve_command(self.command), self.payload(ctx), self.timeout, ctx.base_dir)
+        failure = done.failure("judge", self.timeout)
+        if failure:
+            return self.error_result(failure)
+        return self.from_output(done.stdout, done.stderr)
+
+    def _judge_for_thread(self, ctx: EvalContext) -> PersistentJudge:
+        judge = getattr(self._local, "judge", None)
+        if judge is None:
+            assert ctx.processes is not None
+            judge = PersistentJudge(resolve_command(self.command), ctx.base_dir, ctx.processes)
+            self._local.judge = judge
+            with self._lock:
+                self._persistent.append(judge)
+        return judge
+
+    def close(self) -> None:
+        with self._lock:
+            judges, self._persistent = self._persistent, []
+        for judge in judges:
+            judge.close()
+        self._local = threading.local()
+
+    def from_output(self, stdout: bytes, stderr: bytes = b"") -> EvaluatorResult:
+        """Turn what the judge printed into a result; anything malformed is an `error` verdict."""
+        parsed = parse_judge_output(stdout)
+        if isinstance(parsed, str):
+            return self.error_result(parsed + stderr_tail(stderr))
+        default = parsed.verdict or graded_verdict(parsed.score)
+        verdict = default if default == "error" else self.verdict(parsed.score, default)
+        return EvaluatorResult(
+            self.label, self.type, parsed.score, verdict, parsed.hits, parsed.misses,
+            parsed.reasoning, parsed.details, parsed.error,
+        )
+
+
+def parse_judge_output(stdout: bytes) -> JudgeOutput | str:
+    """The judge's JSON object (the whole stdout, or its last line), or what is wrong with it."""
+    data: Any = None
+    try:
+        data = orjson.loads(stdout)
+    except orjson.JSONDecodeError:
+        lines = [line for line in stdout.splitlines() if line.strip()]
+        if lines:
+            try:
+                data = orjson.loads(lines[-1])
+            except orjson.JSONDecodeError:
+                data = None
+    if not isinstance(data, dict):
+        shown = stdout.decode("utf-8", "replace").strip()
+        shown = (shown[:200] + "...") if len(shown) > 200 else shown
+        return f"judge printed no JSON object (stdout: {shown!r})"
+    try:
+        return JudgeOutput.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(_judge_problem(error) for error in exc.errors())
+        return f"judge output is invalid: {problems}"
+
+
+def _judge_problem(error: Any) -> str:
+    where = ".".join(str(part) for part in error["loc"]) or "output"
+    if where == "score" and error["type"] in ("greater_than_equal", "less_than_equal", "finite_number"):
+        return f"score {error['input']!r} is outside [0, 1]"
+    if where == "score" and error["type"] == "missing":
+        return "no `score`"
+    return f"{where}: {error['msg']}"

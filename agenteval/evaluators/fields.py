@@ -1,0 +1,154 @@
+"""field_accuracy: compare fields of a structured answer with the expected values.
+
+Per field: exact, fuzzy (similarity is the field score), numeric_tolerance or date. Fields whose
+expected value is absent are skipped; optional fields the candidate lacks do not count.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from agenteval import matching
+from agenteval.config import StrictModel
+from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.paths import MISSING, Path, compile_path, resolve
+
+MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
+
+# Which per-field options belong to which match type (anything else is a config error).
+_OPTIONS: dict[str, MatchType] = {
+    "algorithm": "fuzzy",
+    "threshold": "fuzzy",
+    "case_sensitive": "fuzzy",
+    "tolerance": "numeric_tolerance",
+    "relative": "numeric_tolerance",
+    "day_first": "date",
+}
+
+
+class FieldSpec(StrictModel):
+    path: str = Field(description="Dot path with [i] indexes, e.g. invoice.line_items[0].amount")
+    match: MatchType = "exact"
+    required: bool = Field(True, description="A required field the candidate lacks scores 0; an optional one does not count.")
+    weight: float = Field(1.0, ge=0)
+    algorithm: matching.FuzzyAlgorithm | None = Field(None, description="fuzzy: levenshtein (default) or jaro_winkler")
+    threshold: float | None = Field(None, ge=0, le=1, description="fuzzy: similarity needed for a hit (default 0.85)")
+    case_sensitive: bool | None = Field(None, description="fuzzy: compare case and whitespace as written (default false)")
+    tolerance: float | None = Field(None, ge=0, description="numeric_tolerance: allowed difference (default 0)")
+    relative: bool | None = Field(None, description="numeric_tolerance: tolerance is a fraction of |expected| (default false)")
+    day_first: bool | None = Field(None, description="date: read 03/04/2024 as 3 April (default: March 4)")
+
+    _compiled: Path | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _check_options(self) -> FieldSpec:
+        misplaced = [key for key, owner in _OPTIONS.items() if getattr(self, key) is not None and owner != self.match]
+        if misplaced:
+            names = ", ".join(f"`{key}` (match: {_OPTIONS[key]})" for key in misplaced)
+            raise ValueError(f"{names} does not apply to match: {self.match}")
+        self._compiled = compile_path(self.path)
+        return self
+
+    def compare(self, candidate: Any, expected: Any) -> matching.Match:
+        if self.match == "exact":
+            return matching.exact(candidate, expected)
+        if self.match == "fuzzy":
+            return matching.fuzzy(
+                candidate, expected, 0.85 if self.threshold is None else self.threshold,
+                self.algorithm or "levenshtein", bool(self.case_sensitive),
+            )
+        if self.match == "numeric_tolerance":
+            return matching.numeric(candidate, expected, self.tolerance or 0.0, bool(self.relative))
+        return matching.date_match(candidate, expected, bool(self.day_first))
+
+
+def score_field(spec: FieldSpec, candidate: Any, expected: Any) -> dict[str, Any]:
+    """One field's outcome: status `hit`, `miss` or `skipped`, its score and why."""
+    row: dict[str, Any] = {"path": spec.path, "match": spec.match, "status": "miss", "score": 0.0}
+    path = spec._compiled
+    if path is None:
+        row["reason"] = "invalid path"
+        return row
+    want = resolve(expected, path)
+    got = resolve(candidate, path)
+    if want is not MISSING:
+        row["expected"] = want
+    if got is not MISSING:
+        row["actual"] = got
+    if want is MISSING:
+        row.update(status="skipped", reason="expected value absent")
+    elif want is None:
+        if got is MISSING or got is None:
+            row.update(status="hit", score=1.0)
+        else:
+            row["reason"] = "expected null"
+    elif got is MISSING or got is None:
+        if not spec.required:
+            row.update(status="skipped", reason="optional, missing")
+        else:
+            row["reason"] = "required, missing" if got is MISSING else "null value"
+    else:
+        outcome = spec.compare(got, want)
+        row["score"] = outcome.score
+        if outcome.similarity is not None:
+            row["similarity"] = round(outcome.similarity, 6)
+        if outcome.hit:
+            row["status"] = "hit"
+        elif outcome.reason:
+            row["reason"] = outcome.reason
+    return row
+
+
+class FieldAccuracy(EvaluatorConfig):
+    """Per-field comparison. Default verdict: pass when no field missed, fail when none hit, else partial."""
+
+    type: Literal["field_accuracy"]
+    fields: list[FieldSpec] = Field(min_length=1)
+    aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
+
+    type_name = "field_accuracy"
+
+    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        return [
+            (("fields", i, "path"), f"malformed path {spec.path!r}: it will resolve to missing")
+            for i, spec in enumerate(self.fields)
+            if spec._compiled is None
+        ]
+
+    def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
+        hits: list[str] = []
+        misses: list[str] = []
+        rows = []
+        weighted = total_weight = 0.0
+        for spec in self.fields:
+            row = score_field(spec, ctx.output, ctx.expected)
+            rows.append(row)
+            status = row["status"]
+            if status == "skipped":
+                continue
+            weighted += row["score"] * spec.weight
+            total_weight += spec.weight
+            if status == "hit":
+                hits.append(spec.path)
+            else:
+                reason = row.get("reason")
+                misses.append(f"{spec.path} ({reason})" if reason else spec.path)
+        scored = len(hits) + len(misses)
+        details = {"fields": rows}
+        if scored == 0:
+            return self.result(
+                0.0, "fail", misses=["no field was scored: every expected value is absent"],
+                reasoning="0/0 fields matched", details=details,
+            )
+        if self.aggregation == "all_or_nothing":
+            score = 1.0 if not misses else 0.0
+        elif total_weight > 0:
+            score = weighted / total_weight
+        else:
+            score = sum(row["score"] for row in rows if row["status"] != "skipped") / scored
+        default = "pass" if not misses else "fail" if not hits else "partial"
+        skipped = len(rows) - scored
+        reasoning = f"{len(hits)}/{scored} fields matched" + (f" ({skipped} skipped)" if skipped else "")
+        return self.result(score, default, hits=hits, misses=misses, reasoning=reasoning, details=details)

@@ -1,0 +1,288 @@
+"""`agenteval run`: select cases, stream results to disk, summarize, and pick the exit code."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from agenteval import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+RESULTS_DIR = "agenteval-results"
+
+
+class UsageError(Exception):
+    """The command line or its inputs are invalid: exit 2, nothing runs."""
+
+
+@dataclass
+class RunOptions:
+    suite: Path
+    output: str | None = None
+    predictions: Path | None = None
+    workers: int | None = None
+    filters: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    min_pass_rate: float | None = None
+    resume: bool = False
+    shard: str | None = None
+    quiet: bool = False
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` (1-based): this process runs every N-th case starting with the I-th."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise UsageError(f"--shard takes I/N with 1 <= I <= N, e.g. 2/4; got {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def select_ids(entries: list[Any], filters: list[str], tags: list[str], shard: tuple[int, int] | None) -> set[str]:
+    chosen = [
+        entry for entry in entries
+        if (not filters or any(fnmatch.fnmatchcase(entry.id, glob) for glob in filters))
+        and (not tags or any(tag in entry.tags for tag in tags))
+    ]
+    if shard is not None:
+        index, count = shard
+        chosen = chosen[index - 1 :: count]
+    return {entry.id for entry in chosen}
+
+
+def summary_path(results: Path) -> Path:
+    name = results.name[: -len(".jsonl")] if results.name.endswith(".jsonl") else results.name
+    return results.with_name(name + ".summary.json")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "suite"
+
+
+def _default_output(suite_name: str, resume: bool) -> Path:
+    folder = Path(RESULTS_DIR)
+    if resume:
+        runs = sorted(folder.glob(f"{_slug(suite_name)}-*.jsonl"))
+        if not runs:
+            raise UsageError(f"--resume found no earlier run of {suite_name!r} in {folder}/ (give -o)")
+        return runs[-1]
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return folder / f"{_slug(suite_name)}-{stamp}.jsonl"
+
+
+def _previous_run(path: Path, summary: Any) -> tuple[str | None, set[str]]:
+    """The run id and finished case ids of an earlier run in `path`, counted into `summary` (--resume)."""
+    from agenteval.results import read_results, repair_torn_tail
+
+    if not path.exists():
+        return None, set()
+    repair_torn_tail(path)
+    run_id, done = None, set()
+    for result in read_results(path):
+        run_id = run_id or result.run_id
+        done.add(result.case_id)
+        summary.add(result)
+    return run_id, done
+
+
+def _human_console(to_stderr: bool, quiet: bool) -> Any:
+    from rich.console import Console
+
+    stream = sys.stderr if to_stderr else sys.stdout
+    width = None if stream.isatty() else 120  # logs and pipes: wide enough for the tables
+    return Console(stderr=to_stderr, quiet=quiet, highlight=False, width=width)
+
+
+def _wants_progress(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def execute(options: RunOptions) -> int:
+    from agenteval.process import Processes
+    from agenteval.report import render_summary
+    from agenteval.results import JsonlWriter, Summary
+    from agenteval.runner import Predictions, PredictionsError, Runner
+    from agenteval.suite.loader import SuiteInvalid, load_suite
+
+    to_stdout = options.output == "-"
+    console = _human_console(to_stderr=to_stdout, quiet=False)
+    errors = _human_console(to_stderr=True, quiet=False)
+    shard = parse_shard(options.shard) if options.shard else None
+    if options.min_pass_rate is not None and not 0 <= options.min_pass_rate <= 1:
+        raise UsageError(f"--min-pass-rate must be between 0 and 1, got {options.min_pass_rate}")
+    if options.workers is not None and options.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {options.workers}")
+    if options.resume and to_stdout:
+        raise UsageError("--resume needs a results file, not -o -")
+
+    try:
+        loaded = load_suite(options.suite)
+    except SuiteInvalid as invalid:
+        for problem in invalid.problems:
+            errors.print(problem.render(), markup=False, highlight=False)
+        return EXIT_INVALID
+    for warning in loaded.warnings:
+        errors.print(warning.render(), markup=False, highlight=False)
+
+    selected = select_ids(loaded.entries, options.filters, options.tags, shard)
+    if not selected:
+        raise UsageError(
+            f"no case selected: the suite has {len(loaded.entries)} cases and none matches"
+            + "".join(f" --filter {g}" for g in options.filters)
+            + "".join(f" --tag {t}" for t in options.tags)
+            + (f" --shard {options.shard}" if options.shard else "")
+        )
+
+    predictions = None
+    if options.predictions is not None:
+        try:
+            predictions = Predictions(options.predictions)
+        except PredictionsError as exc:
+            raise UsageError(str(exc)) from None
+
+    output = None if to_stdout else Path(options.output) if options.output else _default_output(loaded.suite.name, options.resume)
+    summary = Summary()
+    run_id, done = None, set()
+    if output is not None and options.resume:
+        run_id, done = _previous_run(output, summary)
+    elif output is not None and output.exists() and output.stat().st_size:
+        raise UsageError(f"{output} already has results; use --resume to continue it, or another -o")
+    run_id = run_id or f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+    todo = selected - done
+    workers = options.workers or _auto_workers(loaded)
+    processes = Processes()
+    runner = Runner(loaded, run_id, processes, predictions)
+    cases = (case for case in loaded.iter_cases() if case.id in todo)
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    interrupted = False
+
+    with ExitStack() as stack:
+        stream: IO[bytes]
+        if output is None:
+            stream = sys.stdout.buffer
+        else:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            stream = stack.enter_context(output.open("ab"))
+        if predictions is not None:
+            stack.callback(predictions.close)
+        writer = JsonlWriter(stream)
+        previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+        stack.callback(signal.signal, signal.SIGTERM, previous_term)
+        progress = _progress(len(todo), options.quiet, stack)
+        results: Iterator[Any] = runner.run(cases, workers)
+        try:
+            for result in results:
+                writer.write(result)
+                summary.add(result)
+                progress(result)
+        except KeyboardInterrupt:
+            interrupted = True
+            processes.stop_all()
+            results.close()  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            processes.stop_all()
+            sys.stderr.close()
+            return EXIT_FAILED
+
+    report = {
+        "run_id": run_id,
+        "suite": loaded.suite.name,
+        "agenteval_version": __version__,
+        "started_at": started_at,
+        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "duration_s": time.perf_counter() - started,
+        "interrupted": interrupted,
+        "results_file": str(output) if output else None,
+        "selected_cases": len(selected),
+        "workers": workers,
+        **summary.to_dict(),
+        "resolved_suite": loaded.suite.model_dump(mode="json", exclude={"cases"})
+        | {"cases": str(loaded.cases_file) if loaded.cases_file else f"{len(loaded.entries)} inline cases"},
+    }
+    if output is not None:
+        summary_path(output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    if options.quiet:
+        errors.print(_one_line(report), markup=False, highlight=False)
+    else:
+        render_summary(report, console)
+        if output is not None:
+            console.print(f"results: {output}  summary: {summary_path(output)}", markup=False, highlight=False)
+    if interrupted:
+        resume_hint = f" -o {output}" if output else ""
+        errors.print(
+            f"interrupted: {summary.total} of {len(selected)} cases are on disk; "
+            f"`agenteval run {options.suite}{resume_hint} --resume` continues", markup=False, highlight=False,
+        )
+        return EXIT_INTERRUPTED
+    return exit_code(summary.total, summary.passed, summary.verdicts["error"], options.min_pass_rate)
+
+
+def exit_code(total: int, passed: int, errored: int, min_pass_rate: float | None) -> int:
+    """3 when any case could not be evaluated; else 0 when all passed (or the pass rate is met); else 1."""
+    if errored:
+        return EXIT_ERRORED
+    if passed == total:
+        return EXIT_OK
+    if min_pass_rate is not None and total and passed / total >= min_pass_rate:
+        return EXIT_OK
+    return EXIT_FAILED
+
+
+def _one_line(report: dict[str, Any]) -> str:
+    counts = report["counts"]
+    rate = report["pass_rate"]
+    return (
+        f"{report['suite']}: {counts['total']} cases, {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}"
+    )
+
+
+def _auto_workers(loaded: Any) -> int:
+    """In-process scoring runs fastest inline; commands and judges wait on processes, so overlap them."""
+    from agenteval.evaluators.code_judge import CodeJudge
+    from agenteval.targets import CommandTarget
+
+    waits = isinstance(loaded.suite.target, CommandTarget) or any(
+        isinstance(e, CodeJudge) for e in loaded.suite.evaluators
+    )
+    return min(8, (os.cpu_count() or 2) * 2) if waits else 1
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _progress(total: int, quiet: bool, stack: ExitStack) -> Any:
+    if not _wants_progress(quiet):
+        return lambda result: None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("[green]{task.fields[passed]} passed"), TimeRemainingColumn(), transient=True,
+        console=_human_console(to_stderr=True, quiet=False),
+    )
+    stack.enter_context(bar)
+    task = bar.add_task("running", total=total, passed=0)
+    passed = 0
+
+    def advance(result: Any) -> None:
+        nonlocal passed
+        passed += result.verdict == "pass"
+        bar.update(task, advance=1, passed=passed)
+
+    return advance

@@ -1,0 +1,280 @@
+"""Result lines: the model, the streaming JSONL writer/reader, and the run summary.
+
+The summary is accumulated as lines stream past, so a run (or `agenteval report` over many
+files) keeps a few counters per evaluator and field, never the results themselves.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import orjson
+
+from agenteval.evaluators.base import EvaluatorResult
+
+CaseVerdict = Literal["pass", "fail", "error"]
+DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+SLOWEST_KEPT = 5
+
+
+@dataclass(slots=True)
+class CaseResult:
+    """One line of the results JSONL."""
+
+    run_id: str
+    suite: str
+    case_id: str
+    score: float
+    verdict: CaseVerdict
+    output: Any = None
+    evaluator_results: list[EvaluatorResult] = field(default_factory=list)
+    error: str | None = None
+    duration_ms: float = 0.0
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_CASE_KEYS = {f.name for f in fields(CaseResult)}
+_EVALUATOR_KEYS = {f.name for f in fields(EvaluatorResult)}
+
+
+def case_from_dict(data: dict[str, Any]) -> CaseResult:
+    found = {key: value for key, value in data.items() if key in _CASE_KEYS}
+    found["evaluator_results"] = [
+        EvaluatorResult(**{k: v for k, v in item.items() if k in _EVALUATOR_KEYS})
+        for item in data.get("evaluator_results") or []
+    ]
+    return CaseResult(**found)
+
+
+class ResultsFileError(Exception):
+    pass
+
+
+def read_results(path: Path) -> Iterator[CaseResult]:
+    """Stream the result lines of a JSONL file (a torn last line from a killed run is skipped)."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise ResultsFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = orjson.loads(raw)
+                yield case_from_dict(data)
+            except (orjson.JSONDecodeError, TypeError, AttributeError) as exc:
+                if not raw.endswith(b"\n"):
+                    return  # the last line was cut off mid-write
+                raise ResultsFileError(f"{path}:{number}: not a result line: {exc}") from None
+
+
+def repair_torn_tail(path: Path) -> None:
+    """Drop a last line that a killed run left without its newline, so appending stays valid JSONL."""
+    with path.open("rb+") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        chunk = min(size, 1 << 20)
+        handle.seek(size - chunk)
+        tail = handle.read(chunk)
+        cut = tail.rfind(b"\n")
+        handle.truncate(size - chunk + cut + 1 if cut >= 0 else 0)
+
+
+class JsonlWriter:
+    """Appends one line per case and flushes it, so a killed run leaves every finished case on disk."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+
+    def write(self, result: CaseResult) -> None:
+        self._stream.write(orjson.dumps(result, option=DUMP_OPTIONS) + b"\n")
+        self._stream.flush()
+
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    """None (undefined) rather than 0 when there is nothing to divide by."""
+    return numerator / denominator if denominator else None
+
+
+def prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
+    """Precision, recall, F1; each None when its denominator is 0."""
+    precision = ratio(tp, tp + fp)
+    recall = ratio(tp, tp + fn)
+    if precision is None or recall is None:
+        return precision, recall, None
+    return precision, recall, ratio(2 * precision * recall, precision + recall)
+
+
+@dataclass
+class _EvaluatorStats:
+    type: str
+    count: int = 0
+    score_sum: float = 0.0
+    duration_sum: float = 0.0
+    verdicts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _FieldStats:
+    scored: int = 0
+    hits: int = 0
+    skipped: int = 0
+    score_sum: float = 0.0
+
+
+class Summary:
+    """Counters that grow with the number of evaluators and fields, never with the number of cases."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.verdicts: Counter[str] = Counter()
+        self.score_sum = 0.0
+        self.duration_sum = 0.0
+        self.evaluators: dict[str, _EvaluatorStats] = {}
+        self.fields: dict[str, dict[str, _FieldStats]] = {}
+        self.confusion: dict[str, dict[str, Counter[str]]] = {}
+        self._slowest: list[tuple[float, str]] = []
+
+    def add(self, result: CaseResult) -> None:
+        self.total += 1
+        self.verdicts[result.verdict] += 1
+        self.score_sum += result.score
+        self.duration_sum += result.duration_ms
+        entry = (result.duration_ms, result.case_id)
+        if len(self._slowest) < SLOWEST_KEPT:
+            heapq.heappush(self._slowest, entry)
+        elif entry > self._slowest[0]:
+            heapq.heapreplace(self._slowest, entry)
+        for evaluator in result.evaluator_results:
+            self._add_evaluator(evaluator)
+
+    def _add_evaluator(self, evaluator: EvaluatorResult) -> None:
+        stats = self.evaluators.get(evaluator.name)
+        if stats is None:
+            stats = self.evaluators[evaluator.name] = _EvaluatorStats(evaluator.type)
+        stats.count += 1
+        stats.score_sum += evaluator.score
+        stats.duration_sum += evaluator.duration_ms
+        stats.verdicts[evaluator.verdict] += 1
+        details = evaluator.details
+        if not details:
+            return
+        rows = details.get("fields")
+        if isinstance(rows, list):
+            self._add_fields(evaluator.name, rows)
+        metrics = details.get("metrics")
+        if isinstance(metrics, dict):
+            self._add_confusion(evaluator.name, metrics)
+
+    def _add_fields(self, evaluator: str, rows: list[Any]) -> None:
+        per_path = self.fields.setdefault(evaluator, {})
+        for row in rows:
+            if not isinstance(row, dict) or "path" not in row or "status" not in row:
+                continue
+            stats = per_path.get(row["path"])
+            if stats is None:
+                stats = per_path[row["path"]] = _FieldStats()
+            if row["status"] == "skipped":
+                stats.skipped += 1
+                continue
+            stats.scored += 1
+            stats.hits += row["status"] == "hit"
+            score = row.get("score")
+            if isinstance(score, (int, float)):
+                stats.score_sum += score
+
+    def _add_confusion(self, evaluator: str, metrics: dict[str, Any]) -> None:
+        """Sum `details.metrics` of the shape {attribute: {tp, fp, fn, tn?}} across cases."""
+        per_attribute = self.confusion.setdefault(evaluator, {})
+        for attribute, counts in metrics.items():
+            if not isinstance(counts, dict) or not all(isinstance(counts.get(k), int) for k in ("tp", "fp", "fn")):
+                continue
+            totals = per_attribute.setdefault(attribute, Counter())
+            for key in ("tp", "fp", "fn", "tn"):
+                value = counts.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    totals[key] += value
+
+    @property
+    def passed(self) -> int:
+        return self.verdicts["pass"]
+
+    @property
+    def pass_rate(self) -> float | None:
+        return ratio(self.passed, self.total)
+
+    def slowest(self) -> list[tuple[float, str]]:
+        return sorted(self._slowest, reverse=True)
+
+    def dataset_metrics(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for evaluator, per_attribute in self.confusion.items():
+            attributes = {}
+            for attribute, counts in per_attribute.items():
+                tp, fp, fn, tn = (counts[k] for k in ("tp", "fp", "fn", "tn"))
+                precision, recall, f1 = prf(tp, fp, fn)
+                attributes[attribute] = {
+                    "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+                    "precision": precision, "recall": recall, "f1": f1,
+                }
+            f1s = [row["f1"] for row in attributes.values() if row["f1"] is not None]
+            macro = sum(f1s) / len(f1s) if f1s else None
+            out[evaluator] = {"attributes": attributes, "macro_f1": macro}
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": {
+                "total": self.total,
+                "passed": self.passed,
+                "failed": self.verdicts["fail"],
+                "errored": self.verdicts["error"],
+            },
+            "pass_rate": self.pass_rate,
+            "mean_score": ratio(self.score_sum, self.total),
+            "mean_case_duration_ms": ratio(self.duration_sum, self.total),
+            "evaluators": {
+                name: {
+                    "type": stats.type,
+                    "count": stats.count,
+                    "mean_score": ratio(stats.score_sum, stats.count),
+                    "verdicts": dict(stats.verdicts),
+                    "mean_duration_ms": ratio(stats.duration_sum, stats.count),
+                }
+                for name, stats in self.evaluators.items()
+            },
+            "fields": {
+                evaluator: {
+                    path: {
+                        "scored": stats.scored,
+                        "hits": stats.hits,
+                        "skipped": stats.skipped,
+                        "accuracy": ratio(stats.hits, stats.scored),
+                        "mean_score": ratio(stats.score_sum, stats.scored),
+                    }
+                    for path, stats in per_path.items()
+                }
+                for evaluator, per_path in self.fields.items()
+            },
+            "dataset_metrics": self.dataset_metrics(),
+            "slowest_cases": [{"case_id": case_id, "duration_ms": ms} for ms, case_id in self.slowest()],
+        }
+
+
+def summarize(results: Iterable[CaseResult]) -> Summary:
+    summary = Summary()
+    for result in results:
+        summary.add(result)
+    return summary

@@ -1,0 +1,178 @@
+"""Cases x evaluators: get each candidate answer, score it, yield one CaseResult per case.
+
+With one worker the loop runs inline (no thread overhead on fast in-process scoring); with more,
+a bounded thread pool keeps at most a few cases in flight per worker, since targets and judges
+spend their time waiting on other processes. Results come back as they finish.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.process import Processes
+from agenteval.results import CaseResult
+from agenteval.suite.loader import LoadedSuite
+from agenteval.suite.models import Case
+from agenteval.targets import Answer, CommandTarget
+
+
+class PredictionsError(Exception):
+    pass
+
+
+class Predictions:
+    """Candidate answers from a JSONL file of `{"id" | "case_id": ..., "output": ...}` lines.
+
+    Only each id's byte offset is kept in memory; an answer is read back when its case runs.
+    A results file from an earlier run works as a predictions file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offsets: dict[str, int] = {}
+        problems = []
+        try:
+            with path.open("rb") as handle:
+                offset = 0
+                for number, raw in enumerate(handle, start=1):
+                    where = offset
+                    offset += len(raw)
+                    if not raw.strip():
+                        continue
+                    try:
+                        record = orjson.loads(raw)
+                    except orjson.JSONDecodeError as exc:
+                        problems.append(f"{path}:{number}: invalid JSON: {exc}")
+                        continue
+                    case_id = _prediction_id(record)
+                    if case_id is None:
+                        problems.append(f"{path}:{number}: a prediction needs `id` (or `case_id`) and `output`")
+                    elif case_id in self._offsets:
+                        problems.append(f"{path}:{number}: duplicate prediction for case {case_id!r}")
+                    else:
+                        self._offsets[case_id] = where
+        except OSError as exc:
+            raise PredictionsError(f"{path}: cannot read predictions: {exc.strerror or exc}") from None
+        if problems:
+            raise PredictionsError("\n".join(problems[:20]) + (f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""))
+        self._handle = path.open("rb")
+
+    def answer(self, case_id: str) -> Answer:
+        offset = self._offsets.get(case_id)
+        if offset is None:
+            return Answer(error=f"no prediction for case {case_id!r} in {self.path.name}")
+        self._handle.seek(offset)
+        return Answer(orjson.loads(self._handle.readline())["output"])
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def _prediction_id(record: Any) -> str | None:
+    if not isinstance(record, dict) or "output" not in record:
+        return None
+    case_id = record.get("id", record.get("case_id"))
+    if type(case_id) is int:
+        return str(case_id)
+    return case_id if isinstance(case_id, str) else None
+
+
+@dataclass
+class Runner:
+    loaded: LoadedSuite
+    run_id: str
+    processes: Processes
+    predictions: Predictions | None = None
+
+    def answer(self, case: Case) -> Answer:
+        if self.predictions is not None:
+            return self.predictions.answer(case.id)
+        target = self.loaded.suite.target
+        if isinstance(target, CommandTarget):
+            return target.answer(case.input, self.loaded.base_dir, self.processes)
+        if not case.has_output:
+            return Answer(error=f"case {case.id!r} has no recorded `output` (add one, or pass --predictions)")
+        return Answer(case.output)
+
+    def run_case(self, case: Case) -> CaseResult:
+        started = time.perf_counter()
+        suite_name = self.loaded.suite.name
+        answer = self.answer(case)
+        if answer.error is not None:
+            return CaseResult(
+                self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
+                (time.perf_counter() - started) * 1000, case.tags, case.metadata,
+            )
+        ctx = EvalContext(
+            case.id, case.input, case.expected, answer.output, case.metadata, self.loaded.base_dir, self.processes
+        )
+        evaluators = self.loaded.evaluators_for(case)
+        results = [run_evaluator(evaluator, ctx) for evaluator in evaluators]
+        for own in case.evaluators or ():
+            own.close()
+        score, verdict = combine(evaluators, results)
+        return CaseResult(
+            self.run_id, suite_name, case.id, score, verdict, answer.output, results, None,
+            (time.perf_counter() - started) * 1000, case.tags, case.metadata,
+        )
+
+    def run(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
+        try:
+            yield from self._run(cases, workers)
+        finally:
+            for evaluator in self.loaded.suite.evaluators:
+                evaluator.close()
+
+    def _run(self, cases: Iterable[Case], workers: int) -> Iterator[CaseResult]:
+        if workers <= 1:
+            for case in cases:
+                yield self.run_case(case)
+            return
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agenteval")
+        pending: set[Future[CaseResult]] = set()
+        source = iter(cases)
+        try:
+            while True:
+                while len(pending) < workers * 2:
+                    case = next(source, None)
+                    if case is None:
+                        break
+                    pending.add(pool.submit(self.run_case, case))
+                if not pending:
+                    return
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResult:
+    """Evaluators return failures as data; a bug that raises anyway becomes an `error` verdict too."""
+    started = time.perf_counter()
+    try:
+        result = evaluator.evaluate(ctx)
+    except Exception as exc:  # noqa: BLE001 - the run must go on; the error is kept in the result
+        result = evaluator.error_result(f"evaluator failed: {type(exc).__name__}: {exc}")
+    result.duration_ms = (time.perf_counter() - started) * 1000
+    return result
+
+
+def combine(evaluators: list[EvaluatorConfig], results: list[EvaluatorResult]) -> tuple[float, str]:
+    """Case score = weighted mean of evaluator scores; pass iff every verdict passes."""
+    total_weight = sum(e.weight for e in evaluators)
+    if total_weight > 0:
+        score = sum(r.score * e.weight for e, r in zip(evaluators, results)) / total_weight
+    else:
+        score = sum(r.score for r in results) / len(results) if results else 0.0
+    verdicts = {r.verdict for r in results}
+    verdict = "error" if "error" in verdicts else "pass" if verdicts <= {"pass"} and results else "fail"
+    return score, verdict

@@ -1,0 +1,210 @@
+"""Suite problems: where (file:line, key path) and what, in words a user can act on.
+
+pydantic's errors carry a location inside the model (with union tags mixed in); we map them back
+onto the user's data, find the line, and rewrite the message with a did-you-mean.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from agenteval.suite.yaml_nodes import KeyPath, Lines
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    file: Path
+    line: int | None
+    key: KeyPath
+    message: str
+    severity: Severity = "error"
+
+    def render(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else str(self.file)
+        key = format_key(self.key)
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{where}: {prefix}{key + ': ' if key else ''}{self.message}"
+
+
+def format_key(path: KeyPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def line_of(lines: Lines, path: KeyPath) -> int | None:
+    """The line of the deepest part of `path` that has one."""
+    for end in range(len(path), -1, -1):
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None
+
+
+def from_validation_error(
+    exc: ValidationError, model: type[BaseModel], data: Any, file: Path, lines: Lines, prefix: KeyPath = ()
+) -> list[Problem]:
+    mapped: dict[KeyPath, list[tuple[str, str]]] = {}
+    for error in exc.errors(include_url=False):
+        path = _data_path(data, error["loc"])
+        if error["type"] == "union_tag_invalid":
+            path += ("type",)
+        mapped.setdefault(path, []).append((error["type"], _message(error, path, model, data)))
+    # A union reports one error per member; where a member got deeper, its error is the real one.
+    deeper = {path[:i] for path in mapped for i in range(len(path))}
+    problems = []
+    for path, found in mapped.items():
+        if path in deeper and all(kind in _TYPE_ERRORS for kind, _ in found):
+            continue
+        messages = list(dict.fromkeys(message for _, message in found))
+        if len(messages) > 1 and all(kind in _TYPE_ERRORS for kind, _ in found):
+            messages = [_merge_type_messages(messages)]
+        key = prefix + path
+        problems.extend(Problem(file, line_of(lines, key), key, message) for message in messages)
+    return problems
+
+
+_TYPE_ERRORS = {
+    "string_type", "float_type", "int_type", "bool_type", "list_type", "dict_type", "model_type",
+    "model_attributes_type", "float_parsing", "int_parsing", "int_from_float", "bool_parsing",
+}
+_TYPE_WORDS = {
+    "string_type": "a string", "float_type": "a number", "float_parsing": "a number",
+    "int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
+    "bool_type": "true or false", "bool_parsing": "true or false", "list_type": "a list",
+    "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
+}
+
+
+def _merge_type_messages(messages: list[str]) -> str:
+    wanted = [re.sub(r"^expected (.*), got .*$", r"\1", message) for message in messages]
+    got = messages[0].rsplit(", got ", 1)[-1]
+    return f"expected {' or '.join(wanted)}, got {got}"
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:
+    """pydantic's location without union tags: the path into the user's own data.
+
+    A part that is not in the data is a union tag (`field_accuracy`, `list[Case]`) unless it is
+    the last part, where it names a missing key.
+    """
+    path: list[str | int] = []
+    node = data
+    for index, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            path.append(part)
+        elif index == len(loc) - 1 and isinstance(node, dict):
+            path.append(part)
+    return tuple(path)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> str:
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    value = error.get("input")
+    key = path[-1] if path else ""
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "extra_forbidden":
+        known = _known_keys(model, data, path[:-1])
+        return f"unknown key {key!r}" + _did_you_mean(str(key), known)
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+        what = "evaluator" if "evaluators" in path else "target" if "target" in path else ""
+        if kind == "union_tag_not_found":
+            return f"missing `type` (one of: {', '.join(expected)})"
+        tag = ctx.get("tag")
+        return f"unknown {what} type {tag!r}".replace("  ", " ") + _did_you_mean(str(tag), expected) + f" (known: {', '.join(expected)})"
+    if kind == "literal_error":
+        valid = re.findall(r"'([^']*)'|(\d+)", str(ctx.get("expected", "")))
+        options = [a or b for a, b in valid]
+        if key == "match":
+            return f"Invalid match type: {value} (valid: {', '.join(options)})" + _did_you_mean(str(value), options)
+        return f"invalid value {_show(value)} (valid: {', '.join(options)})" + _did_you_mean(str(value), options)
+    if kind in _TYPE_WORDS:
+        return f"expected {_TYPE_WORDS[kind]}, got {_show(value)}"
+    bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
+    if kind in bounds:
+        limit = next(iter(ctx.values()), "")
+        return f"must be {bounds[kind]} {limit}, got {_show(value)}"
+    if kind == "too_short":
+        return "must not be empty"
+    if kind == "finite_number":
+        return f"must be a finite number, got {_show(value)}"
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    return str(error["msg"])
+
+
+def _did_you_mean(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _known_keys(model: type[BaseModel], data: Any, path: KeyPath) -> list[str]:
+    """The keys the model accepts at `path` in `data` (following lists and `type` unions)."""
+    annotation: Any = model
+    node = data
+    for part in (*path, None):
+        annotation = _concrete(annotation, node)
+        if part is None:
+            break
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(part))
+            if field is None:
+                return []
+            annotation = field.annotation
+        elif typing.get_origin(annotation) is list:
+            annotation = typing.get_args(annotation)[0]
+        else:
+            return []
+        node = node[part] if isinstance(node, (dict, list)) else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []
+
+
+def _concrete(annotation: Any, node: Any) -> Any:
+    """Strip Annotated/Optional, and pick the union member whose `type` matches the data."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+            annotation = _pick_member(members, node)
+        else:
+            return annotation
+
+
+def _pick_member(members: list[Any], node: Any) -> Any:
+    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    if models and isinstance(node, dict):
+        for member in models:
+            tag = member.model_fields.get("type")
+            if tag is not None and node.get("type") in typing.get_args(tag.annotation):
+                return member
+        return models[0]
+    for member in members:
+        if isinstance(node, list) and typing.get_origin(member) is list:
+            return member
+    return members[0]
