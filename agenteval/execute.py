@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -105,6 +105,12 @@ def _human_console(to_stderr: bool, quiet: bool) -> Any:
     return Console(stderr=to_stderr, quiet=quiet, highlight=False, width=width)
 
 
+def _print_lines(lines: Iterable[str]) -> None:
+    """Messages for people and editors: one unwrapped line each, on stderr."""
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
 def _wants_progress(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
@@ -118,7 +124,6 @@ def execute(options: RunOptions) -> int:
 
     to_stdout = options.output == "-"
     console = _human_console(to_stderr=to_stdout, quiet=False)
-    errors = _human_console(to_stderr=True, quiet=False)
     shard = parse_shard(options.shard) if options.shard else None
     if options.min_pass_rate is not None and not 0 <= options.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {options.min_pass_rate}")
@@ -130,11 +135,9 @@ def execute(options: RunOptions) -> int:
     try:
         loaded = load_suite(options.suite)
     except SuiteInvalid as invalid:
-        for problem in invalid.problems:
-            errors.print(problem.render(), markup=False, highlight=False)
+        _print_lines(problem.render() for problem in invalid.problems)
         return EXIT_INVALID
-    for warning in loaded.warnings:
-        errors.print(warning.render(), markup=False, highlight=False)
+    _print_lines(warning.render() for warning in loaded.warnings)
 
     selected = select_ids(loaded.entries, options.filters, options.tags, shard)
     if not selected:
@@ -216,17 +219,17 @@ def execute(options: RunOptions) -> int:
     if output is not None:
         summary_path(output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
     if options.quiet:
-        errors.print(_one_line(report), markup=False, highlight=False)
+        _print_lines([_one_line(report)])
     else:
         render_summary(report, console)
         if output is not None:
-            console.print(f"results: {output}  summary: {summary_path(output)}", markup=False, highlight=False)
+            console.print(f"results: {output}  summary: {summary_path(output)}", markup=False, highlight=False, soft_wrap=True)
     if interrupted:
         resume_hint = f" -o {output}" if output else ""
-        errors.print(
+        _print_lines([
             f"interrupted: {summary.total} of {len(selected)} cases are on disk; "
-            f"`agenteval run {options.suite}{resume_hint} --resume` continues", markup=False, highlight=False,
-        )
+            f"`agenteval run {options.suite}{resume_hint} --resume` continues"
+        ])
         return EXIT_INTERRUPTED
     return exit_code(summary.total, summary.passed, summary.verdicts["error"], options.min_pass_rate)
 

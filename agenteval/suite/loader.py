@@ -106,9 +106,9 @@ def load_suite(path: str | Path) -> LoadedSuite:
             ((case, lines.get(("cases", i)), ("cases", i)) for i, case in enumerate(suite.cases)),
             suite, path, problems, warnings,
         )
-    if cases_file is not None or isinstance(suite.cases, list):
-        if not entries and not problems:
-            problems.append(Problem(cases_file or path, line_of(lines, ("cases",)), ("cases",), "the suite has no cases"))
+    if not entries and not problems:
+        where = f"{suite.cases} has no cases" if cases_file else "the suite has no cases"
+        problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
     if problems:
         raise SuiteInvalid(problems + warnings)
     return LoadedSuite(suite, path, cases_file, entries, warnings)

@@ -156,7 +156,10 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
 
 
 def _did_you_mean(word: str, options: list[str]) -> str:
+    """The closest option by spelling, or the one the word begins (`numeric` -> `numeric_tolerance`)."""
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not close and len(word) >= 3:
+        close = [option for option in options if option.startswith(word.lower())][:1]
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

@@ -1,0 +1,46 @@
+from agenteval.paths import MISSING, compile_path, resolve
+
+
+def test_dot_path_compiles_to_keys():
+    assert compile_path("invoice.vendor.address.city") == ("invoice", "vendor", "address", "city")
+
+
+def test_array_indexes_compile_to_ints():
+    assert compile_path("invoice.line_items[0].amount") == ("invoice", "line_items", 0, "amount")
+    assert compile_path("grid[1][2]") == ("grid", 1, 2)
+
+
+def test_malformed_paths_do_not_compile():
+    for bad in ("invoice..total", "", ".a", "a.", "a[x]", "a[", "a]b", " a", "[0]"):
+        assert compile_path(bad) is None, bad
+
+
+def test_resolve_nested_object():
+    data = {"invoice": {"vendor": {"address": {"city": "Seattle"}}}}
+    assert resolve(data, compile_path("invoice.vendor.address.city")) == "Seattle"
+
+
+def test_resolve_array_index():
+    data = {"invoice": {"line_items": [{"amount": 50.00}, {"amount": 75.00}]}}
+    assert resolve(data, compile_path("invoice.line_items[0].amount")) == 50.00
+    assert resolve(data, compile_path("invoice.line_items[1].amount")) == 75.00
+
+
+def test_absent_path_is_missing_not_an_error():
+    data = {"invoice": {"total": 100}}
+    assert resolve(data, compile_path("invoice.vendor.name")) is MISSING
+    assert resolve(data, compile_path("invoice.total.cents")) is MISSING
+    assert resolve(data, compile_path("invoice[0]")) is MISSING
+    assert resolve({"items": [1]}, compile_path("items[5]")) is MISSING
+    assert resolve(None, compile_path("a")) is MISSING
+    assert resolve("text", compile_path("a")) is MISSING
+
+
+def test_null_is_distinct_from_missing():
+    assert resolve({"total": None}, ("total",)) is None
+    assert resolve({}, ("total",)) is MISSING
+
+
+def test_string_keys_are_not_list_indexes():
+    assert resolve({"a": {"0": "zero"}}, compile_path("a.0")) == "zero"
+    assert resolve({"a": ["zero"]}, compile_path("a.0")) is MISSING
