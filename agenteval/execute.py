@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import re
 import signal
@@ -50,7 +51,10 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def select_ids(entries: list[Any], filters: list[str], tags: list[str], shard: tuple[int, int] | None) -> set[str]:
+def select_ids(entries: list[Any], filters: list[str], tags: list[str], shard: tuple[int, int] | None) -> set[str] | None:
+    """The ids to run, or None for all of them (no set is built for the common case)."""
+    if not filters and not tags and shard is None:
+        return None
     chosen = [
         entry for entry in entries
         if (not filters or any(fnmatch.fnmatchcase(entry.id, glob) for glob in filters))
@@ -140,7 +144,8 @@ def execute(options: RunOptions) -> int:
     _print_lines(warning.render() for warning in loaded.warnings)
 
     selected = select_ids(loaded.entries, options.filters, options.tags, shard)
-    if not selected:
+    selected_count = len(loaded.entries) if selected is None else len(selected)
+    if not selected_count:
         raise UsageError(
             f"no case selected: the suite has {len(loaded.entries)} cases and none matches"
             + "".join(f" --filter {g}" for g in options.filters)
@@ -164,11 +169,15 @@ def execute(options: RunOptions) -> int:
         raise UsageError(f"{output} already has results; use --resume to continue it, or another -o")
     run_id = run_id or f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
 
-    todo = selected - done
+    todo_count = selected_count - (len(done) if selected is None else len(selected & done))
     workers = options.workers or _auto_workers(loaded)
     processes = Processes()
     runner = Runner(loaded, run_id, processes, predictions)
-    cases = (case for case in loaded.iter_cases() if case.id in todo)
+    cases = (
+        case for case in loaded.iter_cases()
+        if (selected is None or case.id in selected) and case.id not in done
+    )
+    gc.freeze()  # the suite and id index live all run: keep the collector from rescanning them
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     interrupted = False
@@ -185,7 +194,7 @@ def execute(options: RunOptions) -> int:
         writer = JsonlWriter(stream)
         previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         stack.callback(signal.signal, signal.SIGTERM, previous_term)
-        progress = _progress(len(todo), options.quiet, stack)
+        progress = _progress(todo_count, options.quiet, stack)
         results: Iterator[Any] = runner.run(cases, workers)
         try:
             for result in results:
@@ -210,7 +219,7 @@ def execute(options: RunOptions) -> int:
         "duration_s": time.perf_counter() - started,
         "interrupted": interrupted,
         "results_file": str(output) if output else None,
-        "selected_cases": len(selected),
+        "selected_cases": selected_count,
         "workers": workers,
         **summary.to_dict(),
         "resolved_suite": loaded.suite.model_dump(mode="json", exclude={"cases"})
@@ -227,7 +236,7 @@ def execute(options: RunOptions) -> int:
     if interrupted:
         resume_hint = f" -o {output}" if output else ""
         _print_lines([
-            f"interrupted: {summary.total} of {len(selected)} cases are on disk; "
+            f"interrupted: {summary.total} of {selected_count} cases are on disk; "
             f"`agenteval run {options.suite}{resume_hint} --resume` continues"
         ])
         return EXIT_INTERRUPTED

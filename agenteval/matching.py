@@ -7,7 +7,6 @@ reason for a miss (`"type mismatch"`, `"not a finite number"`...). Nothing here 
 from __future__ import annotations
 
 import math
-import re
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
@@ -20,7 +19,6 @@ _SIMILARITY = {
     "levenshtein": Levenshtein.normalized_similarity,
     "jaro_winkler": JaroWinkler.normalized_similarity,
 }
-_WHITESPACE = re.compile(r"\s+")
 
 
 class Match(NamedTuple):
@@ -46,7 +44,7 @@ def exact(candidate: Any, expected: Any) -> Match:
 
 def normalize_text(text: str) -> str:
     """Lower case, runs of whitespace folded to one space, ends trimmed."""
-    return _WHITESPACE.sub(" ", text).strip().lower()
+    return " ".join(text.split()).lower()
 
 
 def similarity(a: str, b: str, algorithm: FuzzyAlgorithm = "levenshtein", case_sensitive: bool = False) -> float:

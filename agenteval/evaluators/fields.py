@@ -6,6 +6,8 @@ expected value is absent are skipped; optional fields the candidate lacks do not
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
@@ -40,39 +42,51 @@ class FieldSpec(StrictModel):
     relative: bool | None = Field(None, description="numeric_tolerance: tolerance is a fraction of |expected| (default false)")
     day_first: bool | None = Field(None, description="date: read 03/04/2024 as 3 April (default: March 4)")
 
-    _compiled: Path | None = PrivateAttr(None)
-
     @model_validator(mode="after")
     def _check_options(self) -> FieldSpec:
         misplaced = [key for key, owner in _OPTIONS.items() if getattr(self, key) is not None and owner != self.match]
         if misplaced:
             names = ", ".join(f"`{key}` (match: {_OPTIONS[key]})" for key in misplaced)
             raise ValueError(f"{names} does not apply to match: {self.match}")
-        self._compiled = compile_path(self.path)
         return self
 
-    def compare(self, candidate: Any, expected: Any) -> matching.Match:
-        if self.match == "exact":
-            return matching.exact(candidate, expected)
+    def compile(self) -> CompiledField:
+        """The field with its path parsed and its comparison bound, ready for the per-case loop."""
+        return CompiledField(self.path, compile_path(self.path), self.match, self.required, self.weight, self._comparison())
+
+    def _comparison(self) -> Callable[[Any, Any], matching.Match]:
         if self.match == "fuzzy":
-            return matching.fuzzy(
-                candidate, expected, 0.85 if self.threshold is None else self.threshold,
-                self.algorithm or "levenshtein", bool(self.case_sensitive),
-            )
+            threshold = 0.85 if self.threshold is None else self.threshold
+            algorithm, case_sensitive = self.algorithm or "levenshtein", bool(self.case_sensitive)
+            return lambda got, want: matching.fuzzy(got, want, threshold, algorithm, case_sensitive)
         if self.match == "numeric_tolerance":
-            return matching.numeric(candidate, expected, self.tolerance or 0.0, bool(self.relative))
-        return matching.date_match(candidate, expected, bool(self.day_first))
+            tolerance, relative = self.tolerance or 0.0, bool(self.relative)
+            return lambda got, want: matching.numeric(got, want, tolerance, relative)
+        if self.match == "date":
+            day_first = bool(self.day_first)
+            return lambda got, want: matching.date_match(got, want, day_first)
+        return matching.exact
 
 
-def score_field(spec: FieldSpec, candidate: Any, expected: Any) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class CompiledField:
+    path: str
+    keys: Path | None  # None: the path is malformed
+    match: str
+    required: bool
+    weight: float
+    compare: Callable[[Any, Any], matching.Match]
+
+
+def score_field(field: CompiledField, candidate: Any, expected: Any) -> dict[str, Any]:
     """One field's outcome: status `hit`, `miss` or `skipped`, its score and why."""
-    row: dict[str, Any] = {"path": spec.path, "match": spec.match, "status": "miss", "score": 0.0}
-    path = spec._compiled
-    if path is None:
+    row: dict[str, Any] = {"path": field.path, "match": field.match, "status": "miss", "score": 0.0}
+    keys = field.keys
+    if keys is None:
         row["reason"] = "invalid path"
         return row
-    want = resolve(expected, path)
-    got = resolve(candidate, path)
+    want = resolve(expected, keys)
+    got = resolve(candidate, keys)
     if want is not MISSING:
         row["expected"] = want
     if got is not MISSING:
@@ -85,12 +99,12 @@ def score_field(spec: FieldSpec, candidate: Any, expected: Any) -> dict[str, Any
         else:
             row["reason"] = "expected null"
     elif got is MISSING or got is None:
-        if not spec.required:
+        if not field.required:
             row.update(status="skipped", reason="optional, missing")
         else:
             row["reason"] = "required, missing" if got is MISSING else "null value"
     else:
-        outcome = spec.compare(got, want)
+        outcome = field.compare(got, want)
         row["score"] = outcome.score
         if outcome.similarity is not None:
             row["similarity"] = round(outcome.similarity, 6)
@@ -110,11 +124,16 @@ class FieldAccuracy(EvaluatorConfig):
 
     type_name = "field_accuracy"
 
+    _plan: tuple[CompiledField, ...] = PrivateAttr(())
+
+    def model_post_init(self, context: Any) -> None:
+        self._plan = tuple(spec.compile() for spec in self.fields)
+
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         return [
-            (("fields", i, "path"), f"malformed path {spec.path!r}: it will resolve to missing")
-            for i, spec in enumerate(self.fields)
-            if spec._compiled is None
+            (("fields", i, "path"), f"malformed path {field.path!r}: it will resolve to missing")
+            for i, field in enumerate(self._plan)
+            if field.keys is None
         ]
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
@@ -122,19 +141,20 @@ class FieldAccuracy(EvaluatorConfig):
         misses: list[str] = []
         rows = []
         weighted = total_weight = 0.0
-        for spec in self.fields:
-            row = score_field(spec, ctx.output, ctx.expected)
+        output, expected = ctx.output, ctx.expected
+        for field in self._plan:
+            row = score_field(field, output, expected)
             rows.append(row)
             status = row["status"]
             if status == "skipped":
                 continue
-            weighted += row["score"] * spec.weight
-            total_weight += spec.weight
+            weighted += row["score"] * field.weight
+            total_weight += field.weight
             if status == "hit":
-                hits.append(spec.path)
+                hits.append(field.path)
             else:
                 reason = row.get("reason")
-                misses.append(f"{spec.path} ({reason})" if reason else spec.path)
+                misses.append(f"{field.path} ({reason})" if reason else field.path)
         scored = len(hits) + len(misses)
         details = {"fields": rows}
         if scored == 0:
