@@ -75,7 +75,8 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
                 attribute, *(str(row[k]) for k in ("tp", "fp", "fn", "tn")),
                 _num(row["precision"]), _num(row["recall"]), _num(row["f1"]),
             )
-        table.caption = f"macro-F1 {_num(metrics['macro_f1'])} (n/a: undefined, a denominator is 0)"
+        undefined = any(row[k] is None for row in metrics["attributes"].values() for k in ("precision", "recall", "f1"))
+        table.caption = f"macro-F1 {_num(metrics['macro_f1'])}" + ("  (n/a: undefined, its denominator is 0)" if undefined else "")
         console.print(table)
 
     slowest = summary.get("slowest_cases") or []

@@ -109,12 +109,12 @@ def ratio(numerator: float, denominator: float) -> float | None:
 
 
 def prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
-    """Precision, recall, F1; each None when its denominator is 0."""
-    precision = ratio(tp, tp + fp)
-    recall = ratio(tp, tp + fn)
-    if precision is None or recall is None:
-        return precision, recall, None
-    return precision, recall, ratio(2 * precision * recall, precision + recall)
+    """Precision, recall and F1 = 2TP / (2TP + FP + FN); each None (undefined) when its denominator is 0.
+
+    The count form of F1 equals 2PR / (P + R) wherever both are defined, and is 0 (not undefined)
+    for an attribute that is always wrong or always missed, so it cannot drop out of a macro-F1.
+    """
+    return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
 
 
 @dataclass
@@ -219,19 +219,12 @@ class Summary:
         return sorted(self._slowest, reverse=True)
 
     def dataset_metrics(self) -> dict[str, Any]:
+        from agenteval.evaluators.confusion import macro_f1, metrics_row
+
         out: dict[str, Any] = {}
         for evaluator, per_attribute in self.confusion.items():
-            attributes = {}
-            for attribute, counts in per_attribute.items():
-                tp, fp, fn, tn = (counts[k] for k in ("tp", "fp", "fn", "tn"))
-                precision, recall, f1 = prf(tp, fp, fn)
-                attributes[attribute] = {
-                    "tp": tp, "fp": fp, "fn": fn, "tn": tn,
-                    "precision": precision, "recall": recall, "f1": f1,
-                }
-            f1s = [row["f1"] for row in attributes.values() if row["f1"] is not None]
-            macro = sum(f1s) / len(f1s) if f1s else None
-            out[evaluator] = {"attributes": attributes, "macro_f1": macro}
+            attributes = {attribute: metrics_row(counts) for attribute, counts in per_attribute.items()}
+            out[evaluator] = {"attributes": attributes, "macro_f1": macro_f1(attributes)}
         return out
 
     def to_dict(self) -> dict[str, Any]:

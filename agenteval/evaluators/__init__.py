@@ -8,12 +8,16 @@ from pydantic import Field
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.code_judge import CodeJudge
+from agenteval.evaluators.confusion import FieldConfusion
 from agenteval.evaluators.fields import FieldAccuracy
+from agenteval.evaluators.line_items import LineItems
 
 REGISTRY: dict[str, type[EvaluatorConfig]] = {
     cls.type_name: cls
     for cls in (
         FieldAccuracy,
+        FieldConfusion,
+        LineItems,
         CodeJudge,
     )
 }
