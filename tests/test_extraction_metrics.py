@@ -7,7 +7,8 @@ import pytest
 
 from agenteval.evaluators import EvalContext
 from agenteval.evaluators.confusion import FieldConfusion, classify, metrics_row
-from agenteval.evaluators.line_items import LineItems, greedy_pairs, item_similarity, optimal_pairs
+from agenteval.evaluators.line_items import LineItems, item_similarity
+from agenteval.pairing import greedy_pairs, optimal_pairs
 from agenteval.results import prf
 
 from conftest import EXAMPLES, read_jsonl, run_cli

@@ -10,6 +10,7 @@ from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorRes
 from agenteval.evaluators.code_judge import CodeJudge
 from agenteval.evaluators.confusion import FieldConfusion
 from agenteval.evaluators.fields import FieldAccuracy
+from agenteval.evaluators.geometry import Distance, IoUScore
 from agenteval.evaluators.line_items import LineItems
 
 REGISTRY: dict[str, type[EvaluatorConfig]] = {
@@ -18,6 +19,8 @@ REGISTRY: dict[str, type[EvaluatorConfig]] = {
         FieldAccuracy,
         FieldConfusion,
         LineItems,
+        IoUScore,
+        Distance,
         CodeJudge,
     )
 }

@@ -17,6 +17,7 @@ from pydantic import Field, PrivateAttr
 from agenteval import matching
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.confusion import classify, confusion_verdict, count, is_empty, macro_f1, metrics_row
+from agenteval.pairing import pair
 from agenteval.paths import MISSING, compile_path, resolve
 
 ITEMS_ROW = "(items)"
@@ -40,34 +41,6 @@ def item_similarity(expected: Any, candidate: Any, match_fields: list[str]) -> f
 
 def similarity_matrix(expected: list[Any], candidate: list[Any], match_fields: list[str]) -> list[list[float]]:
     return [[item_similarity(e, c, match_fields) for c in candidate] for e in expected]
-
-
-def greedy_pairs(matrix: list[list[float]], threshold: float) -> list[tuple[int, int, float]]:
-    """Best remaining pair first (ties: lower expected, then candidate index), 1:1, >= threshold."""
-    ranked = sorted(
-        ((score, i, j) for i, row in enumerate(matrix) for j, score in enumerate(row) if score >= threshold),
-        key=lambda entry: (-entry[0], entry[1], entry[2]),
-    )
-    used_expected, used_candidate, pairs = set(), set(), []
-    for score, i, j in ranked:
-        if i not in used_expected and j not in used_candidate:
-            used_expected.add(i)
-            used_candidate.add(j)
-            pairs.append((i, j, score))
-    return sorted(pairs)
-
-
-def optimal_pairs(matrix: list[list[float]], threshold: float) -> list[tuple[int, int, float]]:
-    """The 1:1 pairing with the largest total similarity among pairs >= threshold (Hungarian)."""
-    if not matrix or not matrix[0]:
-        return []
-    import numpy as np
-    from scipy.optimize import linear_sum_assignment
-
-    scores = np.asarray(matrix, dtype=float)
-    allowed = np.where(scores >= threshold, scores, 0.0)
-    rows, cols = linear_sum_assignment(allowed, maximize=True)
-    return [(int(i), int(j), float(scores[i, j])) for i, j in zip(rows, cols) if scores[i, j] >= threshold]
 
 
 class LineItems(EvaluatorConfig):
@@ -125,7 +98,7 @@ class LineItems(EvaluatorConfig):
 
     def pair(self, expected: list[Any], candidate: list[Any]) -> list[tuple[int, int, float]]:
         matrix = similarity_matrix(expected, candidate, self.match_fields)
-        return (optimal_pairs if self.matching == "optimal" else greedy_pairs)(matrix, self.threshold)
+        return pair(matrix, self.matching, self.threshold)
 
     def score_pairs(
         self, expected: list[Any], candidate: list[Any], pairs: list[tuple[int, int, float]]

@@ -56,7 +56,7 @@ def from_validation_error(
 ) -> list[Problem]:
     mapped: dict[KeyPath, list[tuple[str, str]]] = {}
     for error in exc.errors(include_url=False):
-        path = _data_path(data, error["loc"])
+        path = _data_path(data, error["loc"], error["type"] == "missing")
         if error["type"] == "union_tag_invalid":
             path += ("type",)
         mapped.setdefault(path, []).append((error["type"], _message(error, path, model, data)))
@@ -92,11 +92,11 @@ def _merge_type_messages(messages: list[str]) -> str:
     return f"expected {' or '.join(wanted)}, got {got}"
 
 
-def _data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:
+def _data_path(data: Any, loc: tuple[Any, ...], names_missing_key: bool = False) -> KeyPath:
     """pydantic's location without union tags: the path into the user's own data.
 
-    A part that is not in the data is a union tag (`field_accuracy`, `list[Case]`) unless it is
-    the last part, where it names a missing key.
+    A part that is not in the data is a union tag (`field_accuracy`, `list[Case]`), except the
+    last part of a "missing" error, which names the missing key.
     """
     path: list[str | int] = []
     node = data
@@ -107,7 +107,7 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
             path.append(part)
-        elif index == len(loc) - 1 and isinstance(node, dict):
+        elif names_missing_key and index == len(loc) - 1 and isinstance(node, dict):
             path.append(part)
     return tuple(path)
 

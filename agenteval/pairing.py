@@ -1,0 +1,60 @@
+"""Pair the items of two lists 1:1 from a similarity matrix (rows: expected, columns: candidate).
+
+- index: by position, whatever the similarity (the simplest reading of two lists)
+- greedy: the most similar remaining pair first, ties broken by lower indexes
+- optimal: the largest total similarity (Hungarian assignment, scipy)
+
+greedy and optimal only pair items at least `threshold` similar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+Pairing = Literal["index", "greedy", "optimal"]
+Pair = tuple[int, int, float]
+
+
+def index_pairs(matrix: Any, threshold: float = 0.0) -> list[Pair]:
+    size = min(len(matrix), len(matrix[0]) if len(matrix) else 0)
+    return [(i, i, float(matrix[i][i])) for i in range(size)]
+
+
+def greedy_pairs(matrix: Any, threshold: float) -> list[Pair]:
+    ranked = sorted(
+        ((float(score), i, j) for i, row in enumerate(matrix) for j, score in enumerate(row) if score >= threshold),
+        key=lambda entry: (-entry[0], entry[1], entry[2]),
+    )
+    used_expected: set[int] = set()
+    used_candidate: set[int] = set()
+    pairs = []
+    for score, i, j in ranked:
+        if i not in used_expected and j not in used_candidate:
+            used_expected.add(i)
+            used_candidate.add(j)
+            pairs.append((i, j, score))
+    return sorted(pairs)
+
+
+def optimal_pairs(matrix: Any, threshold: float) -> list[Pair]:
+    if not len(matrix) or not len(matrix[0]):
+        return []
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    scores = np.asarray(matrix, dtype=float)
+    allowed = np.where(scores >= threshold, scores, 0.0)
+    rows, cols = linear_sum_assignment(allowed, maximize=True)
+    return [(int(i), int(j), float(scores[i, j])) for i, j in zip(rows, cols) if scores[i, j] >= threshold]
+
+
+PAIRERS = {"index": index_pairs, "greedy": greedy_pairs, "optimal": optimal_pairs}
+
+
+def pair(matrix: Sequence[Sequence[float]] | Any, mode: Pairing, threshold: float) -> list[Pair]:
+    return PAIRERS[mode](matrix, threshold)
+
+
+def unmatched(count: int, matched: set[int]) -> list[int]:
+    return [index for index in range(count) if index not in matched]
