@@ -22,18 +22,22 @@ def index_pairs(matrix: Any, threshold: float = 0.0) -> list[Pair]:
 
 
 def greedy_pairs(matrix: Any, threshold: float) -> list[Pair]:
-    ranked = sorted(
-        ((float(score), i, j) for i, row in enumerate(matrix) for j, score in enumerate(row) if score >= threshold),
-        key=lambda entry: (-entry[0], entry[1], entry[2]),
-    )
+    import numpy as np
+
+    scores = np.asarray(matrix, dtype=float)
+    if not scores.size:
+        return []
+    rows, cols = np.nonzero(scores >= threshold)
+    values = scores[rows, cols]
     used_expected: set[int] = set()
     used_candidate: set[int] = set()
     pairs = []
-    for score, i, j in ranked:
+    for k in np.lexsort((cols, rows, -values)):  # most similar first; ties: lower indexes first
+        i, j = int(rows[k]), int(cols[k])
         if i not in used_expected and j not in used_candidate:
             used_expected.add(i)
             used_candidate.add(j)
-            pairs.append((i, j, score))
+            pairs.append((i, j, float(values[k])))
     return sorted(pairs)
 
 
