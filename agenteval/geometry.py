@@ -126,11 +126,12 @@ def _as_rect(box: Box) -> Rect:
 
 
 def _shape(box: Box) -> Any:
-    from shapely.geometry import Polygon, box as rectangle
+    from agenteval.extras import require
 
+    shapes = require("shapely.geometry", "exact polygon IoU")
     if isinstance(box, Rect):
-        return rectangle(box.x1, box.y1, box.x2, box.y2)
-    return Polygon(box.points)
+        return shapes.box(box.x1, box.y1, box.x2, box.y2)
+    return shapes.Polygon(box.points)
 
 
 def iou_matrix(expected: list[Box], candidate: list[Box], polygon_mode: PolygonMode = "exact") -> Any:
@@ -143,8 +144,9 @@ def iou_matrix(expected: list[Box], candidate: list[Box], polygon_mode: PolygonM
         return rect_iou_matrix(
             np.array([_corners(_as_rect(b)) for b in expected]), np.array([_corners(_as_rect(b)) for b in candidate])
         )
-    import shapely
+    from agenteval.extras import require
 
+    shapely = require("shapely", "exact polygon IoU")
     shapes_a = np.array([_shape(b) for b in expected], dtype=object)
     shapes_b = np.array([_shape(b) for b in candidate], dtype=object)
     valid_a, valid_b = shapely.is_valid(shapes_a), shapely.is_valid(shapes_b)

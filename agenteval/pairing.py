@@ -45,8 +45,10 @@ def optimal_pairs(matrix: Any, threshold: float) -> list[Pair]:
     if not len(matrix) or not len(matrix[0]):
         return []
     import numpy as np
-    from scipy.optimize import linear_sum_assignment
 
+    from agenteval.extras import require
+
+    linear_sum_assignment = require("scipy.optimize", "optimal matching").linear_sum_assignment
     scores = np.asarray(matrix, dtype=float)
     allowed = np.where(scores >= threshold, scores, 0.0)
     rows, cols = linear_sum_assignment(allowed, maximize=True)

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.extras import MissingDependency
 from agenteval.process import Processes
 from agenteval.results import CaseResult
 from agenteval.suite.loader import LoadedSuite
@@ -160,6 +161,8 @@ def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResu
     started = time.perf_counter()
     try:
         result = evaluator.evaluate(ctx)
+    except MissingDependency as exc:
+        result = evaluator.error_result(str(exc))
     except Exception as exc:  # noqa: BLE001 - the run must go on; the error is kept in the result
         result = evaluator.error_result(f"evaluator failed: {type(exc).__name__}: {exc}")
     result.duration_ms = (time.perf_counter() - started) * 1000

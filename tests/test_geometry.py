@@ -297,3 +297,30 @@ def test_layout_example_shows_why_optimal_matching_matters(tmp_path):
     assert lines["page-2-xywh-and-stamp"]["stamp"]["details"]["iou"] == pytest.approx(0.88, abs=0.01)
     assert "stamp" not in lines["page-1-reordered"]
     assert lines["page-3-missing-and-extra"]["regions_optimal"]["misses"][0] == "candidate[4] (zero area)"
+
+
+def test_missing_geometry_extra_gives_an_install_hint(tmp_path):
+    """With shapely and scipy unimportable, the run says what to install instead of crashing."""
+    import subprocess
+    import sys
+
+    suite = write(tmp_path, "s.yaml", """
+        name: g
+        evaluators:
+          - {name: poly, type: iou_score, path: p, format: polygon}
+          - {name: pairs, type: iou_score, path: b, matching: optimal}
+        cases:
+          - id: a
+            expected: {p: [[0, 0], [2, 0], [2, 2]], b: [[0, 0, 1, 1]]}
+            output: {p: [[0, 0], [2, 0], [2, 2]], b: [[0, 0, 1, 1]]}
+    """)
+    blocker = tmp_path / "blocked"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['shapely'] = None\nsys.modules['scipy'] = None\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(blocker)}
+    done = subprocess.run([sys.executable, "-m", "agenteval", "run", str(suite), "-o", "-"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 3, done.stderr
+    results = {e["name"]: e for e in json.loads(done.stdout)["evaluator_results"]}
+    assert results["poly"]["error"] == "exact polygon IoU needs shapely: pip install 'agenteval[geometry]'"
+    assert results["pairs"]["error"] == "optimal matching needs scipy: pip install 'agenteval[geometry]'"

@@ -18,6 +18,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from agenteval import geometry
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
 from agenteval.evaluators.confusion import metrics_row
+from agenteval.extras import missing_warning
 from agenteval.pairing import Pairing, pair, unmatched
 from agenteval.paths import MISSING, compile_path, resolve
 
@@ -39,9 +40,12 @@ class _Spatial(EvaluatorConfig):
         self._keys = compile_path(self.path) if self.path else ()
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        found: list[tuple[tuple[str | int, ...], str]] = []
         if self._keys is None:
-            return [(("path",), f"malformed path {self.path!r}: it will resolve to missing")]
-        return []
+            found.append((("path",), f"malformed path {self.path!r}: it will resolve to missing"))
+        if self.matching == "optimal" and (message := missing_warning("scipy", "matching: optimal")):
+            found.append((("matching",), message))
+        return found
 
     # -- what each evaluator defines ------------------------------------------------------------
     unit: ClassVar[str] = ""
@@ -63,12 +67,6 @@ class _Spatial(EvaluatorConfig):
 
     # -- shared ---------------------------------------------------------------------------------
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
-        try:
-            return self._evaluate(ctx)
-        except ImportError as exc:
-            return self.error_result(f"{exc.name} is needed for this: pip install 'agenteval[geometry]'")
-
-    def _evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         where = self.path or "answer"
         expected = MISSING if self._keys is None else resolve(ctx.expected, self._keys)
         candidate = MISSING if self._keys is None else resolve(ctx.output, self._keys)
@@ -209,6 +207,12 @@ class IoUScore(_Spatial):
     type_name = "iou_score"
     unit = "box"
     measure_name = "iou"
+
+    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        found = super().warnings()
+        if self.format == "polygon" and self.polygon_mode == "exact" and (message := missing_warning("shapely", "exact polygon IoU")):
+            found.append((("format",), message))
+        return found
 
     def parse(self, value: Any) -> geometry.Box | str:
         box = geometry.parse_box(value, self.format)

@@ -17,6 +17,7 @@ from pydantic import Field, PrivateAttr
 from agenteval import matching
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.confusion import classify, confusion_verdict, count, is_empty, macro_f1, metrics_row
+from agenteval.extras import missing_warning
 from agenteval.pairing import pair
 from agenteval.paths import MISSING, compile_path, resolve
 
@@ -64,9 +65,12 @@ class LineItems(EvaluatorConfig):
         self._keys = compile_path(self.path)
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        found: list[tuple[tuple[str | int, ...], str]] = []
         if self._keys is None:
-            return [(("path",), f"malformed path {self.path!r}: it will resolve to missing")]
-        return []
+            found.append((("path",), f"malformed path {self.path!r}: it will resolve to missing"))
+        if self.matching == "optimal" and (message := missing_warning("scipy", "matching: optimal")):
+            found.append((("matching",), message))
+        return found
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         expected = MISSING if self._keys is None else resolve(ctx.expected, self._keys)
