@@ -19,7 +19,7 @@ import orjson
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.extras import MissingDependency
 from agenteval.process import Processes
-from agenteval.results import CaseResult
+from agenteval.results import CaseResult, CaseVerdict
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
 from agenteval.targets import Answer, CommandTarget
@@ -169,7 +169,7 @@ def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResu
     return result
 
 
-def combine(evaluators: list[EvaluatorConfig], results: list[EvaluatorResult]) -> tuple[float, str]:
+def combine(evaluators: list[EvaluatorConfig], results: list[EvaluatorResult]) -> tuple[float, CaseVerdict]:
     """Case score = weighted mean of evaluator scores; pass iff every verdict passes."""
     total_weight = sum(e.weight for e in evaluators)
     if total_weight > 0:
@@ -177,5 +177,5 @@ def combine(evaluators: list[EvaluatorConfig], results: list[EvaluatorResult]) -
     else:
         score = sum(r.score for r in results) / len(results) if results else 0.0
     verdicts = {r.verdict for r in results}
-    verdict = "error" if "error" in verdicts else "pass" if verdicts <= {"pass"} and results else "fail"
+    verdict: CaseVerdict = "error" if "error" in verdicts else "pass" if verdicts <= {"pass"} and results else "fail"
     return score, verdict

@@ -1,7 +1,6 @@
 """The real `agenteval` command on real files: exit codes, streamed JSONL, summaries."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import jsonschema
 import pytest
 import yaml
 
-from conftest import EXAMPLES, ROOT, SCHEMAS, read_jsonl, run_cli, write
+from conftest import EXAMPLES, SCHEMAS, read_jsonl, run_cli, write
 
 RESULT_SCHEMA = json.loads((SCHEMAS / "result.schema.json").read_text())
 SUITE = """

@@ -1,6 +1,5 @@
 """code_judge with real judge processes: payload, config pass-through, details, failure modes."""
 
-import json
 import sys
 import time
 from pathlib import Path

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from agenteval.config import StrictModel
+from agenteval.paths import MISSING, compile_path, resolve
 
 if TYPE_CHECKING:
     from agenteval.process import Processes
@@ -79,6 +80,33 @@ class EvaluatorConfig(StrictModel):
 
     def error_result(self, message: str, **fields: Any) -> EvaluatorResult:
         return EvaluatorResult(self.label, self.type, 0.0, "error", error=message, **fields)
+
+
+class PathEvaluator(EvaluatorConfig):
+    """An evaluator that reads the value at one `path` of both the candidate and the expected answer."""
+
+    path: str = Field("", description="Where the value is, in both candidate and expected; empty: the whole answer.")
+
+    _keys: Any = PrivateAttr(None)
+
+    def model_post_init(self, context: Any) -> None:
+        self._keys = compile_path(self.path) if self.path else ()
+
+    def values(self, ctx: EvalContext) -> tuple[Any, Any]:
+        """(expected, candidate) at `path`; MISSING where absent (always, for a malformed path)."""
+        if self._keys is None:
+            return MISSING, MISSING
+        return resolve(ctx.expected, self._keys), resolve(ctx.output, self._keys)
+
+    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        from agenteval.extras import missing_warning
+
+        found: list[tuple[tuple[str | int, ...], str]] = []
+        if self._keys is None:
+            found.append((("path",), f"malformed path {self.path!r}: it will resolve to missing"))
+        if getattr(self, "matching", None) == "optimal" and (message := missing_warning("scipy", "matching: optimal")):
+            found.append((("matching",), message))
+        return found
 
 
 def graded_verdict(score: float) -> Verdict:

@@ -64,7 +64,7 @@ class CodeJudge(EvaluatorConfig):
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         known = list(type(self).model_fields)
-        found = []
+        found: list[tuple[tuple[str | int, ...], str]] = []
         for key in self.model_extra or {}:
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
             if close:

@@ -14,7 +14,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from agenteval import matching
 from agenteval.config import StrictModel
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
 from agenteval.paths import MISSING, Path, compile_path, resolve
 
 MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
@@ -168,7 +168,7 @@ class FieldAccuracy(EvaluatorConfig):
             score = weighted / total_weight
         else:
             score = sum(row["score"] for row in rows if row["status"] != "skipped") / scored
-        default = "pass" if not misses else "fail" if not hits else "partial"
+        default: Verdict = "pass" if not misses else "fail" if not hits else "partial"
         skipped = len(rows) - scored
         reasoning = f"{len(hits)}/{scored} fields matched" + (f" ({skipped} skipped)" if skipped else "")
         return self.result(score, default, hits=hits, misses=misses, reasoning=reasoning, details=details)

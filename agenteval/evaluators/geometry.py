@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from agenteval import geometry
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
+from agenteval.evaluators.base import EvalContext, EvaluatorResult, PathEvaluator, Verdict
 from agenteval.evaluators.confusion import metrics_row
 from agenteval.extras import missing_warning
 from agenteval.pairing import Pairing, pair, unmatched
-from agenteval.paths import MISSING, compile_path, resolve
+from agenteval.paths import MISSING
 
 ALL_ITEMS = "(all)"
 
 
-class _Spatial(EvaluatorConfig):
+class _Spatial(PathEvaluator):
     """What iou_score and distance share: where the values are and how lists are paired."""
 
     path: str = Field("", description="Where the box/point (or list) is in candidate and expected; empty: the whole answer.")
@@ -33,19 +33,6 @@ class _Spatial(EvaluatorConfig):
     label_field: str | None = Field(None, description="Pair only items with the same label; metrics per label.")
     matching: Pairing = Field("greedy", description="index: by position; greedy: best pair first; optimal: Hungarian (scipy).")
     max_rows: int = Field(50, ge=0, description="Pairs and unmatched indexes kept in details (the rest are counted).")
-
-    _keys: Any = PrivateAttr(None)
-
-    def model_post_init(self, context: Any) -> None:
-        self._keys = compile_path(self.path) if self.path else ()
-
-    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
-        found: list[tuple[tuple[str | int, ...], str]] = []
-        if self._keys is None:
-            found.append((("path",), f"malformed path {self.path!r}: it will resolve to missing"))
-        if self.matching == "optimal" and (message := missing_warning("scipy", "matching: optimal")):
-            found.append((("matching",), message))
-        return found
 
     # -- what each evaluator defines ------------------------------------------------------------
     unit: ClassVar[str] = ""
@@ -68,8 +55,7 @@ class _Spatial(EvaluatorConfig):
     # -- shared ---------------------------------------------------------------------------------
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         where = self.path or "answer"
-        expected = MISSING if self._keys is None else resolve(ctx.expected, self._keys)
-        candidate = MISSING if self._keys is None else resolve(ctx.output, self._keys)
+        expected, candidate = self.values(ctx)
         if expected is MISSING or expected is None:
             return self.result(0.0, "fail", misses=[f"{where} (no expected value)"], reasoning="nothing to score")
         if self.is_single(expected):
@@ -231,6 +217,8 @@ class IoUScore(_Spatial):
 
     def measure_one(self, expected: Any, candidate: Any) -> tuple[float | str, float, bool]:
         value = geometry.iou(expected, candidate, self.polygon_mode)
+        if isinstance(value, str):
+            return value, 0.0, False
         return value, value, value >= self.threshold
 
     def measure(self, expected: list[Any], candidate: list[Any]) -> tuple[Any, Any, Any]:

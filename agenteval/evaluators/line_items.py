@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from agenteval import matching
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.evaluators.base import EvalContext, EvaluatorResult, PathEvaluator
 from agenteval.evaluators.confusion import classify, confusion_verdict, count, is_empty, macro_f1, metrics_row
-from agenteval.extras import missing_warning
 from agenteval.pairing import pair
-from agenteval.paths import MISSING, compile_path, resolve
+from agenteval.paths import MISSING
 
 ITEMS_ROW = "(items)"
 
@@ -44,7 +43,7 @@ def similarity_matrix(expected: list[Any], candidate: list[Any], match_fields: l
     return [[item_similarity(e, c, match_fields) for c in candidate] for e in expected]
 
 
-class LineItems(EvaluatorConfig):
+class LineItems(PathEvaluator):
     """Items matched before scoring. Score: macro-F1 over the attributes and `(items)`, the matching itself."""
 
     type: Literal["line_items"]
@@ -59,22 +58,8 @@ class LineItems(EvaluatorConfig):
 
     type_name = "line_items"
 
-    _keys: Any = PrivateAttr(None)
-
-    def model_post_init(self, context: Any) -> None:
-        self._keys = compile_path(self.path)
-
-    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
-        found: list[tuple[tuple[str | int, ...], str]] = []
-        if self._keys is None:
-            found.append((("path",), f"malformed path {self.path!r}: it will resolve to missing"))
-        if self.matching == "optimal" and (message := missing_warning("scipy", "matching: optimal")):
-            found.append((("matching",), message))
-        return found
-
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
-        expected = MISSING if self._keys is None else resolve(ctx.expected, self._keys)
-        candidate = MISSING if self._keys is None else resolve(ctx.output, self._keys)
+        expected, candidate = self.values(ctx)
         if not isinstance(expected, list):
             return self.result(0.0, "fail", misses=[f"{self.path} (no expected list)"], reasoning="nothing to score")
         misses: list[str] = []
@@ -120,8 +105,7 @@ class LineItems(EvaluatorConfig):
                                        "outcome": outcome, "expected": want.get(attribute), "actual": got.get(attribute)})
         matched_expected = {i for i, _, _ in pairs}
         matched_candidate = {j for _, j, _ in pairs}
-        for side, items, matched, kind in (("expected", expected, matched_expected, "fn"),
-                                           ("candidate", candidate, matched_candidate, "fp")):
+        for items, matched, kind in ((expected, matched_expected, "fn"), (candidate, matched_candidate, "fp")):
             for index, item in enumerate(items):
                 if index in matched:
                     continue
