@@ -6,6 +6,7 @@ and anything it spawned. `Processes` tracks the live ones so an interrupted run 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 TAIL_CHARS = 2000
 
@@ -45,6 +49,14 @@ def stderr_tail(stderr: bytes) -> str:
     if len(text) > TAIL_CHARS:
         text = "..." + text[-TAIL_CHARS:]
     return f"; stderr: {text}"
+
+
+def decode_json(data: bytes) -> Any:
+    """Parse JSON, also accepting the NaN/Infinity that Python's json.dumps writes. Raises ValueError."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def resolve_command(command: list[str]) -> list[str]:

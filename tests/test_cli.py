@@ -181,6 +181,7 @@ cases:
   - {id: crash, input: {n: -1}, expected: {n: -1}}
   - {id: slow, input: {n: -2}, expected: {n: -2}}
   - {id: text, input: {n: -3}, expected: {n: -3}}
+  - {id: nan, input: {n: -4}, expected: {n: -4}}
 """
 TARGET = """
 import json, sys, time
@@ -191,6 +192,8 @@ if case["n"] == -2:
     time.sleep(30)
 if case["n"] == -3:
     print("plain text answer"); sys.exit(0)
+if case["n"] == -4:
+    print(json.dumps({"n": float("nan")})); sys.exit(0)
 print(json.dumps(case))
 """
 
@@ -208,9 +211,10 @@ def test_command_target_errors_are_case_errors_and_the_run_goes_on(tmp_path):
     assert by_id["slow"]["error"] == "target timed out after 2s"
     assert by_id["text"]["output"] == "plain text answer"
     assert by_id["text"]["evaluator_results"][0]["misses"] == ["n (required, missing)"]
+    assert by_id["nan"]["evaluator_results"][0]["misses"] == ["n"]  # NaN parsed as a number, unequal under exact
     summary = json.loads((tmp_path / "r.summary.json").read_text())
-    assert summary["counts"] == {"total": 4, "passed": 1, "failed": 1, "errored": 2}
-    assert summary["pass_rate"] == 0.25  # errored cases stay in the denominator
+    assert summary["counts"] == {"total": 5, "passed": 1, "failed": 2, "errored": 2}
+    assert summary["pass_rate"] == 0.2  # errored cases stay in the denominator
 
 
 def test_predictions_file_supplies_answers_by_id(tmp_path):

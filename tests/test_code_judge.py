@@ -200,3 +200,10 @@ def test_helper_accepts_a_bare_score(tmp_path):
     assert judge_once(lambda p: True, {}) == {"score": 1.0}
     failed = judge_once(lambda p: "high", {})
     assert failed["verdict"] == "error" and failed["error"].startswith("TypeError: the judge function returned str")
+
+
+def test_nan_score_from_python_json_is_reported_as_out_of_range(tmp_path):
+    script = 'import json\nprint(json.dumps({"score": float("nan")}))'
+    result = judge(tmp_path, script).evaluate(context(tmp_path))
+    assert result.verdict == "error"
+    assert result.error == "judge output is invalid: score nan is outside [0, 1]"

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict, graded_verdict
 from agenteval.evaluators.judge_process import PersistentJudge
-from agenteval.process import resolve_command, stderr_tail
+from agenteval.process import decode_json, resolve_command, stderr_tail
 from agenteval.config import Command
 
 PROTOCOL_VERSION = 1
@@ -131,13 +131,13 @@ def parse_judge_output(stdout: bytes) -> JudgeOutput | str:
     """The judge's JSON object (the whole stdout, or its last line), or what is wrong with it."""
     data: Any = None
     try:
-        data = orjson.loads(stdout)
-    except orjson.JSONDecodeError:
+        data = decode_json(stdout)
+    except ValueError:
         lines = [line for line in stdout.splitlines() if line.strip()]
         if lines:
             try:
-                data = orjson.loads(lines[-1])
-            except orjson.JSONDecodeError:
+                data = decode_json(lines[-1])
+            except ValueError:
                 data = None
     if not isinstance(data, dict):
         shown = stdout.decode("utf-8", "replace").strip()

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import Field
 
-from agenteval.process import Processes, resolve_command
+from agenteval.process import Processes, decode_json, resolve_command
 from agenteval.config import Command, StrictModel
 from agenteval.targets.base import Answer
 
@@ -34,6 +34,6 @@ class CommandTarget(StrictModel):
 def parse_stdout(stdout: bytes) -> Any:
     """JSON when stdout is JSON, else the text with its trailing newline removed."""
     try:
-        return orjson.loads(stdout)
-    except orjson.JSONDecodeError:
+        return decode_json(stdout)
+    except ValueError:
         return stdout.decode("utf-8", "replace").rstrip("\r\n")
