@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import gc
 import os
 import re
 import signal
@@ -177,7 +176,6 @@ def execute(options: RunOptions) -> int:
         case for case in loaded.iter_cases()
         if (selected is None or case.id in selected) and case.id not in done
     )
-    gc.freeze()  # the suite and id index live all run: keep the collector from rescanning them
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     interrupted = False
@@ -205,10 +203,11 @@ def execute(options: RunOptions) -> int:
             interrupted = True
             processes.stop_all()
             results.close()  # type: ignore[attr-defined]
-        except BrokenPipeError:
+        except BrokenPipeError:  # the reader of `-o -` went away (e.g. `| head`)
+            interrupted = True
             processes.stop_all()
-            sys.stderr.close()
-            return EXIT_FAILED
+            results.close()  # type: ignore[attr-defined]
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
     report = {
         "run_id": run_id,
@@ -234,11 +233,13 @@ def execute(options: RunOptions) -> int:
         if output is not None:
             console.print(f"results: {output}  summary: {summary_path(output)}", markup=False, highlight=False, soft_wrap=True)
     if interrupted:
-        resume_hint = f" -o {output}" if output else ""
-        _print_lines([
-            f"interrupted: {summary.total} of {selected_count} cases are on disk; "
-            f"`agenteval run {options.suite}{resume_hint} --resume` continues"
-        ])
+        if output is None:
+            _print_lines([f"interrupted after {summary.total} of {selected_count} cases"])
+        else:
+            _print_lines([
+                f"interrupted: {summary.total} of {selected_count} cases are on disk; "
+                f"`agenteval run {options.suite} -o {output} --resume` continues"
+            ])
         return EXIT_INTERRUPTED
     return exit_code(summary.total, summary.passed, summary.verdicts["error"], options.min_pass_rate)
 

@@ -391,3 +391,16 @@ def test_help_lists_commands_and_exit_codes():
 def test_usage_errors_exit_2():
     assert run_cli("run").returncode == 2
     assert run_cli("run", "x.yaml", "--workers", "many").returncode == 2
+
+
+def test_reader_closing_stdout_stops_the_run_without_a_traceback(tmp_path):
+    suite = _slow_suite(tmp_path, count=20)
+    proc = subprocess.Popen([sys.executable, "-m", "agenteval", "run", str(suite), "-o", "-", "--workers", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = json.loads(proc.stdout.readline())
+    proc.stdout.close()  # like `| head -1`
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 130
+    assert first["case_id"] == "c00"
+    assert "Traceback" not in stderr
+    assert "interrupted after" in stderr
