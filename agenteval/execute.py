@@ -85,7 +85,7 @@ def _default_output(suite_name: str, resume: bool) -> Path:
     return folder / f"{_slug(suite_name)}-{stamp}.jsonl"
 
 
-def _previous_run(path: Path, summary: Any) -> tuple[str | None, set[str]]:
+def _previous_run(path: Path, suite_name: str, summary: Any) -> tuple[str | None, set[str]]:
     """The run id and finished case ids of an earlier run in `path`, counted into `summary` (--resume)."""
     from agenteval.results import read_results, repair_torn_tail
 
@@ -94,6 +94,8 @@ def _previous_run(path: Path, summary: Any) -> tuple[str | None, set[str]]:
     repair_torn_tail(path)
     run_id, done = None, set()
     for result in read_results(path):
+        if result.suite != suite_name:
+            raise UsageError(f"{path} holds results of suite {result.suite!r}, not {suite_name!r}; --resume continues the same suite")
         run_id = run_id or result.run_id
         done.add(result.case_id)
         summary.add(result)
@@ -163,7 +165,7 @@ def execute(options: RunOptions) -> int:
     summary = Summary()
     run_id, done = None, set()
     if output is not None and options.resume:
-        run_id, done = _previous_run(output, summary)
+        run_id, done = _previous_run(output, loaded.suite.name, summary)
     elif output is not None and output.exists() and output.stat().st_size:
         raise UsageError(f"{output} already has results; use --resume to continue it, or another -o")
     run_id = run_id or f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"

@@ -404,3 +404,13 @@ def test_reader_closing_stdout_stops_the_run_without_a_traceback(tmp_path):
     assert first["case_id"] == "c00"
     assert "Traceback" not in stderr
     assert "interrupted after" in stderr
+
+
+def test_resume_refuses_the_results_of_another_suite(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_cli("run", write(tmp_path, "a.yaml", SUITE), "-o", out)
+    other = write(tmp_path, "b.yaml", SUITE.replace("name: demo", "name: other"))
+    done = run_cli("run", other, "-o", out, "--resume")
+    assert done.returncode == 2
+    assert "holds results of suite 'demo', not 'other'" in done.stderr
+    assert len(read_jsonl(out)) == 4
