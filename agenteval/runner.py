@@ -7,6 +7,7 @@ spend their time waiting on other processes. Results come back as they finish.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -65,13 +66,16 @@ class Predictions:
         if problems:
             raise PredictionsError("\n".join(problems[:20]) + (f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""))
         self._handle = path.open("rb")
+        self._lock = threading.Lock()  # workers share the handle: seek + read must not interleave
 
     def answer(self, case_id: str) -> Answer:
         offset = self._offsets.get(case_id)
         if offset is None:
             return Answer(error=f"no prediction for case {case_id!r} in {self.path.name}")
-        self._handle.seek(offset)
-        return Answer(orjson.loads(self._handle.readline())["output"])
+        with self._lock:
+            self._handle.seek(offset)
+            line = self._handle.readline()
+        return Answer(orjson.loads(line)["output"])
 
     def close(self) -> None:
         self._handle.close()

@@ -414,3 +414,14 @@ def test_resume_refuses_the_results_of_another_suite(tmp_path):
     assert done.returncode == 2
     assert "holds results of suite 'demo', not 'other'" in done.stderr
     assert len(read_jsonl(out)) == 4
+
+
+def test_predictions_are_read_correctly_by_many_workers(tmp_path):
+    count = 400
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "expected": {"n": i}}) + "\n" for i in range(count)))
+    (tmp_path / "preds.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "output": {"n": i, "pad": "x" * (i % 97)}}) + "\n" for i in reversed(range(count))))
+    suite = write(tmp_path, "s.yaml", "name: p\nevaluators: [{type: field_accuracy, fields: [{path: n}]}]\ncases: cases.jsonl\n")
+    done = run_cli("run", suite, "-o", "-", "--predictions", tmp_path / "preds.jsonl", "--workers", "8")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(lines) == count and all(line["verdict"] == "pass" for line in lines)
