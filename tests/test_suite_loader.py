@@ -262,3 +262,14 @@ def test_empty_case_list_is_an_error(tmp_path):
     (tmp_path / "cases.jsonl").write_text("\n")
     suite = write(tmp_path, "s.yaml", "name: demo\n" + GOOD_EVALUATORS + "cases: cases.jsonl\n")
     assert problems_of(suite) == [f"{suite}:6: cases: cases.jsonl has no cases"]
+
+
+def test_yaml_booleans_are_only_true_and_false(tmp_path):
+    suite = write(tmp_path, "s.yaml", """
+        name: demo
+        evaluators: [{type: field_accuracy, fields: [{path: country}]}]
+        cases:
+          - {id: a, expected: {country: NO, answer: yes, switch: off, ok: true, bad: False}}
+    """)
+    case = next(load_suite(suite).iter_cases())
+    assert case.expected == {"country": "NO", "answer": "yes", "switch": "off", "ok": True, "bad": False}

@@ -2,11 +2,13 @@
 
 PyYAML builds a node tree that knows line numbers; walking it ourselves gives plain Python data
 plus a map from key path to line, and lets us reject duplicate keys (which PyYAML silently
-overwrites). Dates become ISO strings so data stays JSON-shaped.
+overwrites). Dates become ISO strings so data stays JSON-shaped, and only true/false are
+booleans (YAML 1.2), so a country code `NO` or an answer `yes` stays the string it looks like.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from typing import Any
 
@@ -14,6 +16,18 @@ import yaml
 
 KeyPath = tuple[str | int, ...]
 Lines = dict[KeyPath, int]
+_BOOL = "tag:yaml.org,2002:bool"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans: only true/false. `NO`, `yes`, `on`, `off` stay strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 
 
 class YamlSyntaxError(Exception):
@@ -24,7 +38,7 @@ class YamlSyntaxError(Exception):
 
 def load_yaml(text: str) -> tuple[Any, Lines, list[tuple[int, KeyPath, str]]]:
     """(data, line of each key path, duplicate-key problems as (line, path, message))."""
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
@@ -46,7 +60,7 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return "invalid YAML: " + ", ".join(parts)
 
 
-def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, lines: Lines, duplicates: list) -> Any:
+def _walk(loader: _Loader, node: yaml.Node, path: KeyPath, lines: Lines, duplicates: list) -> Any:
     if isinstance(node, yaml.MappingNode):
         mapping: dict[Any, Any] = {}
         first_line: dict[Any, int] = {}
@@ -72,7 +86,7 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, lines: Lines,
     return _scalar(loader, node)
 
 
-def _scalar(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+def _scalar(loader: _Loader, node: yaml.Node) -> Any:
     if not isinstance(node, yaml.ScalarNode):
         return loader.construct_object(node, deep=True)
     value = loader.construct_object(node)
