@@ -34,25 +34,25 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command(epilog=EXIT_CODES)
 def run(
-    suite: Annotated[Path, typer.Argument(help="The suite YAML file.")],
+    suite: Annotated[Path, typer.Argument(metavar="SUITE.yaml", help="The suite YAML file.")],
     output: Annotated[
         Optional[str],
-        typer.Option("-o", "--output", help="Results JSONL path, or - for stdout. Default: agenteval-results/<suite>-<time>.jsonl"),
+        typer.Option("-o", "--output", metavar="PATH|-", help="Results JSONL path, or - for stdout. Default: agenteval-results/<suite>-<time>.jsonl"),
     ] = None,
     predictions: Annotated[
         Optional[Path],
-        typer.Option("--predictions", help="JSONL of {id, output} answers, matched by case id (replaces the target)."),
+        typer.Option("--predictions", metavar="PREDS.jsonl", help="JSONL of {id, output} answers, matched by case id (replaces the target)."),
     ] = None,
     workers: Annotated[
-        Optional[int], typer.Option("--workers", help="Cases in parallel. Default: 1 for in-process scoring, more when a command or judge runs.")
+        Optional[int], typer.Option("--workers", metavar="N", help="Cases in parallel. Default: 1 for in-process scoring, more when a command or judge runs.")
     ] = None,
-    filters: Annotated[Optional[list[str]], typer.Option("--filter", help="Only case ids matching this glob (repeatable).")] = None,
-    tags: Annotated[Optional[list[str]], typer.Option("--tag", help="Only cases with this tag (repeatable: any of them).")] = None,
+    filters: Annotated[Optional[list[str]], typer.Option("--filter", metavar="GLOB", help="Only case ids matching this glob (repeatable).")] = None,
+    tags: Annotated[Optional[list[str]], typer.Option("--tag", metavar="TAG", help="Only cases with this tag (repeatable: any of them).")] = None,
     min_pass_rate: Annotated[
-        Optional[float], typer.Option("--min-pass-rate", help="Exit 0 when at least this fraction of cases passed (e.g. 0.95).")
+        Optional[float], typer.Option("--min-pass-rate", metavar="RATE", help="Exit 0 when at least this fraction of cases passed (e.g. 0.95).")
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run: skip cases already in the results file.")] = False,
-    shard: Annotated[Optional[str], typer.Option("--shard", help="Run shard I of N (1-based), e.g. 2/4.")] = None,
+    shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Run shard I of N (1-based), e.g. 2/4.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or tables; one summary line on stderr.")] = False,
 ) -> None:
     """Run a suite: get each candidate answer, score it, stream one JSON line per case."""
@@ -71,7 +71,7 @@ def run(
 
 @app.command(epilog="Exit codes: 0 every suite is valid; 2 some suite has errors.")
 def validate(
-    suites: Annotated[list[Path], typer.Argument(help="Suite YAML files.")],
+    suites: Annotated[list[Path], typer.Argument(metavar="SUITE.yaml...", help="Suite YAML files.")],
 ) -> None:
     """Parse and validate suites without running anything; every problem is reported at once."""
     from agenteval.suite.loader import SuiteInvalid, load_suite
@@ -96,7 +96,7 @@ def validate(
 
 @app.command()
 def schema(
-    name: Annotated[str, typer.Argument(help="suite, result or judge")] = "suite",
+    name: Annotated[str, typer.Argument(metavar="[suite|result|judge]", help="Which schema.")] = "suite",
 ) -> None:
     """Print a JSON Schema: the suite file, a result line, or a code_judge's output."""
     import orjson
@@ -110,8 +110,8 @@ def schema(
 
 @app.command(epilog="Exit codes as for run, so sharded runs can be gated on their combined results.")
 def report(
-    results: Annotated[list[Path], typer.Argument(help="Results JSONL files (e.g. the shards of one run).")],
-    min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", help="Exit 0 when at least this fraction passed.")] = None,
+    results: Annotated[list[Path], typer.Argument(metavar="RESULTS.jsonl...", help="Results JSONL files (e.g. the shards of one run).")],
+    min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", metavar="RATE", help="Exit 0 when at least this fraction passed.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
 ) -> None:
     """Summary tables and dataset metrics of finished runs."""
@@ -144,9 +144,9 @@ def report(
 
 @app.command(epilog="Exit codes: 0 no regression; 1 some case regressed; 2 unreadable input.")
 def compare(
-    base: Annotated[Path, typer.Argument(help="Results JSONL of the baseline run.")],
-    new: Annotated[Path, typer.Argument(help="Results JSONL of the new run.")],
-    min_delta: Annotated[float, typer.Option("--min-delta", help="Ignore score changes of at most this much.")] = 1e-9,
+    base: Annotated[Path, typer.Argument(metavar="BASE.jsonl", help="Results JSONL of the baseline run.")],
+    new: Annotated[Path, typer.Argument(metavar="NEW.jsonl", help="Results JSONL of the new run.")],
+    min_delta: Annotated[float, typer.Option("--min-delta", metavar="DELTA", help="Ignore score changes of at most this much.")] = 1e-9,
 ) -> None:
     """Per-case regressions and improvements between two runs."""
     from rich.console import Console
@@ -164,7 +164,7 @@ def compare(
 
 @app.command()
 def init(
-    directory: Annotated[Path, typer.Argument(help="Where to write the example suite.")] = Path("agenteval-example"),
+    directory: Annotated[Path, typer.Argument(metavar="[DIR]", help="Where to write the example suite.")] = Path("agenteval-example"),
 ) -> None:
     """Write a small working suite (cases, field checks, a Python judge) to start from."""
     from agenteval.scaffold import ScaffoldExists, write_scaffold

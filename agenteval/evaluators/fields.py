@@ -92,15 +92,18 @@ def score_field(field: CompiledField, candidate: Any, expected: Any) -> dict[str
     if got is not MISSING:
         row["actual"] = got
     if want is MISSING:
-        row.update(status="skipped", reason="expected value absent")
+        row["status"] = "skipped"
+        row["reason"] = "expected value absent"
     elif want is None:
         if got is MISSING or got is None:
-            row.update(status="hit", score=1.0)
+            row["status"] = "hit"
+            row["score"] = 1.0
         else:
             row["reason"] = "expected null"
     elif got is MISSING or got is None:
         if not field.required:
-            row.update(status="skipped", reason="optional, missing")
+            row["status"] = "skipped"
+            row["reason"] = "optional, missing"
         else:
             row["reason"] = "required, missing" if got is MISSING else "null value"
     else:
