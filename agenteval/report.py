@@ -66,6 +66,15 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
             fields.caption = f"worst {FIELD_ROWS_SHOWN} of {len(rows)} fields; all are in the summary JSON"
         console.print(fields)
 
+    tags = summary.get("tags") or {}
+    if tags:
+        by_tag = Table(title="By tag", title_justify="left")
+        for column in ("tag", "cases", "passed", "failed", "errored", "pass rate"):
+            by_tag.add_column(column, justify="left" if column == "tag" else "right")
+        for tag, row in tags.items():
+            by_tag.add_row(tag, str(row["total"]), str(row["passed"]), str(row["failed"]), str(row["errored"]), _pct(row["pass_rate"]))
+        console.print(by_tag)
+
     for name, metrics in summary["dataset_metrics"].items():
         table = Table(title=f"Dataset metrics: {name}", title_justify="left")
         for column in ("attribute", "TP", "FP", "FN", "TN", "precision", "recall", "F1"):

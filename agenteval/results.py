@@ -145,6 +145,7 @@ class Summary:
         self.evaluators: dict[str, _EvaluatorStats] = {}
         self.fields: dict[str, dict[str, _FieldStats]] = {}
         self.confusion: dict[str, dict[str, Counter[str]]] = {}
+        self.tags: dict[str, Counter[str]] = {}
         self._slowest: list[tuple[float, str]] = []
 
     def add(self, result: CaseResult) -> None:
@@ -157,6 +158,8 @@ class Summary:
             heapq.heappush(self._slowest, entry)
         elif entry > self._slowest[0]:
             heapq.heapreplace(self._slowest, entry)
+        for tag in result.tags:
+            self.tags.setdefault(tag, Counter())[result.verdict] += 1
         for evaluator in result.evaluator_results:
             self._add_evaluator(evaluator)
 
@@ -260,6 +263,13 @@ class Summary:
                     for path, stats in per_path.items()
                 }
                 for evaluator, per_path in self.fields.items()
+            },
+            "tags": {
+                tag: {
+                    "total": sum(counts.values()), "passed": counts["pass"], "failed": counts["fail"],
+                    "errored": counts["error"], "pass_rate": ratio(counts["pass"], sum(counts.values())),
+                }
+                for tag, counts in sorted(self.tags.items())
             },
             "dataset_metrics": self.dataset_metrics(),
             "slowest_cases": [{"case_id": case_id, "duration_ms": ms} for ms, case_id in self.slowest()],

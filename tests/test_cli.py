@@ -61,6 +61,13 @@ def test_invoices_example_streams_results_and_summary(tmp_path):
     }
     assert summary["fields"]["header"]["vendor.vat_id"]["skipped"] == 5
     assert summary["evaluators"]["party_names"]["verdicts"] == {"pass": 6, "partial": 2}
+    assert summary["tags"] == {
+        "apac": {"total": 1, "passed": 0, "failed": 1, "errored": 0, "pass_rate": 0.0},
+        "eu": {"total": 3, "passed": 2, "failed": 1, "errored": 0, "pass_rate": 2 / 3},
+        "uk": {"total": 1, "passed": 1, "failed": 0, "errored": 0, "pass_rate": 1.0},
+        "us": {"total": 3, "passed": 0, "failed": 3, "errored": 0, "pass_rate": 0.0},
+    }
+    assert "By tag" in done.stdout
     assert summary["resolved_suite"]["name"] == "invoice-extraction"
     assert len(summary["slowest_cases"]) == 5
     assert "Fields across the dataset" in done.stdout and "invoice.total" in done.stdout
