@@ -432,3 +432,14 @@ def test_predictions_are_read_correctly_by_many_workers(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(lines) == count and all(line["verdict"] == "pass" for line in lines)
+
+
+def test_report_names_the_line_that_is_not_a_result(tmp_path):
+    suite = write(tmp_path, "s.yaml", SUITE)
+    out = tmp_path / "r.jsonl"
+    run_cli("run", suite, "-o", out)
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join([lines[0], '{"hello": "world"}', *lines[1:]]) + "\n")
+    done = run_cli("report", out)
+    assert done.returncode == 2
+    assert f"{out}:2: not a result line" in done.stderr

@@ -273,3 +273,9 @@ def test_yaml_booleans_are_only_true_and_false(tmp_path):
     """)
     case = next(load_suite(suite).iter_cases())
     assert case.expected == {"country": "NO", "answer": "yes", "switch": "off", "ok": True, "bad": False}
+
+
+def test_jsonl_cases_with_a_byte_order_mark_load(tmp_path):
+    (tmp_path / "cases.jsonl").write_bytes(b'\xef\xbb\xbf{"id": "a", "expected": 1}\n')
+    suite = write(tmp_path, "s.yaml", "name: demo\n" + GOOD_EVALUATORS + "cases: cases.jsonl\n")
+    assert [case.id for case in load_suite(suite).iter_cases()] == ["a"]

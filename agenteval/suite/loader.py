@@ -138,6 +138,8 @@ def _read_records(file: Path) -> Iterator[tuple[Any, int | None, KeyPath | Lines
     if suffix == ".jsonl":
         with file.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
+                if number == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark from some Windows editors
                 if raw.strip():
                     try:
                         yield orjson.loads(raw), number, ()
