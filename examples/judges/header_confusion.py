@@ -59,6 +59,12 @@ def metrics(counts):
     }
 
 
+def macro_f1(rows):
+    """Mean of the defined F1s; 1.0 when none is defined (everything rightly empty)."""
+    f1s = [row["f1"] for row in rows.values() if row["f1"] is not None]
+    return sum(f1s) / len(f1s) if f1s else 1.0
+
+
 def judge(payload):
     config = payload.get("config") or {}
     fields = config.get("fields") or []
@@ -77,8 +83,7 @@ def judge(payload):
             mismatches.append({"field": path, "outcome": result,
                                "expected": None if expected is MISSING else expected,
                                "actual": None if candidate is MISSING else candidate})
-    f1s = [row["f1"] for row in rows.values() if row["f1"] is not None]
-    score = sum(f1s) / len(f1s) if f1s else 1.0
+    score = macro_f1(rows)
     limit = config.get("max_examples", 5)
     return {
         "score": score,

@@ -22,7 +22,7 @@ from rapidfuzz.distance import Levenshtein
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from header_confusion import MISSING, empty, get_path, metrics, outcome  # noqa: E402
+from header_confusion import MISSING, empty, get_path, macro_f1, metrics, outcome  # noqa: E402
 
 from agenteval.judge import run_judge  # noqa: E402
 
@@ -78,8 +78,7 @@ def judge(payload):
                         counts[f][kind] += 1
     rows = {f: metrics(c) for f, c in counts.items()}
     rows["(items)"] = metrics({"tp": len(pairs), "fp": len(candidate) - len(pairs), "fn": len(expected) - len(pairs), "tn": 0})
-    f1s = [row["f1"] for row in rows.values() if row["f1"] is not None]
-    score = sum(f1s) / len(f1s) if f1s else 1.0
+    score = macro_f1(rows)
     limit = config.get("max_rows", 50)
     return {
         "score": score,
