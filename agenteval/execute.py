@@ -102,12 +102,12 @@ def _previous_run(path: Path, suite_name: str, summary: Any) -> tuple[str | None
     return run_id, done
 
 
-def _human_console(to_stderr: bool, quiet: bool) -> Any:
+def _human_console(to_stderr: bool) -> Any:
     from rich.console import Console
 
     stream = sys.stderr if to_stderr else sys.stdout
     width = None if stream.isatty() else 120  # logs and pipes: wide enough for the tables
-    return Console(stderr=to_stderr, quiet=quiet, highlight=False, width=width)
+    return Console(stderr=to_stderr, highlight=False, width=width)
 
 
 def _print_lines(lines: Iterable[str]) -> None:
@@ -128,7 +128,7 @@ def execute(options: RunOptions) -> int:
     from agenteval.suite.loader import SuiteInvalid, load_suite
 
     to_stdout = options.output == "-"
-    console = _human_console(to_stderr=to_stdout, quiet=False)
+    console = _human_console(to_stderr=to_stdout)
     shard = parse_shard(options.shard) if options.shard else None
     if options.min_pass_rate is not None and not 0 <= options.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {options.min_pass_rate}")
@@ -289,7 +289,7 @@ def _progress(total: int, quiet: bool, stack: ExitStack) -> Any:
     bar = Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("[green]{task.fields[passed]} passed"), TimeRemainingColumn(), transient=True,
-        console=_human_console(to_stderr=True, quiet=False),
+        console=_human_console(to_stderr=True),
     )
     stack.enter_context(bar)
     task = bar.add_task("running", total=total, passed=0)

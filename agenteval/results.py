@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -274,10 +274,3 @@ class Summary:
             "dataset_metrics": self.dataset_metrics(),
             "slowest_cases": [{"case_id": case_id, "duration_ms": ms} for ms, case_id in self.slowest()],
         }
-
-
-def summarize(results: Iterable[CaseResult]) -> Summary:
-    summary = Summary()
-    for result in results:
-        summary.add(result)
-    return summary

@@ -125,11 +125,9 @@ class _Spatial(PathEvaluator):
         if self.label_field:
             same = np.array([[a == b for b in got_labels] for a in want_labels], dtype=bool).reshape(shape)
             similarity, accepted = np.where(same, similarity, 0.0), accepted & same
-        pairing_scores = np.where(accepted, similarity, -1.0)
-        if self.matching == "index":
-            pairs = [(i, i, float(similarity[i, i])) for i in range(min(shape))]
-        else:
-            pairs = pair(pairing_scores, self.matching, 0.0)
+        # index pairs by position whatever the similarity; greedy/optimal only pair accepted items
+        scores = similarity if self.matching == "index" else np.where(accepted, similarity, -1.0)
+        pairs = pair(scores, self.matching, 0.0)
         hits_pairs = [(i, j, s) for i, j, s in pairs if accepted[i, j]]
         longer = max(shape)
         score = sum(s for _, _, s in pairs) / longer if longer else 1.0
