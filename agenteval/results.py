@@ -16,6 +16,7 @@ from typing import IO, Any, Literal
 import orjson
 
 from agenteval.evaluators.base import EvaluatorResult
+from agenteval.metrics import macro_f1, metrics_row, ratio
 
 CaseVerdict = Literal["pass", "fail", "error"]
 DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -101,20 +102,6 @@ class JsonlWriter:
     def write(self, result: CaseResult) -> None:
         self._stream.write(orjson.dumps(result, option=DUMP_OPTIONS) + b"\n")
         self._stream.flush()
-
-
-def ratio(numerator: float, denominator: float) -> float | None:
-    """None (undefined) rather than 0 when there is nothing to divide by."""
-    return numerator / denominator if denominator else None
-
-
-def prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
-    """Precision, recall and F1 = 2TP / (2TP + FP + FN); each None (undefined) when its denominator is 0.
-
-    The count form of F1 equals 2PR / (P + R) wherever both are defined, and is 0 (not undefined)
-    for an attribute that is always wrong or always missed, so it cannot drop out of a macro-F1.
-    """
-    return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
 
 
 @dataclass
@@ -222,8 +209,6 @@ class Summary:
         return sorted(self._slowest, reverse=True)
 
     def dataset_metrics(self) -> dict[str, Any]:
-        from agenteval.evaluators.confusion import macro_f1, metrics_row
-
         out: dict[str, Any] = {}
         for evaluator, per_attribute in self.confusion.items():
             attributes = {attribute: metrics_row(counts) for attribute, counts in per_attribute.items()}

@@ -3,7 +3,6 @@
 import re
 
 import jsonschema
-import pytest
 import yaml
 from pydantic import TypeAdapter
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from agenteval.evaluators import EvalContext
-from agenteval.evaluators.confusion import FieldConfusion, classify, metrics_row
+from agenteval.evaluators.confusion import FieldConfusion, classify
 from agenteval.evaluators.line_items import LineItems, item_similarity
 from agenteval.pairing import greedy_pairs, optimal_pairs
-from agenteval.results import prf
+from agenteval.metrics import metrics_row, prf
 
 from conftest import EXAMPLES, read_jsonl, run_cli
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
+from agenteval.metrics import macro_f1, metrics_row
 from agenteval.paths import MISSING, compile_path, resolve
 
 Outcome = Literal["tp", "tn", "fp+fn", "fp", "fn"]
@@ -56,20 +57,6 @@ def count(outcome: Outcome, counts: Counter[str]) -> None:
         counts["fn"] += 1
     else:
         counts[outcome] += 1
-
-
-def metrics_row(counts: Counter[str] | dict[str, int]) -> dict[str, Any]:
-    """Counts plus precision, recall and F1 (None where undefined: a denominator of 0)."""
-    from agenteval.results import prf
-
-    tp, fp, fn, tn = (counts.get(k, 0) for k in ("tp", "fp", "fn", "tn"))
-    precision, recall, f1 = prf(tp, fp, fn)
-    return {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "precision": precision, "recall": recall, "f1": f1}
-
-
-def macro_f1(rows: dict[str, dict[str, Any]]) -> float | None:
-    f1s = [row["f1"] for row in rows.values() if row["f1"] is not None]
-    return sum(f1s) / len(f1s) if f1s else None
 
 
 def confusion_verdict(rows: dict[str, dict[str, Any]]) -> Verdict:

@@ -17,8 +17,8 @@ from pydantic import Field, model_validator
 
 from agenteval import geometry
 from agenteval.evaluators.base import EvalContext, EvaluatorResult, PathEvaluator, Verdict
-from agenteval.evaluators.confusion import metrics_row
 from agenteval.extras import missing_warning
+from agenteval.metrics import metrics_row
 from agenteval.pairing import Pairing, pair, unmatched
 from agenteval.paths import MISSING
 

@@ -16,7 +16,8 @@ from pydantic import Field
 
 from agenteval import matching
 from agenteval.evaluators.base import EvalContext, EvaluatorResult, PathEvaluator
-from agenteval.evaluators.confusion import classify, confusion_verdict, count, is_empty, macro_f1, metrics_row
+from agenteval.evaluators.confusion import classify, confusion_verdict, count, is_empty
+from agenteval.metrics import macro_f1, metrics_row
 from agenteval.pairing import pair
 from agenteval.paths import MISSING
 

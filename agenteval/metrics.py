@@ -1,0 +1,36 @@
+"""Precision, recall and F1 from confusion counts: pure, shared by evaluators and summaries.
+
+Undefined values are None, never 0: a ratio whose denominator is 0 says nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    """None (undefined) rather than 0 when there is nothing to divide by."""
+    return numerator / denominator if denominator else None
+
+
+def prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
+    """Precision, recall and F1 = 2TP / (2TP + FP + FN); each None (undefined) when its denominator is 0.
+
+    The count form of F1 equals 2PR / (P + R) wherever both are defined, and is 0 (not undefined)
+    for an attribute that is always wrong or always missed, so it cannot drop out of a macro-F1.
+    """
+    return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
+
+
+def metrics_row(counts: Mapping[str, int]) -> dict[str, Any]:
+    """Counts plus precision, recall and F1 (None where undefined: a denominator of 0)."""
+    tp, fp, fn, tn = (counts.get(k, 0) for k in ("tp", "fp", "fn", "tn"))
+    precision, recall, f1 = prf(tp, fp, fn)
+    return {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "precision": precision, "recall": recall, "f1": f1}
+
+
+def macro_f1(rows: Mapping[str, Mapping[str, Any]]) -> float | None:
+    """Mean of the defined F1s; None when none is defined."""
+    f1s = [row["f1"] for row in rows.values() if row["f1"] is not None]
+    return sum(f1s) / len(f1s) if f1s else None
