@@ -27,6 +27,23 @@ EXIT_CODES = (
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from agenteval import __version__
+
+        typer.echo(f"agenteval {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Run eval suites over extraction pipelines and AI agents; results stream to JSONL."""
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
@@ -54,12 +71,19 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run: skip cases already in the results file.")] = False,
     shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Run shard I of N (1-based), e.g. 2/4.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or tables; one summary line on stderr.")] = False,
+    evaluators: Annotated[
+        Optional[list[str]],
+        typer.Option("--evaluator", metavar="NAME", help="Run only this evaluator (repeatable), e.g. the fast rule checks."),
+    ] = None,
 ) -> None:
     """Run a suite: get each candidate answer, score it, stream one JSON line per case."""
     from agenteval.execute import RunOptions, UsageError, execute
     from agenteval.results import ResultsFileError
 
-    options = RunOptions(suite, output, predictions, workers, filters or [], tags or [], min_pass_rate, resume, shard, quiet)
+    options = RunOptions(
+        suite=suite, output=output, predictions=predictions, workers=workers, filters=filters or [], tags=tags or [],
+        min_pass_rate=min_pass_rate, resume=resume, shard=shard, quiet=quiet, evaluators=evaluators or [],
+    )
     try:
         code = execute(options)
     except (UsageError, ResultsFileError) as exc:

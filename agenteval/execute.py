@@ -40,6 +40,7 @@ class RunOptions:
     resume: bool = False
     shard: str | None = None
     quiet: bool = False
+    evaluators: list[str] = field(default_factory=list)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -74,15 +75,48 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "suite"
 
 
-def _default_output(suite_name: str, resume: bool) -> Path:
+def _default_output(suite_name: str, resume: bool, run_id: str) -> Path:
+    """agenteval-results/<suite>-<time>-<run>.jsonl; with --resume, the newest run of this suite."""
     folder = Path(RESULTS_DIR)
+    slug = _slug(suite_name)
     if resume:
-        runs = sorted(folder.glob(f"{_slug(suite_name)}-*.jsonl"))
+        own = re.compile(re.escape(slug) + r"-\d{8}-\d{6}(-[0-9a-f]{6})?\.jsonl")
+        runs = sorted(
+            (path for path in folder.glob(f"{slug}-*.jsonl") if own.fullmatch(path.name)),
+            key=lambda path: path.stat().st_mtime,
+        )
         if not runs:
             raise UsageError(f"--resume found no earlier run of {suite_name!r} in {folder}/ (give -o)")
         return runs[-1]
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return folder / f"{_slug(suite_name)}-{stamp}.jsonl"
+    return folder / f"{slug}-{stamp}-{run_id[-6:]}.jsonl"
+
+
+def _open_output(path: Path, resume: bool) -> tuple[IO[bytes], bool]:
+    """The results file opened for appending and locked against a second run, and whether it is a
+    regular file (`-o /dev/null` is not: no lock, no summary beside it). Raises UsageError."""
+    import fcntl
+    import stat
+
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory; -o takes a file path (e.g. {path / 'results.jsonl'})")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("ab")
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {path}: {exc.strerror or exc}") from None
+    is_file = stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    if not is_file:
+        return handle, False
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise UsageError(f"{path} is being written by another agenteval run; wait for it, or give another -o") from None
+    if not resume and os.fstat(handle.fileno()).st_size:
+        handle.close()
+        raise UsageError(f"{path} already has results; use --resume to continue it, or another -o")
+    return handle, True
 
 
 def _previous_run(path: Path, suite_name: str, summary: Any) -> tuple[str | None, set[str]]:
@@ -123,7 +157,7 @@ def _wants_progress(quiet: bool) -> bool:
 def execute(options: RunOptions) -> int:
     from agenteval.process import Processes
     from agenteval.report import render_summary
-    from agenteval.results import JsonlWriter, Summary
+    from agenteval.results import JsonlWriter, ResultsWriteError, Summary
     from agenteval.runner import Predictions, PredictionsError, Runner
     from agenteval.suite.loader import SuiteInvalid, load_suite
 
@@ -161,19 +195,24 @@ def execute(options: RunOptions) -> int:
         except PredictionsError as exc:
             raise UsageError(str(exc)) from None
 
-    output = None if to_stdout else Path(options.output) if options.output else _default_output(loaded.suite.name, options.resume)
+    run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    output = None if to_stdout else Path(options.output) if options.output else _default_output(loaded.suite.name, options.resume, run_id)
     summary = Summary()
-    run_id, done = None, set()
-    if output is not None and options.resume:
-        run_id, done = _previous_run(output, loaded.suite.name, summary)
-    elif output is not None and output.exists() and output.stat().st_size:
-        raise UsageError(f"{output} already has results; use --resume to continue it, or another -o")
-    run_id = run_id or f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    done: set[str] = set()
+    handle, is_file = _open_output(output, options.resume) if output is not None else (None, False)
+    if handle is not None and is_file and options.resume:
+        try:
+            previous_id, done = _previous_run(output, loaded.suite.name, summary)
+        except BaseException:
+            handle.close()
+            raise
+        run_id = previous_id or run_id
 
     todo_count = selected_count - (len(done) if selected is None else len(selected & done))
     workers = options.workers or _auto_workers(loaded)
     processes = Processes()
-    runner = Runner(loaded, run_id, processes, predictions)
+    only, skipped = _chosen_evaluators(loaded, options.evaluators)
+    runner = Runner(loaded, run_id, processes, predictions, only)
     cases = (
         case for case in loaded.iter_cases()
         if (selected is None or case.id in selected) and case.id not in done
@@ -181,17 +220,13 @@ def execute(options: RunOptions) -> int:
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     interrupted = False
+    write_failure: str | None = None
 
     with ExitStack() as stack:
-        stream: IO[bytes]
-        if output is None:
-            stream = sys.stdout.buffer
-        else:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            stream = stack.enter_context(output.open("ab"))
+        stream: IO[bytes] = sys.stdout.buffer if handle is None else stack.enter_context(handle)
         if predictions is not None:
             stack.callback(predictions.close)
-        writer = JsonlWriter(stream)
+        writer = JsonlWriter(stream, "results" if output is None else str(output))
         previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         stack.callback(signal.signal, signal.SIGTERM, previous_term)
         progress = _progress(todo_count, options.quiet, stack)
@@ -210,6 +245,10 @@ def execute(options: RunOptions) -> int:
             processes.stop_all()
             results.close()  # type: ignore[attr-defined]
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except ResultsWriteError as exc:  # disk full, file system gone read-only...
+            write_failure = str(exc)
+            processes.stop_all()
+            results.close()  # type: ignore[attr-defined]
 
     report = {
         "run_id": run_id,
@@ -222,18 +261,30 @@ def execute(options: RunOptions) -> int:
         "results_file": str(output) if output else None,
         "selected_cases": selected_count,
         "workers": workers,
+        "evaluators_skipped": skipped,
         **summary.to_dict(),
-        "resolved_suite": loaded.suite.model_dump(mode="json", exclude={"cases"})
+        "resolved_suite": redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
         | {"cases": str(loaded.cases_file) if loaded.cases_file else f"{len(loaded.entries)} inline cases"},
     }
-    if output is not None:
-        summary_path(output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    if output is not None and is_file:
+        try:
+            summary_path(output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+        except OSError as exc:
+            write_failure = write_failure or f"cannot write {summary_path(output)}: {exc.strerror or exc}"
     if options.quiet:
         _print_lines([_one_line(report)])
     else:
         render_summary(report, console)
-        if output is not None:
+        if skipped:
+            console.print(f"skipped evaluators (--evaluator): {', '.join(skipped)}", markup=False, highlight=False)
+        if output is not None and is_file:
             console.print(f"results: {output}  summary: {summary_path(output)}", markup=False, highlight=False, soft_wrap=True)
+    if write_failure:
+        _print_lines([
+            f"error: {write_failure}; the run stopped with {summary.total} of {selected_count} cases on disk"
+            + (f"; free space, then `agenteval run {options.suite} -o {output} --resume` continues" if is_file else "")
+        ])
+        return EXIT_INVALID
     if interrupted:
         if output is None:
             _print_lines([f"interrupted after {summary.total} of {selected_count} cases"])
@@ -257,6 +308,24 @@ def exit_code(total: int, passed: int, errored: int, min_pass_rate: float | None
     return EXIT_FAILED
 
 
+_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|passw(or)?d|authorization|credential)")
+
+
+def redact(data: Any) -> Any:
+    """The resolved suite as written to the summary, without secrets: every value of an `env`
+    mapping, and string values under keys that name a credential (`api_key`, `token`...)."""
+    if isinstance(data, dict):
+        return {
+            key: {name: "<redacted>" for name in value} if key == "env" and isinstance(value, dict)
+            else "<redacted>" if isinstance(value, str) and _SECRET_KEY.search(str(key)) and not str(key).endswith("_env")
+            else redact(value)
+            for key, value in data.items()
+        }
+    if isinstance(data, list):
+        return [redact(item) for item in data]
+    return data
+
+
 def _one_line(report: dict[str, Any]) -> str:
     counts = report["counts"]
     rate = report["pass_rate"]
@@ -264,6 +333,21 @@ def _one_line(report: dict[str, Any]) -> str:
         f"{report['suite']}: {counts['total']} cases, {counts['passed']} passed, {counts['failed']} failed, "
         f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}"
     )
+
+
+def _chosen_evaluators(loaded: Any, names: list[str]) -> tuple[frozenset[str] | None, list[str]]:
+    """(names to run, or None for all; the suite's evaluators left out). Unknown names exit 2."""
+    if not names:
+        return None, []
+    import difflib
+
+    known = [evaluator.label for evaluator in loaded.suite.evaluators]
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(f"--evaluator {name}: the suite has no evaluator of that name{hint} (known: {', '.join(known)})")
+    return frozenset(names), [name for name in known if name not in names]
 
 
 def _auto_workers(loaded: Any) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -45,6 +45,7 @@ _EVALUATOR_KEYS = {f.name for f in fields(EvaluatorResult)}
 
 
 def case_from_dict(data: dict[str, Any]) -> CaseResult:
+    check_result_types(data)
     found = {key: value for key, value in data.items() if key in _CASE_KEYS}
     found["evaluator_results"] = [
         EvaluatorResult(**{k: v for k, v in item.items() if k in _EVALUATOR_KEYS})
@@ -53,12 +54,60 @@ def case_from_dict(data: dict[str, Any]) -> CaseResult:
     return CaseResult(**found)
 
 
+def _number(value: Any) -> bool:
+    return type(value) in (int, float) and value - value == 0  # NaN and infinities give NaN
+
+
+def _texts(value: Any) -> bool:
+    return type(value) is list and all(type(item) is str for item in value)
+
+
+_CASE_TYPES: dict[str, tuple[str, Any]] = {
+    "run_id": ("a string", lambda v: type(v) is str), "suite": ("a string", lambda v: type(v) is str),
+    "case_id": ("a string", lambda v: type(v) is str), "score": ("a finite number", _number),
+    "verdict": ("pass, fail or error", lambda v: v in ("pass", "fail", "error")),
+    "evaluator_results": ("a list", lambda v: type(v) is list), "error": ("a string or null", lambda v: v is None or type(v) is str),
+    "duration_ms": ("a finite number", _number), "tags": ("a list of strings", _texts),
+    "metadata": ("an object", lambda v: type(v) is dict),
+}
+_EVALUATOR_TYPES: dict[str, tuple[str, Any]] = {
+    "name": ("a string", lambda v: type(v) is str), "type": ("a string", lambda v: type(v) is str),
+    "score": ("a finite number", _number), "verdict": ("pass, partial, fail or error", lambda v: v in ("pass", "partial", "fail", "error")),
+    "hits": ("a list of strings", _texts), "misses": ("a list of strings", _texts),
+    "reasoning": ("a string or null", lambda v: v is None or type(v) is str), "details": ("an object or null", lambda v: v is None or type(v) is dict),
+    "error": ("a string or null", lambda v: v is None or type(v) is str), "duration_ms": ("a finite number", _number),
+}
+_CASE_REQUIRED = ("run_id", "suite", "case_id", "score", "verdict")
+_EVALUATOR_REQUIRED = ("name", "type", "score", "verdict")
+
+
+def check_result_types(data: Any) -> None:
+    """Well-formed JSON with a wrong type (a score of "high") is not a result: name the key, never crash later."""
+    _check_keys(data, _CASE_REQUIRED, _CASE_TYPES, "")
+    for index, item in enumerate(data.get("evaluator_results") or []):
+        _check_keys(item, _EVALUATOR_REQUIRED, _EVALUATOR_TYPES, f"evaluator_results[{index}].")
+
+
+def _check_keys(data: Any, required: tuple[str, ...], types: dict[str, tuple[str, Any]], where: str) -> None:
+    if type(data) is not dict:
+        raise ValueError(f"{where.rstrip('.') or 'a result line'} must be a JSON object")
+    for key in required:
+        if key not in data:
+            raise ValueError(f"{where}{key} is missing")
+    for key, value in data.items():
+        expected = types.get(key)
+        if expected is not None and not expected[1](value):
+            raise ValueError(f"{where}{key} must be {expected[0]}, got {orjson.dumps(value).decode()[:60]}")
+
+
 class ResultsFileError(Exception):
     pass
 
 
 def read_results(path: Path) -> Iterator[CaseResult]:
     """Stream the result lines of a JSONL file (a torn last line from a killed run is skipped)."""
+    from agenteval.process import decode_json
+
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -68,40 +117,97 @@ def read_results(path: Path) -> Iterator[CaseResult]:
             if not raw.strip():
                 continue
             try:
-                data = orjson.loads(raw)
-                yield case_from_dict(data)
-            except (orjson.JSONDecodeError, TypeError, AttributeError) as exc:
+                yield case_from_dict(decode_json(raw))
+            except (ValueError, TypeError, AttributeError) as exc:
                 if not raw.endswith(b"\n"):
                     return  # the last line was cut off mid-write
                 raise ResultsFileError(f"{path}:{number}: not a result line: {exc}") from None
 
 
 def repair_torn_tail(path: Path) -> None:
-    """Drop a last line that a killed run left without its newline, so appending stays valid JSONL."""
+    """Drop a last line that a killed run left without its newline, so appending stays valid JSONL.
+
+    The torn line can be longer than any buffer, so the search for the last newline walks back
+    chunk by chunk; only the torn line itself is ever cut.
+    """
     with path.open("rb+") as handle:
-        handle.seek(0, 2)
-        size = handle.tell()
+        size = handle.seek(0, 2)
         if size == 0:
             return
         handle.seek(size - 1)
         if handle.read(1) == b"\n":
             return
-        chunk = min(size, 1 << 20)
-        handle.seek(size - chunk)
-        tail = handle.read(chunk)
-        cut = tail.rfind(b"\n")
-        handle.truncate(size - chunk + cut + 1 if cut >= 0 else 0)
+        end = size
+        while end > 0:
+            start = max(0, end - (1 << 20))
+            handle.seek(start)
+            cut = handle.read(end - start).rfind(b"\n")
+            if cut >= 0:
+                handle.truncate(start + cut + 1)
+                return
+            end = start
+        handle.truncate(0)  # the file holds a single torn line and nothing finished
+
+
+class ResultsWriteError(Exception):
+    """The results could not be written (disk full, file gone read-only...): the run stops."""
 
 
 class JsonlWriter:
-    """Appends one line per case and flushes it, so a killed run leaves every finished case on disk."""
+    """Appends one line per case and flushes it, so a killed run leaves every finished case on disk.
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    A write that fails part-way (disk full) is cut back, so the file stays valid JSONL for --resume.
+    """
+
+    def __init__(self, stream: IO[bytes], name: str = "results") -> None:
         self._stream = stream
+        self._name = name
 
     def write(self, result: CaseResult) -> None:
-        self._stream.write(orjson.dumps(result, option=DUMP_OPTIONS) + b"\n")
-        self._stream.flush()
+        line = dump_line(result)
+        try:
+            start = self._stream.tell() if self._stream.seekable() else None
+        except OSError:
+            start = None
+        try:
+            self._stream.write(line)
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if start is not None:
+                try:
+                    self._stream.truncate(start)
+                except OSError:
+                    pass
+            raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}") from None
+
+
+def dump_line(result: CaseResult) -> bytes:
+    """One JSON line. A non-finite number in the answer is written as Python's json writes it
+    (NaN, Infinity), not as null, so re-scoring the answer from the results gives the same verdict."""
+    line = orjson.dumps(result, option=DUMP_OPTIONS) + b"\n"
+    if has_non_finite(result.output):
+        import json
+
+        placeholder = "\x00output\x00"  # its first occurrence is `output`: only ids precede it
+        slim = orjson.dumps(replace(result, output=placeholder), option=DUMP_OPTIONS).decode()
+        answer = json.dumps(result.output, allow_nan=True, ensure_ascii=False)
+        line = slim.replace(orjson.dumps(placeholder).decode(), answer, 1).encode() + b"\n"
+    return line
+
+
+def has_non_finite(value: Any) -> bool:
+    if type(value) is float:
+        return value != value or value in (_INF, -_INF)
+    if type(value) is dict:
+        return any(has_non_finite(item) for item in value.values())
+    if type(value) is list:
+        return any(has_non_finite(item) for item in value)
+    return False
+
+
+_INF = float("inf")
 
 
 @dataclass

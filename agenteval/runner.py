@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
-from agenteval.extras import MissingDependency
-from agenteval.process import Processes
+from agenteval.evaluators.base import run_evaluator
+from agenteval.process import Processes, decode_json
 from agenteval.results import CaseResult, CaseVerdict
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
@@ -50,8 +49,8 @@ class Predictions:
                     if not raw.strip():
                         continue
                     try:
-                        record = orjson.loads(raw)
-                    except orjson.JSONDecodeError as exc:
+                        record = decode_json(raw)
+                    except ValueError as exc:
                         problems.append(f"{path}:{number}: invalid JSON: {exc}")
                         continue
                     case_id = _prediction_id(record)
@@ -75,7 +74,7 @@ class Predictions:
         with self._lock:
             self._handle.seek(offset)
             line = self._handle.readline()
-        return Answer(orjson.loads(line)["output"])
+        return Answer(decode_json(line)["output"])
 
     def close(self) -> None:
         self._handle.close()
@@ -96,6 +95,7 @@ class Runner:
     run_id: str
     processes: Processes
     predictions: Predictions | None = None
+    only: frozenset[str] | None = None  # --evaluator: run just these evaluators (by name)
 
     def answer(self, case: Case) -> Answer:
         if self.predictions is not None:
@@ -120,6 +120,8 @@ class Runner:
             case.id, case.input, case.expected, answer.output, case.metadata, self.loaded.base_dir, self.processes
         )
         evaluators = self.loaded.evaluators_for(case)
+        if self.only is not None:
+            evaluators = [evaluator for evaluator in evaluators if evaluator.label in self.only]
         results = [run_evaluator(evaluator, ctx) for evaluator in evaluators]
         for own in case.evaluators or ():
             own.close()
@@ -158,19 +160,6 @@ class Runner:
                     yield future.result()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-
-
-def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResult:
-    """Evaluators return failures as data; a bug that raises anyway becomes an `error` verdict too."""
-    started = time.perf_counter()
-    try:
-        result = evaluator.evaluate(ctx)
-    except MissingDependency as exc:
-        result = evaluator.error_result(str(exc))
-    except Exception as exc:  # noqa: BLE001 - the run must go on; the error is kept in the result
-        result = evaluator.error_result(f"evaluator failed: {type(exc).__name__}: {exc}")
-    result.duration_ms = (time.perf_counter() - started) * 1000
-    return result
 
 
 def combine(evaluators: list[EvaluatorConfig], results: list[EvaluatorResult]) -> tuple[float, CaseVerdict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import Field, PrivateAttr
 
 from agenteval.config import StrictModel
+from agenteval.extras import MissingDependency
 from agenteval.paths import MISSING, compile_path, resolve
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ class EvaluatorResult:
     details: dict[str, Any] | None = None
     error: str | None = None
     duration_ms: float = 0.0
+    criterion: dict[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -44,6 +47,16 @@ class EvalContext:
     processes: Processes | None = None
 
 
+class Criterion(StrictModel):
+    """What an evaluator judges, in words: a suite of criteria reads like a rubric."""
+
+    name: str = Field(min_length=1, description="A short name for what is judged, e.g. `tone`.")
+    description: str | None = Field(None, description="What a good answer does, for people reading the results.")
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name} if self.description is None else {"name": self.name, "description": self.description}
+
+
 class EvaluatorConfig(StrictModel):
     """Keys every evaluator accepts; subclasses add their own and implement `evaluate`."""
 
@@ -53,6 +66,7 @@ class EvaluatorConfig(StrictModel):
     min_score: float | None = Field(
         None, ge=0, le=1, description="Overrides the default verdict rule: pass iff score >= min_score."
     )
+    criterion: Criterion | None = Field(None, description="What this evaluator judges; kept in every result it gives.")
 
     type_name: ClassVar[str]
 
@@ -107,6 +121,22 @@ class PathEvaluator(EvaluatorConfig):
         if getattr(self, "matching", None) == "optimal" and (message := missing_warning("scipy", "matching: optimal")):
             found.append((("matching",), message))
         return found
+
+
+def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResult:
+    """Evaluators return failures as data; a bug that raises anyway becomes an `error` verdict too.
+    The result is stamped with the evaluator's criterion and its duration."""
+    started = time.perf_counter()
+    try:
+        result = evaluator.evaluate(ctx)
+    except MissingDependency as exc:
+        result = evaluator.error_result(str(exc))
+    except Exception as exc:  # noqa: BLE001 - the run must go on; the error is kept in the result
+        result = evaluator.error_result(f"evaluator failed: {type(exc).__name__}: {exc}")
+    if evaluator.criterion is not None:
+        result.criterion = evaluator.criterion.as_dict()
+    result.duration_ms = (time.perf_counter() - started) * 1000
+    return result
 
 
 def graded_verdict(score: float) -> Verdict:
