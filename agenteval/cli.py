@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -75,6 +75,31 @@ def run(
         Optional[list[str]],
         typer.Option("--evaluator", metavar="NAME", help="Run only this evaluator (repeatable), e.g. the fast rule checks."),
     ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", metavar="local|ray", help="Where cases are scored: this process (local) or a Ray cluster.")
+    ] = "local",
+    ray_address: Annotated[
+        Optional[str], typer.Option("--ray-address", metavar="ADDRESS", help="Ray cluster to join (auto, ray://host:10001). Default: start a local Ray instance.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", metavar="N", help="Cases per Ray task.")] = 64,
+    show_failures: Annotated[
+        int, typer.Option("--show-failures", metavar="N", help="Failing or errored cases listed after the tables, worst first (0: none).")
+    ] = 10,
+    junit: Annotated[Optional[Path], typer.Option("--junit", metavar="PATH", help="Also write a JUnit XML report (one testcase per case).")] = None,
+    markdown: Annotated[
+        Optional[Path], typer.Option("--markdown", metavar="PATH", help="Also write a Markdown report (appended to $GITHUB_STEP_SUMMARY when set).")
+    ] = None,
+    html: Annotated[Optional[Path], typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report.")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", metavar="N", help="Run each case N times; the summary shows the spread and flaky cases.")] = 1,
+    cache_dir: Annotated[
+        Optional[Path], typer.Option("--cache-dir", metavar="DIR", help="Response cache folder. Default: .agenteval/cache next to the suite.")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+    refresh_cache: Annotated[bool, typer.Option("--refresh-cache", help="Send every request again and store the new responses.")] = False,
+    store: Annotated[
+        Optional[str], typer.Option("--store", metavar="URL", help="Save results in a SQL store instead of a JSONL file: sqlite:///runs.db or postgresql://USER@HOST/DB.")
+    ] = None,
+    otel: Annotated[bool, typer.Option("--otel", help="Emit an OpenTelemetry span per case and per evaluator (OTLP settings from OTEL_* variables).")] = False,
 ) -> None:
     """Run a suite: get each candidate answer, score it, stream one JSON line per case."""
     from agenteval.execute import RunOptions, UsageError, execute
@@ -83,10 +108,15 @@ def run(
     options = RunOptions(
         suite=suite, output=output, predictions=predictions, workers=workers, filters=filters or [], tags=tags or [],
         min_pass_rate=min_pass_rate, resume=resume, shard=shard, quiet=quiet, evaluators=evaluators or [],
+        executor=executor, ray_address=ray_address, batch_size=batch_size,
+        show_failures=show_failures, junit=junit, markdown=markdown, html=html,
+        repeat=repeat, cache_dir=cache_dir, no_cache=no_cache, refresh_cache=refresh_cache, store=store, otel=otel,
     )
+    from agenteval.reports.outputs import ReportError
+
     try:
         code = execute(options)
-    except (UsageError, ResultsFileError) as exc:
+    except (UsageError, ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -114,7 +144,7 @@ def validate(
         for warning in loaded.warnings:
             typer.echo(warning.render(), err=True)
         evaluators = len(loaded.suite.evaluators)
-        typer.echo(f"{path}: ok ({len(loaded.entries)} cases, {evaluators} evaluator{'s' if evaluators != 1 else ''})")
+        typer.echo(f"{path}: ok ({loaded.case_count} cases, {evaluators} evaluator{'s' if evaluators != 1 else ''})")
     raise typer.Exit(code)
 
 
@@ -136,54 +166,63 @@ def schema(
 def report(
     results: Annotated[list[Path], typer.Argument(metavar="RESULTS.jsonl...", help="Results JSONL files (e.g. the shards of one run).")],
     min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", metavar="RATE", help="Exit 0 when at least this fraction passed.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
+    fmt: Annotated[str, typer.Option("--format", metavar="table|json|markdown|junit|html", help="What to produce.")] = "table",
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="PATH", help="Write the report here instead of stdout.")] = None,
+    show_failures: Annotated[int, typer.Option("--show-failures", metavar="N", help="Failing cases listed (table, markdown), worst first.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read run ids (or `latest`) from this SQL store.")] = None,
 ) -> None:
-    """Summary tables and dataset metrics of finished runs."""
-    import orjson
-    from rich.console import Console
-
+    """Summary, failures and reports (JUnit, Markdown, HTML) of finished runs, without re-running anything."""
     from agenteval.execute import exit_code
-    from agenteval.report import render_summary
-    from agenteval.results import ResultsFileError, Summary, read_results
+    from agenteval.reports.finished import report_results
+    from agenteval.reports.outputs import ReportError
+    from agenteval.results import ResultsFileError
 
-    summary = Summary()
-    suites: list[str] = []
+    if min_pass_rate is not None and not 0 <= min_pass_rate <= 1:
+        raise _fail(f"--min-pass-rate must be between 0 and 1, got {min_pass_rate}")
     try:
-        for path in results:
-            for result in read_results(path):
-                summary.add(result)
-                if result.suite not in suites:
-                    suites.append(result.suite)
-    except ResultsFileError as exc:
+        sources, opened = _stored_runs(results, store)
+        summary = report_results(sources, "json" if as_json else fmt, output, show_failures)
+    except (ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
-    if not summary.total:
-        raise _fail("no result lines in " + ", ".join(map(str, results)))
-    data = {"suite": ", ".join(suites), **summary.to_dict()}
-    if as_json:
-        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        render_summary(data, Console(highlight=False))
+    if opened is not None:
+        opened.close()
     raise typer.Exit(exit_code(summary.total, summary.passed, summary.verdicts["error"], min_pass_rate))
 
 
-@app.command(epilog="Exit codes: 0 no regression; 1 some case regressed; 2 unreadable input.")
+@app.command(epilog="Exit codes: 0 the gate passed; 1 it failed; 2 unreadable input, or runs of two different suites.")
 def compare(
     base: Annotated[Path, typer.Argument(metavar="BASE.jsonl", help="Results JSONL of the baseline run.")],
     new: Annotated[Path, typer.Argument(metavar="NEW.jsonl", help="Results JSONL of the new run.")],
-    min_delta: Annotated[float, typer.Option("--min-delta", metavar="DELTA", help="Ignore score changes of at most this much.")] = 1e-9,
+    fmt: Annotated[str, typer.Option("--format", metavar="table|json|markdown", help="What to print.")] = "table",
+    max_regressions: Annotated[
+        int, typer.Option("--max-regressions", metavar="N", help="Cases allowed to go from pass to not passing (failed, errored or missing).")
+    ] = 0,
+    tolerance: Annotated[
+        Optional[float], typer.Option("--tolerance", metavar="DELTA", help="Fail when any case's score drops by more than this. Default: only drops that worsen the verdict.")
+    ] = None,
+    update_baseline: Annotated[bool, typer.Option("--update-baseline", help="When the gate passes, copy NEW over BASE.")] = False,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read run ids (or `latest`) from this SQL store.")] = None,
 ) -> None:
-    """Per-case regressions and improvements between two runs."""
-    from rich.console import Console
+    """Per-case changes between two runs of a suite, and a gate for CI."""
+    from agenteval.reports.compare import Gate, compare_command
+    from agenteval.reports.outputs import ReportError
+    from agenteval.results import ResultsFileError
 
-    from agenteval.report import compare as compare_runs, render_comparison
-    from agenteval.results import ResultsFileError, read_results
-
+    if max_regressions < 0:
+        raise _fail(f"--max-regressions must be 0 or more, got {max_regressions}")
+    if tolerance is not None and not tolerance >= 0:
+        raise _fail(f"--tolerance must be 0 or more, got {tolerance}")
     try:
-        outcome = compare_runs(read_results(base), read_results(new), min_delta)
-    except ResultsFileError as exc:
+        (base_source, new_source), opened = _stored_runs([base, new], store)
+        if opened is not None and update_baseline:
+            raise _fail("--update-baseline copies results files; it does not apply to runs in a store")
+        code = compare_command(base_source, new_source, fmt, Gate(max_regressions, tolerance), update_baseline)
+    except (ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
-    render_comparison(outcome, Console(highlight=False))
-    raise typer.Exit(1 if outcome.regressions else 0)
+    if opened is not None:
+        opened.close()
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -202,8 +241,130 @@ def init(
     typer.echo(f"next: agenteval run {directory / 'suite.yaml'}")
 
 
+def _stored_runs(items: list[Path], url: str | None) -> tuple[list[Any], Any]:
+    """The results files as given; with --store, a name that is not a file is a run id there (or
+    `latest`). Also the store opened, to close. Raises ResultsFileError (StoreError)."""
+    if url is None:
+        return list(items), None
+    from agenteval.stores import StoredRun, open_store
+
+    opened = open_store(url)
+    return [item if item.is_file() else StoredRun(opened, opened.find_run(str(item))) for item in items], opened
+
+
+@app.command()
+def history(
+    store: Annotated[
+        Optional[str], typer.Option("--store", metavar="URL|DIR", help="A SQL store URL, or a folder of JSONL runs. Default: agenteval-results.")
+    ] = None,
+    suite: Annotated[Optional[str], typer.Option("--suite", metavar="NAME", help="Only runs of this suite.")] = None,
+    limit: Annotated[int, typer.Option("--limit", metavar="N", help="The newest N runs (0: all).")] = 20,
+    fmt: Annotated[str, typer.Option("--format", metavar="table|json|markdown", help="What to print.")] = "table",
+) -> None:
+    """Runs over time: pass rate, mean score, and per-evaluator and per-field trends."""
+    from agenteval.stores import is_store_url
+    from agenteval.stores.history import folder_runs, history_json, history_markdown, render_history
+
+    if fmt not in ("table", "json", "markdown"):
+        raise _fail(f"--format takes table, json or markdown, got {fmt!r}")
+    if limit < 0:
+        raise _fail(f"--limit must be 0 or more, got {limit}")
+    if store is not None and is_store_url(store):
+        from agenteval.results import ResultsFileError
+        from agenteval.stores import open_store
+
+        try:
+            opened = open_store(store)
+            runs = opened.history_rows(suite, limit)
+        except ResultsFileError as exc:
+            raise _fail(str(exc)) from None
+        opened.close()
+    else:
+        from agenteval.execute import RESULTS_DIR
+
+        folder = Path(store or RESULTS_DIR)
+        if not folder.is_dir():
+            raise _fail(f"{folder} is not a folder of runs; give --store URL (a SQL store) or --store DIR")
+        runs = folder_runs(folder, suite, limit)
+    if fmt == "json":
+        sys.stdout.write(history_json(runs) + "\n")
+    elif fmt == "markdown":
+        sys.stdout.write(history_markdown(runs))
+    else:
+        from rich.console import Console
+
+        render_history(runs, Console(highlight=False))
+
+
+feedback_app = typer.Typer(
+    name="feedback", help="Human feedback beside the automatic scores.", no_args_is_help=True, rich_markup_mode=None
+)
+app.add_typer(feedback_app)
+
+
+@feedback_app.command("add", epilog="Exit codes: 0 folded in; 2 bad feedback, an unknown case or an unreadable input (nothing changed).")
+def feedback_add(
+    files: Annotated[
+        list[Path], typer.Argument(metavar="[RESULTS.jsonl] FEEDBACK.jsonl", help="The results file (none with --store), then the feedback.")
+    ],
+    store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Fold into a run in this SQL store.")] = None,
+    run_id: Annotated[str, typer.Option("--run", metavar="RUN_ID", help="The run in the store.")] = "latest",
+    suite: Annotated[Optional[str], typer.Option("--suite", metavar="NAME", help="With --run latest: the newest run of this suite.")] = None,
+    scale: Annotated[str, typer.Option("--scale", metavar="unit|binary|pass_fail|likert5|percent", help="How the scores read.")] = "unit",
+) -> None:
+    """Fold {case_id, criterion, score, note, reviewer} records into results as `human:<criterion>` evaluator results."""
+    from typing import get_args
+
+    from agenteval.evaluators.scales import ScaleName
+    from agenteval.results import ResultsFileError
+    from agenteval.stores.feedback import FeedbackError, fold_into_file, fold_into_store, read_feedback
+
+    if scale not in get_args(ScaleName):
+        raise _fail(f"--scale takes one of {', '.join(get_args(ScaleName))}, got {scale!r}")
+    wanted = 1 if store else 2
+    if len(files) != wanted:
+        usage = "--store URL FEEDBACK.jsonl" if store else "RESULTS.jsonl FEEDBACK.jsonl"
+        raise _fail(f"feedback add takes {usage}")
+    try:
+        feedback = read_feedback(files[-1], scale)  # type: ignore[arg-type]
+        if store is None:
+            written, where = fold_into_file(files[0], feedback), str(files[0])
+        else:
+            from agenteval.stores import open_store
+
+            opened = open_store(store)
+            try:
+                found = opened.find_run(run_id, suite)
+                written, where = fold_into_store(opened, found, feedback), f"run {found} in {opened.url}"
+            finally:
+                opened.close()
+    except (FeedbackError, ResultsFileError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"{written} human result{'s' if written != 1 else ''} from {files[-1]} folded into {where}")
+
+
+@app.command("evaluators")
+def list_evaluators() -> None:
+    """Every evaluator type, built-in or from an installed plugin, with a one-line description."""
+    from agenteval.evaluators import BUILT_IN_TYPES, registry
+    from agenteval.plugins import declared_plugins, describe
+
+    types = registry()
+    packages = {plugin.type_name: plugin.package for plugin in declared_plugins()}
+    width = max(map(len, types))
+    for name, cls in types.items():
+        source = "" if name in BUILT_IN_TYPES else f"  (plugin from {packages.get(name, 'an unknown package')})"
+        typer.echo(f"{name:<{width}}  {describe(cls)}{source}")
+
+
 def main() -> None:
-    app()
+    from agenteval.plugins import PluginError
+
+    try:
+        app()
+    except PluginError as exc:  # a broken plugin stops only the commands that need evaluator types
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

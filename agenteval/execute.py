@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import signal
@@ -41,6 +40,19 @@ class RunOptions:
     shard: str | None = None
     quiet: bool = False
     evaluators: list[str] = field(default_factory=list)
+    executor: str = "local"
+    ray_address: str | None = None
+    batch_size: int = 64
+    show_failures: int = 10  # --show-failures, --junit, --markdown, --html: agenteval.reports
+    junit: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+    repeat: int = 1  # --repeat N: each case N times (agenteval.repeats)
+    cache_dir: Path | None = None  # --cache-dir: the response cache's folder (agenteval.endpoints)
+    no_cache: bool = False
+    refresh_cache: bool = False
+    store: str | None = None  # --store URL: results go to a SQL store instead of a JSONL file (agenteval.stores)
+    otel: bool = False  # --otel: a span per case and per evaluator (agenteval.tracing)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -51,19 +63,11 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def select_ids(entries: list[Any], filters: list[str], tags: list[str], shard: tuple[int, int] | None) -> set[str] | None:
-    """The ids to run, or None for all of them (no set is built for the common case)."""
-    if not filters and not tags and shard is None:
-        return None
-    chosen = [
-        entry for entry in entries
-        if (not filters or any(fnmatch.fnmatchcase(entry.id, glob) for glob in filters))
-        and (not tags or any(tag in entry.tags for tag in tags))
-    ]
-    if shard is not None:
-        index, count = shard
-        chosen = chosen[index - 1 :: count]
-    return {entry.id for entry in chosen}
+def case_selection(filters: list[str], tags: list[str], shard: tuple[int, int] | None) -> Any:
+    """The run's --filter/--tag/--shard, decided case by case while the loader validates the cases."""
+    from agenteval.suite.selection import Selection
+
+    return Selection(tuple(filters), tuple(tags), shard)
 
 
 def summary_path(results: Path) -> Path:
@@ -156,10 +160,11 @@ def _wants_progress(quiet: bool) -> bool:
 
 def execute(options: RunOptions) -> int:
     from agenteval.process import Processes
-    from agenteval.report import render_summary
+    from agenteval.reports.outputs import run_reports
+    from agenteval.reports.table import render_summary
     from agenteval.results import JsonlWriter, ResultsWriteError, Summary
     from agenteval.runner import Predictions, PredictionsError, Runner
-    from agenteval.suite.loader import SuiteInvalid, load_suite
+    from agenteval.suite.loader import CasesChanged, SuiteInvalid, load_suite
 
     to_stdout = options.output == "-"
     console = _human_console(to_stderr=to_stdout)
@@ -170,19 +175,21 @@ def execute(options: RunOptions) -> int:
         raise UsageError(f"--workers must be at least 1, got {options.workers}")
     if options.resume and to_stdout:
         raise UsageError("--resume needs a results file, not -o -")
+    _check_endpoint_options(options)
+    _check_executor(options)
 
     try:
-        loaded = load_suite(options.suite)
+        loaded = load_suite(options.suite, case_selection(options.filters, options.tags, shard))
     except SuiteInvalid as invalid:
         _print_lines(problem.render() for problem in invalid.problems)
         return EXIT_INVALID
     _print_lines(warning.render() for warning in loaded.warnings)
 
-    selected = select_ids(loaded.entries, options.filters, options.tags, shard)
-    selected_count = len(loaded.entries) if selected is None else len(selected)
+    selected = loaded.selected  # None: every case; else len() and `in`, counted while validating
+    selected_count = loaded.case_count if selected is None else len(selected)
     if not selected_count:
         raise UsageError(
-            f"no case selected: the suite has {len(loaded.entries)} cases and none matches"
+            f"no case selected: the suite has {loaded.case_count} cases and none matches"
             + "".join(f" --filter {g}" for g in options.filters)
             + "".join(f" --tag {t}" for t in options.tags)
             + (f" --shard {options.shard}" if options.shard else "")
@@ -195,9 +202,15 @@ def execute(options: RunOptions) -> int:
         except PredictionsError as exc:
             raise UsageError(str(exc)) from None
 
+    reports = run_reports(options)
     run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
-    output = None if to_stdout else Path(options.output) if options.output else _default_output(loaded.suite.name, options.resume, run_id)
-    summary = Summary()
+    tracer = _run_tracer(options.otel)  # --otel
+    store = _open_store(options, loaded)  # None: the results go to a JSONL file
+    output = (
+        None if to_stdout or store is not None
+        else Path(options.output) if options.output else _default_output(loaded.suite.name, options.resume, run_id)
+    )
+    summary = Summary(options.repeat)
     done: set[str] = set()
     handle, is_file = _open_output(output, options.resume) if output is not None else (None, False)
     if handle is not None and is_file and options.resume:
@@ -207,16 +220,18 @@ def execute(options: RunOptions) -> int:
             handle.close()
             raise
         run_id = previous_id or run_id
+    if store is not None:
+        run_id, done = _start_store_run(store, loaded, run_id, options.resume, (summary.add, reports.add))
+    elif done:
+        reports.add_file(output)
 
     todo_count = selected_count - (len(done) if selected is None else len(selected & done))
     workers = options.workers or _auto_workers(loaded)
     processes = Processes()
     only, skipped = _chosen_evaluators(loaded, options.evaluators)
-    runner = Runner(loaded, run_id, processes, predictions, only)
-    cases = (
-        case for case in loaded.iter_cases()
-        if (selected is None or case.id in selected) and case.id not in done
-    )
+    endpoints = _open_endpoints(loaded, options)
+    runner = Runner(loaded, run_id, processes, predictions, only, endpoints=endpoints, repeat=options.repeat)
+    cases = (case for case in loaded.iter_cases() if case.id not in done)  # iter_cases yields the selected ones
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     interrupted = False
@@ -226,20 +241,36 @@ def execute(options: RunOptions) -> int:
         stream: IO[bytes] = sys.stdout.buffer if handle is None else stack.enter_context(handle)
         if predictions is not None:
             stack.callback(predictions.close)
+        stack.callback(endpoints.close)
         writer = JsonlWriter(stream, "results" if output is None else str(output))
         previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         stack.callback(signal.signal, signal.SIGTERM, previous_term)
         progress = _progress(todo_count, options.quiet, stack)
+        save = writer.write if store is None else store.save
+        trace = (lambda result: None) if tracer is None else tracer.case
+        if tracer is not None:
+            stack.callback(tracer.close)
         results: Iterator[Any] = runner.run(cases, workers)
+        if options.executor == "ray":
+            from agenteval.ray_executor import RayOptions, run_on_ray
+
+            ray_options = RayOptions(options.ray_address, options.batch_size, workers)
+            results = run_on_ray(options.suite.resolve(), cases, run_id, ray_options, predictions, only)
         try:
             for result in results:
-                writer.write(result)
+                save(result)
                 summary.add(result)
+                reports.add(result)
                 progress(result)
+                trace(result)
         except KeyboardInterrupt:
             interrupted = True
             processes.stop_all()
             results.close()  # type: ignore[attr-defined]
+        except CasesChanged as exc:  # the cases file was edited mid-run: stop rather than run unvalidated cases
+            interrupted = True
+            processes.stop_all()
+            _print_lines([f"error: {exc}"])
         except BrokenPipeError:  # the reader of `-o -` went away (e.g. `| head`)
             interrupted = True
             processes.stop_all()
@@ -263,9 +294,13 @@ def execute(options: RunOptions) -> int:
         "workers": workers,
         "evaluators_skipped": skipped,
         **summary.to_dict(),
+        **_suite_limits(loaded, summary),
         "resolved_suite": redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
-        | {"cases": str(loaded.cases_file) if loaded.cases_file else f"{len(loaded.entries)} inline cases"},
+        | {"cases": str(loaded.cases_file) if loaded.cases_file else f"{loaded.case_count} inline cases"},
     }
+    if store is not None:
+        report["results_store"] = store.url
+        write_failure = _close_store_run(store, run_id, report) or write_failure
     if output is not None and is_file:
         try:
             summary_path(output).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
@@ -275,10 +310,17 @@ def execute(options: RunOptions) -> int:
         _print_lines([_one_line(report)])
     else:
         render_summary(report, console)
+        reports.render_failures(console)
         if skipped:
             console.print(f"skipped evaluators (--evaluator): {', '.join(skipped)}", markup=False, highlight=False)
         if output is not None and is_file:
             console.print(f"results: {output}  summary: {summary_path(output)}", markup=False, highlight=False, soft_wrap=True)
+        elif store is not None:
+            console.print(f"results: run {run_id} in {store.url}", markup=False, highlight=False, soft_wrap=True)
+    reports.write(report)
+    if write_failure and store is not None:
+        _print_lines([f"error: {write_failure}; {_store_resume_hint(options, store)} continues the run"])
+        return EXIT_INVALID
     if write_failure:
         _print_lines([
             f"error: {write_failure}; the run stopped with {summary.total} of {selected_count} cases on disk"
@@ -286,7 +328,12 @@ def execute(options: RunOptions) -> int:
         ])
         return EXIT_INVALID
     if interrupted:
-        if output is None:
+        if store is not None:
+            _print_lines([
+                f"interrupted: {summary.total} of {selected_count} cases are in {store.url} (run {run_id}); "
+                f"{_store_resume_hint(options, store)} continues"
+            ])
+        elif output is None:
             _print_lines([f"interrupted after {summary.total} of {selected_count} cases"])
         else:
             _print_lines([
@@ -294,7 +341,75 @@ def execute(options: RunOptions) -> int:
                 f"`agenteval run {options.suite} -o {output} --resume` continues"
             ])
         return EXIT_INTERRUPTED
-    return exit_code(summary.total, summary.passed, summary.verdicts["error"], options.min_pass_rate)
+    code = exit_code(summary.total, summary.passed, summary.verdicts["error"], options.min_pass_rate)
+    failed_limits = [check for check in report.get("suite_limits", []) if not check["passed"]]
+    if failed_limits:
+        from agenteval.evaluators.budgets import describe_limit
+
+        _print_lines(f"suite limit not met: {describe_limit(check)}" for check in failed_limits)
+    return EXIT_FAILED if failed_limits and code == EXIT_OK else code
+
+
+def _open_store(options: RunOptions, loaded: Any) -> Any:
+    """The SQL store of --store, or of the suite's `store:` unless -o names a file; None for JSONL."""
+    if options.store is not None and options.output is not None:
+        raise UsageError("--store and -o are two destinations for the results; give one")
+    url, base_dir = (options.store, Path.cwd()) if options.store else (loaded.suite.store, loaded.base_dir)
+    if url is None or (options.store is None and options.output is not None):
+        return None
+    from agenteval.stores import open_store
+
+    return open_store(url, base_dir)
+
+
+def _start_store_run(store: Any, loaded: Any, run_id: str, resume: bool, sinks: tuple[Any, ...]) -> tuple[str, set[str]]:
+    """Record the run in the store, or with --resume continue the suite's newest run there: its
+    saved cases are counted (into `sinks`) and skipped."""
+    from agenteval.stores import RunStart
+
+    config = redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
+    try:
+        run_id = store.open_run(RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config), resume)
+        done: set[str] = set()
+        for result in store.read_run(run_id) if resume else ():
+            done.add(result.case_id)
+            for sink in sinks:
+                sink(result)
+    except BaseException:
+        store.close()
+        raise
+    return run_id, done
+
+
+def _close_store_run(store: Any, run_id: str, report: dict[str, Any]) -> str | None:
+    """Save the summary and disconnect; what went wrong, if anything."""
+    from agenteval.results import ResultsWriteError
+
+    try:
+        store.close_run(run_id, report)
+    except ResultsWriteError as exc:
+        return str(exc)
+    finally:
+        store.close()
+    return None
+
+
+def _store_resume_hint(options: RunOptions, store: Any) -> str:
+    where = f" --store {store.url}" if options.store else ""
+    return f"`agenteval run {options.suite}{where} --resume`"
+
+
+def _run_tracer(enabled: bool) -> Any:
+    """--otel: what turns each result into spans (agenteval.tracing), or None."""
+    if not enabled:
+        return None
+    from agenteval.extras import MissingDependency
+    from agenteval.tracing import run_tracer
+
+    try:
+        return run_tracer()
+    except MissingDependency as exc:
+        raise UsageError(str(exc)) from None
 
 
 def exit_code(total: int, passed: int, errored: int, min_pass_rate: float | None) -> int:
@@ -335,6 +450,24 @@ def _one_line(report: dict[str, Any]) -> str:
     )
 
 
+def _check_executor(options: RunOptions) -> None:
+    if options.executor not in ("local", "ray"):
+        raise UsageError(f"--executor takes local or ray, got {options.executor!r}")
+    if options.batch_size < 1:
+        raise UsageError(f"--batch-size must be at least 1, got {options.batch_size}")
+    if options.executor == "local":
+        if options.ray_address:
+            raise UsageError("--ray-address goes with --executor ray")
+        return
+    from agenteval.extras import MissingDependency
+    from agenteval.ray_executor import require_ray
+
+    try:
+        require_ray(local=options.ray_address is None)
+    except MissingDependency as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _chosen_evaluators(loaded: Any, names: list[str]) -> tuple[frozenset[str] | None, list[str]]:
     """(names to run, or None for all; the suite's evaluators left out). Unknown names exit 2."""
     if not names:
@@ -355,10 +488,38 @@ def _auto_workers(loaded: Any) -> int:
     from agenteval.evaluators.code_judge import CodeJudge
     from agenteval.targets import CommandTarget
 
+    from agenteval.endpoints import endpoint_workers
+
     waits = isinstance(loaded.suite.target, CommandTarget) or any(
         isinstance(e, CodeJudge) for e in loaded.suite.evaluators
     )
-    return min(8, (os.cpu_count() or 2) * 2) if waits else 1
+    return max(min(8, (os.cpu_count() or 2) * 2) if waits else 1, endpoint_workers(loaded.suite))
+
+
+def _check_endpoint_options(options: RunOptions) -> None:
+    if options.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, got {options.repeat}")
+    if options.repeat > 1 and options.resume:
+        raise UsageError("--repeat cannot continue a run (--resume): start a new one")
+    if options.no_cache and (options.refresh_cache or options.cache_dir is not None):
+        raise UsageError("--no-cache goes with neither --refresh-cache nor --cache-dir")
+
+
+def _open_endpoints(loaded: Any, options: RunOptions) -> Any:
+    from agenteval.endpoints import CacheError, open_endpoints
+
+    try:
+        return open_endpoints(loaded, options.cache_dir, not options.no_cache, options.refresh_cache)
+    except CacheError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _suite_limits(loaded: Any, summary: Any) -> dict[str, Any]:
+    """`suite_limits` for the report: the run-wide thresholds of latency/token_usage/cost evaluators."""
+    from agenteval.evaluators.budgets import check_suite_limits
+
+    checks = check_suite_limits(loaded.suite.evaluators, summary.usage.to_dict())
+    return {"suite_limits": checks} if checks else {}
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

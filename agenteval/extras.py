@@ -1,27 +1,69 @@
-"""Optional dependencies (the `geometry` extra: shapely, scipy) and what to say when one is missing."""
+"""Optional dependencies, grouped in extras, and what to say when one is missing.
+
+`geometry`: shapely, scipy (exact polygon IoU, optimal pairing). `text`: vaderSentiment, afinn,
+better-profanity (offline sentiment lexicons and the default toxicity word list). `store`:
+SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP exporter (--otel).
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+from pathlib import Path
 from types import ModuleType
 
-EXTRA = "geometry"
+# Top-level module -> (package name on PyPI, extra that installs it).
+PACKAGES = {
+    "shapely": ("shapely", "geometry"),
+    "scipy": ("scipy", "geometry"),
+    "vaderSentiment": ("vaderSentiment", "text"),
+    "afinn": ("afinn", "text"),
+    "better_profanity": ("better-profanity", "text"),
+    "sqlalchemy": ("sqlalchemy", "store"),
+    "psycopg": ("psycopg", "store"),
+    "opentelemetry": ("opentelemetry-sdk", "otel"),
+}
 
 
 class MissingDependency(ImportError):
     """A feature needs a package that is not installed; the message says how to install it."""
 
 
+def install_hint(module: str) -> str:
+    """`pip install 'agenteval[extra]'` for the extra that ships `module`."""
+    package, extra = PACKAGES.get(module.split(".")[0], (module.split(".")[0], None))
+    return f"pip install 'agenteval[{extra}]'" if extra else f"pip install {package}"
+
+
+def _package(module: str) -> str:
+    top = module.split(".")[0]
+    return PACKAGES.get(top, (top, None))[0]
+
+
 def require(module: str, feature: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingDependency(f"{feature} needs {module.split('.')[0]}: pip install 'agenteval[{EXTRA}]'") from None
+        raise MissingDependency(f"{feature} needs {_package(module)}: {install_hint(module)}") from None
+
+
+def package_folder(module: str, feature: str) -> Path:
+    """Where an installed package's files are, without importing it (to read a data file it ships)."""
+    spec = _find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependency(f"{feature} needs {_package(module)}: {install_hint(module)}")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def missing_warning(module: str, feature: str) -> str | None:
     """A load-time warning when `module` is not installed, else None."""
-    if importlib.util.find_spec(module.split(".")[0]) is None:
-        return f"{feature} needs {module.split('.')[0]}, which is not installed: pip install 'agenteval[{EXTRA}]'"
+    if _find_spec(module) is None:
+        return f"{feature} needs {_package(module)}, which is not installed: {install_hint(module)}"
     return None
+
+
+def _find_spec(module: str) -> importlib.machinery.ModuleSpec | None:
+    try:
+        return importlib.util.find_spec(module.split(".")[0])
+    except (ImportError, ValueError):  # a module blocked in sys.modules, or one without a spec
+        return None

@@ -16,6 +16,8 @@ from typing import IO, Any, Literal
 import orjson
 
 from agenteval.evaluators.base import EvaluatorResult
+from agenteval.repeats import RepeatStats
+from agenteval.usage import UsageStats
 from agenteval.metrics import macro_f1, metrics_row, ratio
 
 CaseVerdict = Literal["pass", "fail", "error"]
@@ -38,6 +40,12 @@ class CaseResult:
     duration_ms: float = 0.0
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] | None = None  # latency_ms, tokens, cost_usd of the answer (agenteval.usage)
+    repetition: int = 0  # which of `--repeat N` runs of the case this is
+    timestamp: str | None = None  # when the case finished (ISO 8601, UTC)
+    input: Any = None  # the case input as evaluated: the record stays meaningful when the dataset changes
+    agent_id: str | None = None  # from the case's metadata, to group results by agent and session
+    session_id: str | None = None
 
 
 _CASE_KEYS = {f.name for f in fields(CaseResult)}
@@ -69,6 +77,9 @@ _CASE_TYPES: dict[str, tuple[str, Any]] = {
     "evaluator_results": ("a list", lambda v: type(v) is list), "error": ("a string or null", lambda v: v is None or type(v) is str),
     "duration_ms": ("a finite number", _number), "tags": ("a list of strings", _texts),
     "metadata": ("an object", lambda v: type(v) is dict),
+    "timestamp": ("a string or null", lambda v: v is None or type(v) is str),
+    "agent_id": ("a string or null", lambda v: v is None or type(v) is str),
+    "session_id": ("a string or null", lambda v: v is None or type(v) is str),
 }
 _EVALUATOR_TYPES: dict[str, tuple[str, Any]] = {
     "name": ("a string", lambda v: type(v) is str), "type": ("a string", lambda v: type(v) is str),
@@ -217,6 +228,7 @@ class _EvaluatorStats:
     score_sum: float = 0.0
     duration_sum: float = 0.0
     verdicts: Counter[str] = field(default_factory=Counter)
+    criterion: dict[str, str] | None = None
 
 
 @dataclass
@@ -230,9 +242,11 @@ class _FieldStats:
 class Summary:
     """Counters that grow with the number of evaluators and fields, never with the number of cases."""
 
-    def __init__(self) -> None:
+    def __init__(self, repeat: int = 1) -> None:
         self.total = 0
         self.verdicts: Counter[str] = Counter()
+        self.usage = UsageStats()  # latency percentiles, tokens, cost (agenteval.usage)
+        self.repeats = RepeatStats(repeat)  # --repeat statistics (agenteval.repeats)
         self.score_sum = 0.0
         self.duration_sum = 0.0
         self.evaluators: dict[str, _EvaluatorStats] = {}
@@ -255,6 +269,8 @@ class Summary:
             self.tags.setdefault(tag, Counter())[result.verdict] += 1
         for evaluator in result.evaluator_results:
             self._add_evaluator(evaluator)
+        self.usage.add(result)
+        self.repeats.add(result)
 
     def _add_evaluator(self, evaluator: EvaluatorResult) -> None:
         stats = self.evaluators.get(evaluator.name)
@@ -264,6 +280,8 @@ class Summary:
         stats.score_sum += evaluator.score
         stats.duration_sum += evaluator.duration_ms
         stats.verdicts[evaluator.verdict] += 1
+        if evaluator.criterion and stats.criterion is None:
+            stats.criterion = evaluator.criterion
         details = evaluator.details
         if not details:
             return
@@ -339,6 +357,7 @@ class Summary:
                     "mean_score": ratio(stats.score_sum, stats.count),
                     "verdicts": dict(stats.verdicts),
                     "mean_duration_ms": ratio(stats.duration_sum, stats.count),
+                    "criterion": stats.criterion,
                 }
                 for name, stats in self.evaluators.items()
             },
@@ -364,4 +383,5 @@ class Summary:
             },
             "dataset_metrics": self.dataset_metrics(),
             "slowest_cases": [{"case_id": case_id, "duration_ms": ms} for ms, case_id in self.slowest()],
+            **{key: value for key, value in (("usage", self.usage.to_dict()), ("repeats", self.repeats.to_dict())) if value},
         }

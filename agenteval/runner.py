@@ -12,8 +12,9 @@ import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
@@ -22,7 +23,10 @@ from agenteval.process import Processes, decode_json
 from agenteval.results import CaseResult, CaseVerdict
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
-from agenteval.targets import Answer, CommandTarget
+from agenteval.targets import Answer, TargetRun
+
+if TYPE_CHECKING:
+    from agenteval.endpoints import Endpoints
 
 
 class PredictionsError(Exception):
@@ -96,28 +100,36 @@ class Runner:
     processes: Processes
     predictions: Predictions | None = None
     only: frozenset[str] | None = None  # --evaluator: run just these evaluators (by name)
+    endpoints: Endpoints | None = None  # the run's HTTP client and response cache; without one, no cache
+    repeat: int = 1  # --repeat: each case this many times
 
-    def answer(self, case: Case) -> Answer:
+    def __post_init__(self) -> None:
+        if self.endpoints is None:
+            from agenteval.endpoints import Endpoints
+
+            self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices)
+
+    def answer(self, case: Case, repetition: int = 0) -> Answer:
+        """The candidate answer from --predictions, else from the suite's target (every target has `answer`)."""
         if self.predictions is not None:
             return self.predictions.answer(case.id)
-        target = self.loaded.suite.target
-        if isinstance(target, CommandTarget):
-            return target.answer(case.input, self.loaded.base_dir, self.processes)
-        if not case.has_output:
-            return Answer(error=f"case {case.id!r} has no recorded `output` (add one, or pass --predictions)")
-        return Answer(case.output)
+        run = TargetRun(self.loaded.base_dir, self.processes, self.endpoints, repetition)
+        return self.loaded.suite.target.answer(case, run)
 
-    def run_case(self, case: Case) -> CaseResult:
+    def run_case(self, case: Case, repetition: int = 0) -> CaseResult:
         started = time.perf_counter()
         suite_name = self.loaded.suite.name
-        answer = self.answer(case)
+        answer = self.answer(case, repetition)
         if answer.error is not None:
             return CaseResult(
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
                 (time.perf_counter() - started) * 1000, case.tags, case.metadata,
+                usage=answer.usage, repetition=repetition,
+                **provenance(case),
             )
         ctx = EvalContext(
-            case.id, case.input, case.expected, answer.output, case.metadata, self.loaded.base_dir, self.processes
+            case.id, case.input, case.expected, answer.output, case.metadata, self.loaded.base_dir, self.processes,
+            endpoints=self.endpoints, usage=answer.usage,
         )
         evaluators = self.loaded.evaluators_for(case)
         if self.only is not None:
@@ -129,30 +141,33 @@ class Runner:
         return CaseResult(
             self.run_id, suite_name, case.id, score, verdict, answer.output, results, None,
             (time.perf_counter() - started) * 1000, case.tags, case.metadata,
+            usage=answer.usage, repetition=repetition,
+            **provenance(case),
         )
 
     def run(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         try:
-            yield from self._run(cases, workers)
+            yield from self.score(cases, workers)
         finally:
             for evaluator in self.loaded.suite.evaluators:
                 evaluator.close()
 
-    def _run(self, cases: Iterable[Case], workers: int) -> Iterator[CaseResult]:
+    def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
+        """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
+        runs = ((case, repetition) for case in cases for repetition in range(self.repeat))
         if workers <= 1:
-            for case in cases:
-                yield self.run_case(case)
+            for case, repetition in runs:
+                yield self.run_case(case, repetition)
             return
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agenteval")
         pending: set[Future[CaseResult]] = set()
-        source = iter(cases)
         try:
             while True:
                 while len(pending) < workers * 2:
-                    case = next(source, None)
-                    if case is None:
+                    item = next(runs, None)
+                    if item is None:
                         break
-                    pending.add(pool.submit(self.run_case, case))
+                    pending.add(pool.submit(self.run_case, *item))
                 if not pending:
                     return
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -162,13 +177,25 @@ class Runner:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
+def provenance(case: Case) -> dict[str, Any]:
+    """What a result records beside its scores (the PRD's AggregatedEvaluationResult): when, the
+    input as evaluated, and the agent and session named in the case's metadata."""
+    return {
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+        "input": case.input,
+        "agent_id": _identifier(case.metadata.get("agent_id")),
+        "session_id": _identifier(case.metadata.get("session_id")),
+    }
+
+
+def _identifier(value: Any) -> str | None:
+    return str(value) if type(value) in (str, int) else None
+
+
 def combine(evaluators: list[EvaluatorConfig], results: list[EvaluatorResult]) -> tuple[float, CaseVerdict]:
-    """Case score = weighted mean of evaluator scores; pass iff every verdict passes."""
+    """Case score = weighted mean of evaluator scores (0 when they weigh nothing); pass iff every verdict passes."""
     total_weight = sum(e.weight for e in evaluators)
-    if total_weight > 0:
-        score = sum(r.score * e.weight for e, r in zip(evaluators, results)) / total_weight
-    else:
-        score = sum(r.score for r in results) / len(results) if results else 0.0
+    score = sum(r.score * e.weight for e, r in zip(evaluators, results)) / total_weight if total_weight > 0 else 0.0
     verdicts = {r.verdict for r in results}
     verdict: CaseVerdict = "error" if "error" in verdicts else "pass" if verdicts <= {"pass"} and results else "fail"
     return score, verdict

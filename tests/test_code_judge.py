@@ -207,3 +207,97 @@ def test_nan_score_from_python_json_is_reported_as_out_of_range(tmp_path):
     result = judge(tmp_path, script).evaluate(context(tmp_path))
     assert result.verdict == "error"
     assert result.error == "judge output is invalid: score nan is outside [0, 1]"
+
+
+def test_jsonl_answer_for_another_case_is_refused_and_the_judge_restarted(tmp_path):
+    script = """
+import json, os, sys, time
+for line in sys.stdin:
+    case = json.loads(line)["case_id"]
+    print(json.dumps({"score": 1, "case_id": case, "details": {"pid": os.getpid()}}), flush=True)
+    if case == "c0":  # a second, late answer: it arrives while the next case is being judged
+        time.sleep(0.3)
+        print(json.dumps({"score": 0, "case_id": case}), flush=True)
+"""
+    evaluator = judge(tmp_path, script, protocol="jsonl", timeout=5)
+    processes = Processes()
+    results = [evaluator.evaluate(EvalContext(f"c{i}", None, 1, 1, {}, tmp_path, processes)) for i in range(3)]
+    evaluator.close()
+    assert results[0].verdict == "pass"
+    assert results[1].verdict == "error"
+    assert results[1].error == (
+        "judge answered for case 'c0' while judging case 'c1' (an answer line left over from an earlier case?); "
+        "the judge was restarted"
+    )
+    assert results[2].verdict == "pass"
+    assert results[2].details["pid"] != results[0].details["pid"]
+
+
+def test_jsonl_judge_dying_mid_line_errors_that_case_only(tmp_path):
+    script = """
+import json, os, sys
+for line in sys.stdin:
+    if json.loads(line)["case_id"] == "c1":
+        sys.stdout.write('{"score": 0.'); sys.stdout.flush(); sys.exit(1)
+    print(json.dumps({"score": 1, "details": {"pid": os.getpid()}}), flush=True)
+"""
+    evaluator = judge(tmp_path, script, protocol="jsonl")
+    processes = Processes()
+    results = [evaluator.evaluate(EvalContext(f"c{i}", None, 1, 1, {}, tmp_path, processes)) for i in range(4)]
+    evaluator.close()
+    assert [r.verdict for r in results] == ["pass", "error", "pass", "pass"]
+    assert results[1].error == 'judge exited with code 1 before answering; stdout: {"score": 0.'
+    assert results[0].details["pid"] != results[2].details["pid"] == results[3].details["pid"]
+
+
+def test_jsonl_log_lines_are_skipped_and_shown_when_the_judge_fails(tmp_path):
+    script = """
+import json, sys
+for line in sys.stdin:
+    print("warming up", flush=True)
+    if json.loads(line)["case_id"] == "bad":
+        sys.stderr.write("fatal\\n"); sys.exit(4)
+    print('{"score": 1}', flush=True)
+"""
+    evaluator = judge(tmp_path, script, protocol="jsonl")
+    processes = Processes()
+    good = evaluator.evaluate(EvalContext("good", None, 1, 1, {}, tmp_path, processes))
+    bad = evaluator.evaluate(EvalContext("bad", None, 1, 1, {}, tmp_path, processes))
+    evaluator.close()
+    assert (good.verdict, good.error) == ("pass", None)
+    assert bad.error == "judge exited with code 4 before answering; stdout: warming up; stderr: fatal"
+
+
+@pytest.mark.parametrize("protocol", [1, "jsonl"])
+@pytest.mark.parametrize(
+    ("answer", "expected_error"),
+    [
+        ('{"score": NaN}', "judge output is invalid: score nan is outside [0, 1]"),
+        ('{"score": "0.5"}', "judge output is invalid: score: Input should be a valid number"),
+        ('{"score": 1, "details": ' + '{"a":' * 250 + "1" + "}" * 251, "judge printed JSON nested deeper than 200 levels"),
+    ],
+    ids=["nan", "string", "deep-details"],
+)
+def test_malformed_answers_are_errors_in_both_protocols(tmp_path, protocol, answer, expected_error):
+    script = f"import sys\nfor line in sys.stdin:\n    print({answer!r}, flush=True)\n"
+    evaluator = judge(tmp_path, script, protocol=protocol)
+    result = evaluator.evaluate(context(tmp_path))
+    evaluator.close()
+    assert (result.verdict, result.score) == ("error", 0.0)
+    assert result.error == expected_error
+
+
+@pytest.mark.parametrize("protocol", [1, "jsonl"])
+def test_max_output_mb_caps_what_a_judge_may_print(tmp_path, protocol):
+    script = """
+import sys
+for line in sys.stdin:
+    print('{"score": 1, "reasoning": "' + "x" * 600_000 + '"}', flush=True)
+"""
+    capped = judge(tmp_path, script, protocol=protocol, max_output_mb=0.5)
+    roomy = judge(tmp_path, script, protocol=protocol, max_output_mb=1)
+    results = [capped.evaluate(context(tmp_path)), roomy.evaluate(context(tmp_path))]
+    capped.close()
+    roomy.close()
+    assert results[0].error == "judge output larger than 0.5 MiB"
+    assert (results[1].verdict, len(results[1].reasoning)) == ("pass", 600_000)

@@ -84,6 +84,22 @@ def test_item_similarity_uses_levenshtein_for_text_and_equality_otherwise():
     assert item_similarity("not an item", {"d": "x"}, ["d"]) == 0.0
 
 
+def test_dates_pair_by_calendar_date_not_by_text_similarity():
+    assert item_similarity({"date": "2024-01-15"}, {"date": "2024-01-16"}, ["date"]) == 0.0
+    assert item_similarity({"date": "2024-01-15"}, {"date": "Jan 15, 2024"}, ["date"]) == 1.0
+    assert item_similarity({"date": "15.01.2024"}, {"date": "2024-01-15"}, ["date"]) == 1.0
+    # text that merely contains digits is still text
+    assert item_similarity({"d": "Cable 2m"}, {"d": "Cable 3m"}, ["d"]) == pytest.approx(7 / 8)
+
+
+def test_line_items_never_pair_items_of_different_dates():
+    expected = {"line_items": [{"date": "2024-01-15", "amount": 10}, {"date": "2024-02-01", "amount": 20}]}
+    output = {"line_items": [{"date": "2024-01-16", "amount": 10}, {"date": "Feb 1, 2024", "amount": 20}]}
+    result = LineItems.model_validate({"type": "line_items", "match_fields": ["date"]}).evaluate(ctx(output, expected))
+    assert result.details["alignment"] == [{"expected": 1, "candidate": 1, "similarity": 1.0}]
+    assert result.details["unmatched_expected"] == [0] and result.details["unmatched_candidate"] == [0]
+
+
 def test_greedy_takes_the_best_pair_first_and_optimal_maximizes_the_total():
     matrix = [[0.9, 0.85], [0.85, 0.0]]
     assert greedy_pairs(matrix, 0.8) == [(0, 0, 0.9)]

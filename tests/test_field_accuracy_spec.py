@@ -174,6 +174,36 @@ def test_all_or_nothing_counts_a_fuzzy_hit_below_similarity_one_as_matched():
     result = evaluate([{"path": "n", "match": "fuzzy", "threshold": 0.8}], {"n": "Acme Corp."}, {"n": "Acme Corp"},
                       aggregation="all_or_nothing")
     assert result.score == 1.0
+    assert result.details["fields"][0]["similarity"] == pytest.approx(0.9)
+
+
+def test_all_or_nothing_is_zero_when_a_fuzzy_field_is_below_its_threshold():
+    fields = [{"path": "n", "match": "fuzzy", "threshold": 0.95}, {"path": "k"}]
+    result = evaluate(fields, {"n": "Acme Corp.", "k": 1}, {"n": "Acme Corp", "k": 1}, aggregation="all_or_nothing")
+    assert (result.score, result.verdict, result.misses) == (0.0, "partial", ["n"])
+
+
+def test_zero_total_weight_scores_zero_not_the_unweighted_mean():
+    result = _three_fields([True, True, False], weights=(0.0, 0.0, 0.0))
+    assert result.score == 0.0
+    assert result.hits == ["a", "b"]
+
+
+def test_fields_of_weight_zero_count_for_the_verdict_but_not_the_score():
+    fields = [{"path": "a", "weight": 0}, {"path": "b", "weight": 0}, {"path": "c"}]
+    only_weightless_scored = evaluate(fields, {"a": 1, "b": 2}, {"a": 1, "b": 2})  # c's expected value is absent
+    assert (only_weightless_scored.score, only_weightless_scored.verdict) == (0.0, "pass")
+    weighted = evaluate(fields, {"a": 9, "b": 2, "c": 3}, {"a": 1, "b": 2, "c": 3})
+    assert (weighted.score, weighted.verdict, weighted.misses) == (1.0, "partial", ["a"])
+
+
+def test_lodash_style_paths_score_like_bracket_paths():
+    expected = {"items": [{"amount": 5}, {"amount": 7}]}
+    output = {"items": [{"amount": 5}, {"amount": 8}]}
+    result = evaluate([{"path": "items.0.amount"}, {"path": "items.1.amount"}], output, expected)
+    assert (result.hits, result.misses) == (["items.0.amount"], ["items.1.amount"])
+    whole_list = evaluate([{"path": "[1].amount"}], output["items"], expected["items"])
+    assert whole_list.misses == ["[1].amount"] and whole_list.details["fields"][0]["expected"] == 7
 
 
 # --- structured results ------------------------------------------------------------------------

@@ -177,6 +177,43 @@ def test_distance_score_and_verdict():
     assert (middle.score, middle.verdict) == (pytest.approx(0.6), "fail")
 
 
+def test_distance_passes_by_default_only_within_half_of_max_distance():
+    evaluator = Distance.model_validate({"type": "distance", "path": "p", "max_distance": 10})
+    outcomes = {d: evaluator.evaluate(ctx({"p": [d, 0]}, {"p": [0, 0]})) for d in (0, 4.999, 5, 5.001, 10, 12)}
+    assert {d: (r.score, r.verdict) for d, r in outcomes.items()} == {
+        0: (1.0, "pass"), 4.999: (pytest.approx(0.5001), "pass"), 5: (0.5, "pass"),
+        5.001: (pytest.approx(0.4999), "fail"), 10: (0.0, "fail"), 12: (0.0, "fail"),
+    }
+
+
+def test_a_score_of_zero_never_passes_by_default_with_cosine():
+    evaluator = Distance.model_validate({"type": "distance", "path": "v", "metric": "cosine"})
+    orthogonal = evaluator.evaluate(ctx({"v": [0, 1]}, {"v": [1, 0]}))
+    assert (orthogonal.score, orthogonal.verdict) == (0.0, "fail")
+    sixty_degrees = evaluator.evaluate(ctx({"v": [0.5, math.sqrt(3) / 2]}, {"v": [1, 0]}))
+    assert sixty_degrees.score == pytest.approx(0.5) and sixty_degrees.verdict == "pass"
+    seventy_degrees = evaluator.evaluate(ctx({"v": [math.cos(math.radians(70)), math.sin(math.radians(70))]}, {"v": [1, 0]}))
+    assert seventy_degrees.verdict == "fail"
+
+
+def test_default_threshold_also_decides_which_points_of_a_list_pair():
+    evaluator = Distance.model_validate({"type": "distance", "path": "p", "max_distance": 10})
+    result = evaluator.evaluate(ctx({"p": [[0, 4], [100, 0]]}, {"p": [[0, 0], [100, 6]]}))
+    assert result.details["pairs"] == [{"expected": 0, "candidate": 0, "distance": 4.0}]
+    assert result.verdict == "partial"
+
+
+def test_a_threshold_at_max_distance_is_a_load_time_warning(tmp_path):
+    suite = write(tmp_path, "s.yaml", """
+        name: d
+        evaluators: [{type: distance, path: p, max_distance: 10, threshold: 10}]
+        cases: [{id: a, expected: {p: [0, 0]}}]
+    """)
+    assert [w.render() for w in load_suite(suite).warnings] == [
+        f"{suite}:2: warning: evaluators[0].threshold: threshold 10 >= max_distance 10: a score of 0 passes"
+    ]
+
+
 def test_max_distance_is_required_except_for_cosine(tmp_path):
     suite = write(tmp_path, "s.yaml", """
         name: d

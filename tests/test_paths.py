@@ -11,7 +11,7 @@ def test_array_indexes_compile_to_ints():
 
 
 def test_malformed_paths_do_not_compile():
-    for bad in ("invoice..total", "", ".a", "a.", "a[x]", "a[", "a]b", " a", "[0]"):
+    for bad in ("invoice..total", "", ".a", "a.", "a[x]", "a[", "a]b", " a", "[0]x", "[0].", "[0]..a", "[]"):
         assert compile_path(bad) is None, bad
 
 
@@ -41,6 +41,22 @@ def test_null_is_distinct_from_missing():
     assert resolve({}, ("total",)) is MISSING
 
 
-def test_string_keys_are_not_list_indexes():
+def test_a_dotted_number_is_an_object_key_or_a_list_index():
     assert resolve({"a": {"0": "zero"}}, compile_path("a.0")) == "zero"
-    assert resolve({"a": ["zero"]}, compile_path("a.0")) is MISSING
+    assert resolve({"a": ["zero"]}, compile_path("a.0")) == "zero"
+    assert resolve({"a": ["zero"]}, compile_path("a.1")) is MISSING
+    assert resolve({"a": "text"}, compile_path("a.0")) is MISSING
+
+
+def test_lodash_style_paths_resolve_like_bracket_paths():
+    data = {"items": [{"amount": 50.0}, {"amount": 75.0}]}
+    assert resolve(data, compile_path("items.1.amount")) == resolve(data, compile_path("items[1].amount")) == 75.0
+    assert compile_path("[0].amount") == (0, "amount")
+    assert resolve(data["items"], compile_path("[0].amount")) == 50.0
+    assert resolve([[1, 2]], compile_path("[0][1]")) == 2
+    assert resolve({"0": {"amount": 1}}, compile_path("[0].amount")) is MISSING  # a bracket index is never a key
+
+
+def test_a_dotted_number_with_a_leading_zero_is_only_a_key():
+    assert resolve({"a": {"01": "key"}}, compile_path("a.01")) == "key"
+    assert resolve({"a": ["x", "y"]}, compile_path("a.01")) is MISSING

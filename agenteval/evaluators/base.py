@@ -14,6 +14,7 @@ from agenteval.extras import MissingDependency
 from agenteval.paths import MISSING, compile_path, resolve
 
 if TYPE_CHECKING:
+    from agenteval.endpoints import Endpoints
     from agenteval.process import Processes
 
 Verdict = Literal["pass", "partial", "fail", "error"]
@@ -45,6 +46,8 @@ class EvalContext:
     metadata: dict[str, Any]
     base_dir: Path
     processes: Processes | None = None
+    endpoints: Endpoints | None = None  # the run's HTTP client and response cache (model judges)
+    usage: dict[str, Any] | None = None  # latency/tokens/cost of getting the answer (agenteval.usage)
 
 
 class Criterion(StrictModel):
@@ -69,6 +72,7 @@ class EvaluatorConfig(StrictModel):
     criterion: Criterion | None = Field(None, description="What this evaluator judges; kept in every result it gives.")
 
     type_name: ClassVar[str]
+    runs_programs: ClassVar[bool] = False  # evaluate() starts programs named in its config (a cases file needs trust)
 
     @property
     def label(self) -> str:

@@ -16,7 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict, graded_verdict
 from agenteval.evaluators.judge_process import PersistentJudge
-from agenteval.process import decode_json, resolve_command, stderr_tail
+from agenteval.evaluators.scales import RangeScale, Scale, ScaleName, rescale_answer
+from agenteval.process import (
+    DEFAULT_MAX_OUTPUT_MB, MAX_ANSWER_DEPTH, JSONTooDeep, decode_json, max_output_bytes, resolve_command, stderr_tail,
+)
 from agenteval.config import Command
 
 PROTOCOL_VERSION = 1
@@ -34,6 +37,9 @@ class JudgeOutput(BaseModel):
     reasoning: str | None = None
     details: dict[str, Any] | None = Field(None, description="Any JSON object; kept verbatim in the results.")
     error: str | None = Field(None, description="Why the judge could not score the case (use with verdict: error).")
+    case_id: str | None = Field(
+        None, description="The payload's case_id, echoed back; under protocol jsonl an answer for another case is refused."
+    )
 
 
 class CodeJudge(EvaluatorConfig):
@@ -46,13 +52,20 @@ class CodeJudge(EvaluatorConfig):
         min_length=1,
         description="Program and arguments (no shell); relative to the suite file. A .py script runs with the current Python."
     )
-    timeout: float = Field(30.0, gt=0, description="Seconds before the judge is stopped and the case errors.")
+    timeout: float = Field(
+        30.0, gt=0, description="Seconds before the judge is stopped and the case errors (sending the payload included)."
+    )
+    max_output_mb: float = Field(
+        DEFAULT_MAX_OUTPUT_MB, gt=0, description="An answer larger than this (MiB) stops the judge; the case errors."
+    )
     protocol: Literal[1, "jsonl"] = Field(
         1, description="1: one process per case; jsonl: one long-lived process per worker, one line per case."
     )
     config: dict[str, Any] = Field(default_factory=dict, description="Passed to the judge; unknown keys are merged in.")
+    scale: Scale = "unit"
 
     type_name = "code_judge"
+    runs_programs = True
 
     _local: threading.local = PrivateAttr(default_factory=threading.local)
     _persistent: list[PersistentJudge] = PrivateAttr(default_factory=list)
@@ -63,35 +76,21 @@ class CodeJudge(EvaluatorConfig):
         return {**self.config, **(self.model_extra or {})}
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
-        known = list(type(self).model_fields)
-        found: list[tuple[tuple[str | int, ...], str]] = []
-        for key in self.model_extra or {}:
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-            if close:
-                found.append(((key,), f"`{key}` is passed to the judge as config; did you mean `{close[0]}`?"))
-        return found
+        return config_key_warnings(self)
 
     def payload(self, ctx: EvalContext) -> bytes:
-        return orjson.dumps(
-            {
-                "protocol": PROTOCOL_VERSION,
-                "case_id": ctx.case_id,
-                "input": ctx.input,
-                "candidate_answer": ctx.output,
-                "reference_answer": ctx.expected,
-                "config": self.judge_config,
-                "metadata": ctx.metadata,
-            },
-            option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS,
-        )
+        return judge_payload(ctx, self.judge_config)
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         if ctx.processes is None:
             return self.error_result("code_judge needs a run context to start processes")
         if self.protocol == "jsonl":
-            line, failure = self._judge_for_thread(ctx).ask(self.payload(ctx), self.timeout)
+            line, failure = self._judge_for_thread(ctx).ask(self.payload(ctx), self.timeout, ctx.case_id)
             return self.error_result(failure) if failure else self.from_output(line or b"")
-        done = ctx.processes.run(resolve_command(self.command), self.payload(ctx), self.timeout, ctx.base_dir)
+        done = ctx.processes.run(
+            resolve_command(self.command), self.payload(ctx), self.timeout, ctx.base_dir,
+            max_output=max_output_bytes(self.max_output_mb),
+        )
         failure = done.failure("judge", self.timeout)
         if failure:
             return self.error_result(failure)
@@ -101,7 +100,9 @@ class CodeJudge(EvaluatorConfig):
         judge = getattr(self._local, "judge", None)
         if judge is None:
             assert ctx.processes is not None
-            judge = PersistentJudge(resolve_command(self.command), ctx.base_dir, ctx.processes)
+            judge = PersistentJudge(
+                resolve_command(self.command), ctx.base_dir, ctx.processes, max_output_bytes(self.max_output_mb)
+            )
             self._local.judge = judge
             with self._lock:
                 self._persistent.append(judge)
@@ -116,33 +117,75 @@ class CodeJudge(EvaluatorConfig):
 
     def from_output(self, stdout: bytes, stderr: bytes = b"") -> EvaluatorResult:
         """Turn what the judge printed into a result; anything malformed is an `error` verdict."""
-        parsed = parse_judge_output(stdout)
+        parsed = parse_judge_output(stdout, self.scale)
         if isinstance(parsed, str):
             return self.error_result(parsed + stderr_tail(stderr))
-        default = parsed.verdict or graded_verdict(parsed.score)
-        verdict = default if default == "error" else self.verdict(parsed.score, default)
-        return EvaluatorResult(
-            self.label, self.type, parsed.score, verdict, parsed.hits, parsed.misses,
-            parsed.reasoning, parsed.details, parsed.error,
-        )
+        return judged_result(self, parsed)
 
 
-def parse_judge_output(stdout: bytes) -> JudgeOutput | str:
+def config_key_warnings(evaluator: EvaluatorConfig) -> list[tuple[tuple[str | int, ...], str]]:
+    """An unknown key close to a known one is probably a typo, though it reaches the judge as config."""
+    known = list(type(evaluator).model_fields)
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    for key in evaluator.model_extra or {}:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        if close:
+            found.append(((key,), f"`{key}` is passed to the judge as config; did you mean `{close[0]}`?"))
+    return found
+
+
+def judge_payload(ctx: EvalContext, config: dict[str, Any]) -> bytes:
+    """What a judge receives, as JSON: the same bytes for a program and a Python function."""
+    return orjson.dumps(
+        {
+            "protocol": PROTOCOL_VERSION,
+            "case_id": ctx.case_id,
+            "input": ctx.input,
+            "candidate_answer": ctx.output,
+            "reference_answer": ctx.expected,
+            "config": config,
+            "metadata": ctx.metadata,
+        },
+        option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS,
+    )
+
+
+def judged_result(evaluator: EvaluatorConfig, parsed: JudgeOutput) -> EvaluatorResult:
+    """A judge's validated answer as a result. Default verdict: the judge's own, else graded by score."""
+    default = parsed.verdict or graded_verdict(parsed.score)
+    verdict = default if default == "error" else evaluator.verdict(parsed.score, default)
+    return EvaluatorResult(
+        evaluator.label, evaluator.type, parsed.score, verdict, parsed.hits, parsed.misses,
+        parsed.reasoning, parsed.details, parsed.error,
+    )
+
+
+def parse_judge_output(stdout: bytes, scale: ScaleName | RangeScale = "unit") -> JudgeOutput | str:
     """The judge's JSON object (the whole stdout, or its last line), or what is wrong with it."""
     data: Any = None
     try:
-        data = decode_json(stdout)
+        data = decode_json(stdout, MAX_ANSWER_DEPTH)
     except ValueError:
         lines = [line for line in stdout.splitlines() if line.strip()]
         if lines:
             try:
-                data = decode_json(lines[-1])
+                data = decode_json(lines[-1], MAX_ANSWER_DEPTH)
+            except JSONTooDeep as exc:
+                return f"judge printed {exc}"
             except ValueError:
                 data = None
     if not isinstance(data, dict):
         shown = stdout.decode("utf-8", "replace").strip()
         shown = (shown[:200] + "...") if len(shown) > 200 else shown
         return f"judge printed no JSON object (stdout: {shown!r})"
+    return check_judge_answer(data, scale)
+
+
+def check_judge_answer(data: dict[str, Any], scale: ScaleName | RangeScale = "unit") -> JudgeOutput | str:
+    """A judge's answer object, its score normalized from `scale` and validated, or what is wrong with it."""
+    data = rescale_answer(data, scale)
+    if isinstance(data, str):
+        return f"judge output is invalid: {data}"
     try:
         return JudgeOutput.model_validate(data)
     except ValidationError as exc:

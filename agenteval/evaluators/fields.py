@@ -30,11 +30,10 @@ _OPTIONS: dict[str, MatchType] = {
 }
 
 
-class FieldSpec(StrictModel):
-    path: str = Field(description="Dot path with [i] indexes, e.g. invoice.line_items[0].amount")
+class ValueMatch(StrictModel):
+    """How one value is compared with its expected value: the match type and its options."""
+
     match: MatchType = "exact"
-    required: bool = Field(True, description="A required field the candidate lacks scores 0; an optional one does not count.")
-    weight: float = Field(1.0, ge=0)
     algorithm: matching.FuzzyAlgorithm | None = Field(None, description="fuzzy: levenshtein (default) or jaro_winkler")
     threshold: float | None = Field(None, ge=0, le=1, description="fuzzy: similarity needed for a hit (default 0.85)")
     case_sensitive: bool | None = Field(None, description="fuzzy: compare case and whitespace as written (default false)")
@@ -50,11 +49,8 @@ class FieldSpec(StrictModel):
             raise ValueError(f"{names} does not apply to match: {self.match}")
         return self
 
-    def compile(self) -> CompiledField:
-        """The field with its path parsed and its comparison bound, ready for the per-case loop."""
-        return CompiledField(self.path, compile_path(self.path), self.match, self.required, self.weight, self._comparison())
-
-    def _comparison(self) -> Callable[[Any, Any], matching.Match]:
+    def comparison(self) -> Callable[[Any, Any], matching.Match]:
+        """The comparison with its options bound: `compare(candidate, expected) -> Match`."""
         if self.match == "fuzzy":
             threshold = 0.85 if self.threshold is None else self.threshold
             algorithm, case_sensitive = self.algorithm or "levenshtein", bool(self.case_sensitive)
@@ -66,6 +62,16 @@ class FieldSpec(StrictModel):
             day_first = bool(self.day_first)
             return lambda got, want: matching.date_match(got, want, day_first)
         return matching.exact
+
+
+class FieldSpec(ValueMatch):
+    path: str = Field(description="Dot path with [i] indexes, e.g. invoice.line_items[0].amount")
+    required: bool = Field(True, description="A required field the candidate lacks scores 0; an optional one does not count.")
+    weight: float = Field(1.0, ge=0)
+
+    def compile(self) -> CompiledField:
+        """The field with its path parsed and its comparison bound, ready for the per-case loop."""
+        return CompiledField(self.path, compile_path(self.path), self.match, self.required, self.weight, self.comparison())
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +139,14 @@ class FieldAccuracy(EvaluatorConfig):
         self._plan = tuple(spec.compile() for spec in self.fields)
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
-        return [
+        found: list[tuple[tuple[str | int, ...], str]] = [
             (("fields", i, "path"), f"malformed path {field.path!r}: it will resolve to missing")
             for i, field in enumerate(self._plan)
             if field.keys is None
         ]
+        if self.aggregation == "weighted_average" and not any(field.weight for field in self._plan):
+            found.append((("fields",), "every field has weight 0: the score is always 0"))
+        return found
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         hits: list[str] = []
@@ -166,11 +175,9 @@ class FieldAccuracy(EvaluatorConfig):
                 reasoning="0/0 fields matched", details=details,
             )
         if self.aggregation == "all_or_nothing":
-            score = 1.0 if not misses else 0.0
-        elif total_weight > 0:
-            score = weighted / total_weight
+            score = 1.0 if not misses else 0.0  # every field a hit by its own rule (a fuzzy hit counts in full)
         else:
-            score = sum(row["score"] for row in rows if row["status"] != "skipped") / scored
+            score = weighted / total_weight if total_weight > 0 else 0.0  # fields that weigh nothing score nothing
         default: Verdict = "pass" if not misses else "fail" if not hits else "partial"
         skipped = len(rows) - scored
         reasoning = f"{len(hits)}/{scored} fields matched" + (f" ({skipped} skipped)" if skipped else "")

@@ -232,7 +232,9 @@ class Distance(_Spatial):
     max_distance: float | None = Field(
         None, gt=0, description="The distance that scores 0 (required for euclidean and manhattan; cosine default 1)."
     )
-    threshold: float | None = Field(None, ge=0, description="Largest distance that passes (and pairs); default max_distance.")
+    threshold: float | None = Field(
+        None, ge=0, description="Largest distance that passes (and pairs); default half of max_distance, a score of 0.5."
+    )
 
     type_name = "distance"
     unit = "point"
@@ -248,6 +250,12 @@ class Distance(_Spatial):
     def scale(self) -> float:
         return self.max_distance if self.max_distance is not None else 1.0
 
+    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        found = super().warnings()
+        if self.threshold is not None and self.threshold >= self.scale:
+            found.append((("threshold",), f"threshold {self.threshold:g} >= max_distance {self.scale:g}: a score of 0 passes"))
+        return found
+
     def parse(self, value: Any) -> tuple[float, ...] | str:
         return geometry.parse_point(value)
 
@@ -258,7 +266,8 @@ class Distance(_Spatial):
 
     @property
     def limit(self) -> float:
-        return self.threshold if self.threshold is not None else self.scale
+        """Like iou_score's 0.5 by default: a point must score at least 0.5 to pass, never 0."""
+        return self.threshold if self.threshold is not None else self.scale / 2
 
     def measure_one(self, expected: Any, candidate: Any) -> tuple[float | str, float, bool]:
         value = geometry.distance(expected, candidate, self.metric)

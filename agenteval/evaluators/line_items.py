@@ -2,14 +2,16 @@
 
 Index-based comparison breaks when a model reorders, merges, drops or invents items. Here each
 pair of items gets a similarity on the configured match fields (normalized Levenshtein for
-text, equality for numbers and dates), pairs below the threshold never match, and items are
-paired 1:1, greedily by descending similarity or by optimal assignment. Unmatched expected
-items count as FN for each attribute they have, unmatched candidate items as FP.
+text, equality for numbers and for dates, read as `match: date` reads them), pairs below the
+threshold never match, and items are paired 1:1, greedily by descending similarity or by
+optimal assignment. Unmatched expected items count as FN for each attribute they have,
+unmatched candidate items as FP.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from datetime import date
 from typing import Any, Literal
 
 from pydantic import Field
@@ -25,12 +27,23 @@ ITEMS_ROW = "(items)"
 
 
 def value_similarity(a: Any, b: Any) -> float:
-    """Text: normalized Levenshtein ignoring case and whitespace. Anything else: equal or not."""
+    """Dates (as `match: date` reads them): the same calendar date or not. Other text: normalized
+    Levenshtein ignoring case and whitespace. Anything else: equal or not."""
     if is_empty(a) or is_empty(b):
         return 0.0
     if isinstance(a, str) and isinstance(b, str):
+        day_a, day_b = _as_date(a), _as_date(b)
+        if day_a is not None and day_b is not None:
+            return 1.0 if day_a == day_b else 0.0
         return matching.similarity(a, b, "levenshtein")
     return 1.0 if matching.exact(a, b).hit else 0.0
+
+
+def _as_date(text: str) -> date | None:
+    """The date a text names; text with no digit (most descriptions) cannot be one, so skip parsing it."""
+    if len(text) > 40 or not any(character.isdigit() for character in text):
+        return None
+    return matching.parse_date(text)
 
 
 def item_similarity(expected: Any, candidate: Any, match_fields: list[str]) -> float:

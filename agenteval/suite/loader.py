@@ -1,26 +1,46 @@
 """Load a suite file and its cases, validating everything before anything runs.
 
-Every problem is collected (not just the first) with file:line and key path. Cases in a file are
-read once to validate them and index their ids and tags, and streamed again when the run needs
-them, so a large dataset is never held in memory whole.
+Every problem is collected (not just the first) with file:line and key path, from every stage at
+once: the suite's keys and evaluators, each case, and the checks across cases (unique ids). A
+JSONL cases file is read once to validate it, keeping 8 bytes of fingerprint per line; the run
+streams it again and builds each case without validating it twice, trusting only lines that
+still match their fingerprint. .json and .yaml cases files are read whole, so their validated
+cases are kept. Selection (--filter, --tag, --shard) is decided while validating.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from agenteval.evaluators import EvaluatorConfig
+from agenteval.suite.case_files import (
+    CASE_FILE_TYPES,
+    CaseFileError,
+    CasesChanged,
+    fingerprint,
+    jsonl_ids,
+    jsonl_lines,
+    new_fingerprints,
+    parse_jsonl,
+    read_whole,
+    stream_validated,
+)
+from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.suite.models import Case, Suite
 from agenteval.suite.problems import Problem, from_validation_error, line_of
-from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, load_yaml
+from agenteval.suite.selection import Selection
+from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml
 
-CASE_FILE_TYPES = (".jsonl", ".json", ".yaml", ".yml")
+__all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteInvalid", "load_definition", "load_suite"]
+
+_EXTENSION_PREFIX = "x-"  # top-level keys ignored by the suite: a place for YAML anchors
+_SAMPLE_LINES = 256  # JSONL lines whose mean length estimates the number of cases
 
 
 class SuiteInvalid(Exception):
@@ -31,93 +51,139 @@ class SuiteInvalid(Exception):
         self.problems = sorted(problems, key=lambda p: (str(p.file), p.line or 0))
 
 
-@dataclass(slots=True)
-class CaseEntry:
-    """What the loader remembers of each case: enough to select cases without re-reading them."""
-
-    id: str
-    tags: tuple[str, ...]
-
-
 @dataclass
 class LoadedSuite:
     suite: Suite
     path: Path
     cases_file: Path | None
-    entries: list[CaseEntry]
+    index: CaseIndex
     warnings: list[Problem] = field(default_factory=list)
+    cases: list[Case] | None = None  # inline, .json and .yaml cases; None: streamed from the JSONL file
+    fingerprints: array | None = None  # JSONL: one per line, in order
 
     @property
     def base_dir(self) -> Path:
         return self.path.parent
 
+    @property
+    def case_count(self) -> int:
+        return self.index.count
+
+    @property
+    def selected(self) -> SelectedCases | None:
+        """The selected cases (len, `in`), or None when the run takes every case."""
+        return None if self.index.selection.everything else SelectedCases(self.index)
+
     def iter_cases(self) -> Iterator[Case]:
-        """Every case, in file order. Cases were validated at load, so records are trusted here."""
-        if self.cases_file is None:
-            assert isinstance(self.suite.cases, list)
-            yield from self.suite.cases
+        """The selected cases, in file order. Raises CasesChanged when the JSONL file no longer holds what was validated."""
+        if self.cases is not None:
+            yield from (case for position, case in enumerate(self.cases) if self.index.chosen(position))
             return
-        for record, _, _ in _read_records(self.cases_file):
-            yield Case.model_validate(record)
+        assert self.cases_file is not None and self.fingerprints is not None
+        yield from stream_validated(self.cases_file, self.fingerprints, self.index.chosen, validation_context(self.path))
 
     def evaluators_for(self, case: Case) -> list[EvaluatorConfig]:
         """The suite's evaluators, with the case's own added (or replacing those of the same name)."""
-        if not case.evaluators:
-            return list(self.suite.evaluators)
-        merged = {evaluator.label: evaluator for evaluator in self.suite.evaluators}
-        for evaluator in case.evaluators:
-            merged[evaluator.label] = evaluator
-        return list(merged.values())
+        return merged_evaluators(self.suite.evaluators, case.evaluators)
 
 
-def load_suite(path: str | Path) -> LoadedSuite:
-    """The validated suite, or SuiteInvalid listing every problem found."""
+def merged_evaluators(suite: list[EvaluatorConfig], case: list[EvaluatorConfig] | None) -> list[EvaluatorConfig]:
+    if not case:
+        return list(suite)
+    merged = {evaluator.label: evaluator for evaluator in suite}
+    for evaluator in case:
+        merged[evaluator.label] = evaluator
+    return list(merged.values())
+
+
+def validation_context(suite_path: Path) -> dict[str, Any]:
+    """What config models read while validating: `base_dir`, the folder that files named in the suite are relative to."""
+    return {"base_dir": suite_path.parent}
+
+
+def load_suite(path: str | Path, selection: Selection = Selection()) -> LoadedSuite:
+    """The validated suite with `selection` decided, or SuiteInvalid listing every problem found."""
     path = Path(path)
+    data, lines, problems = _read_suite_file(path)
+    data = _without_extensions(data)
+    reference = data.get("cases")
+    suite: Suite | None = None
+    try:  # inline cases are validated one by one below, with the checks across cases
+        suite = Suite.model_validate({**data, "cases": []} if isinstance(reference, list) else data, context=validation_context(path))
+    except ValidationError as exc:
+        problems += from_validation_error(exc, Suite, data, path, lines)
+
+    warnings: list[Problem] = []
+    if suite is not None:
+        warnings += _evaluator_warnings(suite.evaluators, path, lines, ("evaluators",))
+        problems += _duplicate_names(suite.evaluators, path, lines, ("evaluators",))
+        if suite.evaluators and not any(evaluator.weight for evaluator in suite.evaluators):
+            message = "every evaluator has weight 0: case scores are always 0"
+            warnings.append(Problem(path, line_of(lines, ("evaluators",)), ("evaluators",), message, "warning"))
+    checks = _CaseChecks(
+        suite_evaluators=None if suite is None else suite.evaluators,
+        has_evaluators=bool(data.get("evaluators")) if suite is None else bool(suite.evaluators),
+        trusted=True,
+        problems=problems,
+        warnings=warnings,
+        context=validation_context(path),
+    )
+    index = CaseIndex(selection)
+    loaded_cases: list[Case] | None = None
+    fingerprints: array | None = None
+    cases_file: Path | None = None
+    if isinstance(reference, str):
+        cases_file = _cases_path(reference, path, lines, problems)
+        checks.trusted = data.get("trust_case_commands") is True if suite is None else suite.trust_case_commands
+        if cases_file is not None and cases_file.suffix.lower() == ".jsonl":
+            fingerprints = _validate_jsonl(cases_file, checks, index)
+        elif cases_file is not None:
+            loaded_cases = _validate_whole_file(cases_file, checks, index)
+    elif isinstance(reference, list):
+        located = [(record, lines.get(("cases", i)), ("cases", i)) for i, record in enumerate(reference)]
+        loaded_cases = _validate_records(located, path, lines, checks, index)
+    if suite is not None and not index.count and not problems:
+        where = f"{suite.cases} has no cases" if cases_file else "the suite has no cases"
+        problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
+    if problems:
+        raise SuiteInvalid(problems + warnings)
+    assert suite is not None
+    if isinstance(reference, list):
+        suite.cases = loaded_cases or []
+    index.release_ids()
+    warnings.sort(key=lambda p: (str(p.file), p.line or 0))
+    return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints)
+
+
+def load_definition(path: Path) -> LoadedSuite:
+    """The suite's target and evaluators without its cases (a worker that is sent validated cases)."""
+    data, _, _ = _read_suite_file(path)
+    data = _without_extensions(data)
+    suite = Suite.model_validate({**data, "cases": []}, context=validation_context(path))
+    return LoadedSuite(suite, path, None, CaseIndex(Selection()), cases=[])
+
+
+def _without_extensions(data: dict[Any, Any]) -> dict[Any, Any]:
+    return {key: value for key, value in data.items() if not (isinstance(key, str) and key.startswith(_EXTENSION_PREFIX))}
+
+
+def _read_suite_file(path: Path) -> tuple[dict[Any, Any], Lines, list[Problem]]:
+    """The suite's YAML mapping, its line map and duplicate-key problems; SuiteInvalid when there is no mapping."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise SuiteInvalid([Problem(path, None, (), "file not found")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteInvalid([Problem(path, None, (), f"cannot read the file: {exc}")]) from None
+    except OSError as exc:
+        raise SuiteInvalid([Problem(path, None, (), f"cannot read the file: {exc.strerror or exc}")]) from None
     try:
-        data, lines, duplicates = load_yaml(text)
+        data, lines, duplicates = load_yaml(decode_utf8(raw))
     except YamlSyntaxError as exc:
         raise SuiteInvalid([Problem(path, exc.line, (), str(exc))]) from None
     problems = [Problem(path, line, key, message) for line, key, message in duplicates]
     if not isinstance(data, dict):
         problems.append(Problem(path, 1, (), "a suite is a mapping with `name`, `evaluators` and `cases`"))
         raise SuiteInvalid(problems)
-    try:
-        suite = Suite.model_validate(data)
-    except ValidationError as exc:
-        problems += from_validation_error(exc, Suite, data, path, lines)
-        _check_cases_reference(data, path, lines, problems)
-        raise SuiteInvalid(problems) from None
-
-    warnings = _evaluator_warnings(suite.evaluators, path, lines, ("evaluators",))
-    problems += _duplicate_names(suite.evaluators, path, lines, ("evaluators",))
-    cases_file, entries = None, []
-    if isinstance(suite.cases, str):
-        cases_file = _cases_path(suite.cases, path, lines, problems)
-        if cases_file is not None:
-            entries = _validate_case_file(cases_file, suite, problems, warnings)
-    else:
-        entries = _check_cases(
-            ((case, lines.get(("cases", i)), ("cases", i)) for i, case in enumerate(suite.cases)),
-            suite, path, problems, warnings,
-        )
-    if not entries and not problems:
-        where = f"{suite.cases} has no cases" if cases_file else "the suite has no cases"
-        problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
-    if problems:
-        raise SuiteInvalid(problems + warnings)
-    return LoadedSuite(suite, path, cases_file, entries, warnings)
-
-
-def _check_cases_reference(data: dict[str, Any], path: Path, lines: Lines, problems: list[Problem]) -> None:
-    """Report a missing cases file even when the rest of the suite has errors too."""
-    if isinstance(data.get("cases"), str):
-        _cases_path(data["cases"], path, lines, problems)
+    return data, lines, problems
 
 
 def _cases_path(reference: str, suite_path: Path, lines: Lines, problems: list[Problem]) -> Path | None:
@@ -132,97 +198,143 @@ def _cases_path(reference: str, suite_path: Path, lines: Lines, problems: list[P
     return cases_file
 
 
-def _read_records(file: Path) -> Iterator[tuple[Any, int | None, KeyPath | Lines]]:
-    """(record, line, key prefix or line map) for each case in a cases file. Raises CaseFileError."""
-    suffix = file.suffix.lower()
-    if suffix == ".jsonl":
-        with file.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if number == 1:
-                    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark from some Windows editors
-                if raw.strip():
-                    try:
-                        yield orjson.loads(raw), number, ()
-                    except orjson.JSONDecodeError as exc:
-                        raise CaseFileError(f"invalid JSON: {exc}", number) from None
-        return
-    if suffix == ".json":
+@dataclass
+class _CaseChecks:
+    """The rules every case is held to, and where their problems go."""
+
+    suite_evaluators: list[EvaluatorConfig] | None  # None: the suite's own keys are invalid
+    has_evaluators: bool
+    trusted: bool  # may case-level evaluators run programs (inline cases, or trust_case_commands)
+    problems: list[Problem]
+    warnings: list[Problem]
+    context: dict[str, Any] = field(default_factory=dict)  # validation context: the suite's folder
+
+    def case(self, record: Any, file: Path, line: int | None, prefix: KeyPath, lines: Lines) -> Case | None:
+        """The validated case, or None with its problems recorded."""
+        if not isinstance(record, dict):
+            self.problems.append(Problem(file, line, prefix, "a case must be an object with `id` and `expected`"))
+            return None
         try:
-            records = orjson.loads(file.read_bytes())
-        except orjson.JSONDecodeError as exc:
-            raise CaseFileError(f"invalid JSON: {exc}", None) from None
-        if not isinstance(records, list):
-            raise CaseFileError("a .json cases file holds a list of cases", None)
-        for index, record in enumerate(records):
-            yield record, None, (index,)
-        return
-    try:
-        records, lines, duplicates = load_yaml(file.read_text(encoding="utf-8"))
-    except YamlSyntaxError as exc:
-        raise CaseFileError(str(exc), exc.line) from None
-    if duplicates:
-        line, key, message = duplicates[0]
-        raise CaseFileError(message, line, key)
-    if not isinstance(records, list):
-        raise CaseFileError("a .yaml cases file holds a list of cases", 1)
-    for index, record in enumerate(records):
-        yield record, lines.get((index,)), lines
-
-
-class CaseFileError(Exception):
-    def __init__(self, message: str, line: int | None, key: KeyPath = ()) -> None:
-        super().__init__(message)
-        self.line = line
-        self.key = key
-
-
-def _validate_case_file(file: Path, suite: Suite, problems: list[Problem], warnings: list[Problem]) -> list[CaseEntry]:
-    def validated() -> Iterator[tuple[Case, int | None, KeyPath]]:
-        index = 0
-        try:
-            for record, line, where in _read_records(file):
-                prefix: KeyPath = where if isinstance(where, tuple) else (index,)
-                lines: Lines = where if isinstance(where, dict) else {prefix: line} if line else {}
-                index += 1
-                if not isinstance(record, dict):
-                    problems.append(Problem(file, line, prefix, "a case must be an object with `id` and `expected`"))
-                    continue
-                try:
-                    yield Case.model_validate(record), line, prefix
-                except ValidationError as exc:
-                    problems.extend(from_validation_error(exc, Case, record, file, lines, prefix))
-        except CaseFileError as exc:
-            problems.append(Problem(file, exc.line, exc.key, str(exc)))
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Problem(file, None, (), f"cannot read the file: {exc}"))
-
-    return _check_cases(validated(), suite, file, problems, warnings)
-
-
-def _check_cases(
-    cases: Iterator[tuple[Case, int | None, KeyPath]],
-    suite: Suite,
-    file: Path,
-    problems: list[Problem],
-    warnings: list[Problem],
-) -> list[CaseEntry]:
-    """Checks that span cases (unique ids, something to run) and the index of ids and tags."""
-    entries: list[CaseEntry] = []
-    first_seen: dict[str, int | None] = {}
-    for case, line, prefix in cases:
-        lines = {prefix: line} if line else {}
-        if case.id in first_seen:
-            where = f" (first at line {first_seen[case.id]})" if first_seen[case.id] else ""
-            problems.append(Problem(file, line, prefix + ("id",), f"duplicate case id {case.id!r}{where}"))
-            continue
-        first_seen[case.id] = line
-        entries.append(CaseEntry(case.id, tuple(case.tags)))
+            case = Case.model_validate(record, context=self.context)
+        except ValidationError as exc:
+            self.problems.extend(from_validation_error(exc, Case, record, file, lines, prefix))
+            return None
         if case.evaluators:
-            problems.extend(_duplicate_names(case.evaluators, file, lines, prefix + ("evaluators",)))
-            warnings.extend(_evaluator_warnings(case.evaluators, file, lines, prefix + ("evaluators",)))
-        elif not suite.evaluators:
-            problems.append(Problem(file, line, prefix, f"case {case.id!r} has no evaluators and the suite defines none"))
-    return entries
+            where = prefix + ("evaluators",)
+            self.problems.extend(_duplicate_names(case.evaluators, file, lines, where))
+            self.warnings.extend(_evaluator_warnings(case.evaluators, file, lines, where))
+            if not self.trusted:
+                self.problems.extend(_untrusted_programs(case, file, lines, where))
+            self._weights(case, file, line, prefix)
+        elif not self.has_evaluators:
+            self.problems.append(Problem(file, line, prefix, f"case {case.id!r} has no evaluators and the suite defines none"))
+        return case
+
+    def _weights(self, case: Case, file: Path, line: int | None, prefix: KeyPath) -> None:
+        suite = self.suite_evaluators
+        if suite and any(e.weight for e in suite) and not any(e.weight for e in merged_evaluators(suite, case.evaluators)):
+            message = f"case {case.id!r}: its evaluators all have weight 0, so its score is always 0"
+            self.warnings.append(Problem(file, line, prefix + ("evaluators",), message, "warning"))
+
+
+def _untrusted_programs(case: Case, file: Path, lines: Lines, where: KeyPath) -> list[Problem]:
+    """A cases file is data, often from someone else: an evaluator in it may not run programs unless the suite says so."""
+    problems = []
+    for index, evaluator in enumerate(case.evaluators or ()):
+        for inner, kind in _programs(evaluator, (index,)):
+            key = where + inner + ("type",)
+            message = (
+                f"case {case.id!r}: a `{kind}` evaluator in a cases file runs a program; cases files are data, so this "
+                "needs `trust_case_commands: true` in the suite (only for a file you trust like your own code), "
+                "or move the evaluator into the suite"
+            )
+            problems.append(Problem(file, line_of(lines, key), key, message))
+    return problems
+
+
+def _programs(evaluator: EvaluatorConfig, where: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """(key path, type) of the evaluator and of every evaluator inside it (composites) that runs programs."""
+    if evaluator.runs_programs:
+        yield where, evaluator.type
+    for name in type(evaluator).model_fields:
+        value = getattr(evaluator, name)
+        children = enumerate(value) if isinstance(value, list) else [(None, value)]
+        for index, child in children:
+            if isinstance(child, EvaluatorConfig):
+                yield from _programs(child, where + ((name,) if index is None else (name, index)))
+
+
+def _validate_jsonl(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:
+    """Validate every line, keeping one fingerprint per line (0 for a line with problems)."""
+    fingerprints = new_fingerprints()
+    try:
+        size, read = file.stat().st_size, 0
+        with file.open("rb") as handle:
+            for number, raw in jsonl_lines(handle):
+                if len(fingerprints) < _SAMPLE_LINES:
+                    read += len(raw)
+                    if len(fingerprints) == _SAMPLE_LINES - 1:
+                        index.expect(size * _SAMPLE_LINES // read)
+                fingerprints.append(0)
+                try:
+                    record = parse_jsonl(raw, number)
+                except CaseFileError as exc:
+                    checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+                    continue
+                case = checks.case(record, file, number, (), {(): number})
+                if case is not None:
+                    index.add(case.id, case.tags)
+                    fingerprints[-1] = fingerprint(raw)
+    except OSError as exc:
+        checks.problems.append(Problem(file, None, (), f"cannot read the file: {exc.strerror or exc}"))
+        return fingerprints
+    if index.suspects:
+        checks.problems.extend(_duplicate_ids(jsonl_ids(file, fingerprints), index, file))
+    return fingerprints
+
+
+def _validate_whole_file(file: Path, checks: _CaseChecks, index: CaseIndex) -> list[Case]:
+    try:
+        records, lines, structure = read_whole(file)
+    except CaseFileError as exc:
+        checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+        return []
+    except OSError as exc:
+        checks.problems.append(Problem(file, None, (), f"cannot read the file: {exc.strerror or exc}"))
+        return []
+    checks.problems.extend(Problem(file, line, key, message) for line, key, message in structure)
+    located = [(record, lines.get((i,)), (i,)) for i, record in enumerate(records)]
+    return _validate_records(located, file, lines, checks, index)
+
+
+def _validate_records(
+    located: list[tuple[Any, int | None, KeyPath]], file: Path, lines: Lines, checks: _CaseChecks, index: CaseIndex
+) -> list[Case]:
+    """Cases held in memory (inline, .json, .yaml): validated in order, then the exact duplicate check."""
+    valid: list[tuple[Case, int | None, KeyPath]] = []
+    for record, line, prefix in located:
+        case = checks.case(record, file, line, prefix, lines)
+        if case is not None:
+            index.add(case.id, case.tags)
+            valid.append((case, line, prefix))
+    if index.suspects:
+        checks.problems.extend(_duplicate_ids(((c.id, line, prefix) for c, line, prefix in valid), index, file))
+    return [case for case, _, _ in valid]
+
+
+def _duplicate_ids(cases: Iterable[tuple[str, int | None, KeyPath]], index: CaseIndex, file: Path) -> list[Problem]:
+    """The exact check behind equal id hashes: a duplicate id, named with the line of its first use."""
+    problems: list[Problem] = []
+    first: dict[str, int | None] = {}
+    for case_id, line, prefix in cases:
+        if not index.is_suspect(case_id):
+            continue
+        if case_id in first:
+            where = f" (first at line {first[case_id]})" if first[case_id] else ""
+            problems.append(Problem(file, line, prefix + ("id",), f"duplicate case id {case_id!r}{where}"))
+        else:
+            first[case_id] = line
+    return problems
 
 
 def _duplicate_names(evaluators: list[EvaluatorConfig], file: Path, lines: Lines, prefix: KeyPath) -> list[Problem]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from agenteval.config import StrictModel
 from agenteval.evaluators import EvaluatorSpec
+from agenteval.endpoints.settings import ModelEndpoint, unknown_endpoint_references
 from agenteval.targets import RecordedTarget, TargetSpec
+from agenteval.usage import Price
 
 
 def _int_id_as_text(value: Any) -> Any:
@@ -32,11 +34,33 @@ class Case(BaseModel):
     def has_output(self) -> bool:
         return "output" in self.model_fields_set
 
+    @classmethod
+    def from_validated(cls, record: dict[str, Any], context: dict[str, Any] | None = None) -> Case:
+        """The case of a record that passed `model_validate` before, byte for byte, built without
+        validating it again (pydantic's model_construct is slower than validating: it inspects the
+        default factories on every call). A new field whose validator changes the value needs a line here."""
+        if record.get("evaluators"):
+            return cls.model_validate(record, context=context)  # evaluator configs are objects that only validation builds
+        values = {
+            name: record[name] if name in record else field.default_factory() if field.default_factory else field.default  # type: ignore[call-arg]
+            for name, field in cls.model_fields.items()
+        }
+        values["id"] = _int_id_as_text(values["id"])
+        case = cls.__new__(cls)
+        object.__setattr__(case, "__dict__", values)
+        object.__setattr__(case, "__pydantic_fields_set__", set(record))
+        object.__setattr__(case, "__pydantic_extra__", None)
+        object.__setattr__(case, "__pydantic_private__", None)
+        return case
+
 
 class Suite(StrictModel):
     """An eval suite: where answers come from, how they are scored, and the cases."""
 
-    model_config = ConfigDict(title="agenteval suite")
+    model_config = ConfigDict(
+        title="agenteval suite",
+        json_schema_extra={"patternProperties": {"^x-": {"description": "Ignored: a place for YAML anchors (`x-base: &base ...`)."}}},
+    )
 
     name: str = Field(min_length=1)
     description: str | None = None
@@ -45,3 +69,24 @@ class Suite(StrictModel):
     cases: str | list[Case] = Field(
         description="A .jsonl, .json or .yaml file relative to this file, or an inline list."
     )
+    trust_case_commands: bool = Field(
+        False,
+        description="Let case-level evaluators in the cases file run programs (code_judge). A cases file is data: "
+        "allow this only for files you trust like your own code.",
+    )
+    models: dict[str, ModelEndpoint] = Field(
+        default_factory=dict, description="Named endpoints, defined once and used by `endpoint: NAME` in targets and model judges."
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict, description="USD per million tokens by model name: cost is then recorded per case and summed."
+    )
+    store: str | None = Field(
+        None,
+        description="Where results go instead of a JSONL file: sqlite:///runs.db (relative to this file) or "
+        "postgresql://USER@HOST/DB. `--store` overrides it, and so does `-o`.",
+    )
+
+    @model_validator(mode="after")
+    def _endpoint_names_exist(self) -> Suite:
+        unknown_endpoint_references(self)
+        return self

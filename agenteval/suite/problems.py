@@ -6,7 +6,6 @@ onto the user's data, find the line, and rewrite the message with a did-you-mean
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 import typing
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
+from rapidfuzz.distance import OSA
 
 from agenteval.suite.yaml_nodes import KeyPath, Lines
 
@@ -126,7 +126,10 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
         return "required key is missing"
     if kind == "extra_forbidden":
         known = _known_keys(model, data, path[:-1])
-        return f"unknown key {key!r}" + _did_you_mean(str(key), known)
+        hint = _did_you_mean(str(key), known)
+        if not hint and len(path) == 1 and model.__name__ == "Suite":
+            hint = " (top-level keys starting with `x-` are ignored: a place for YAML anchors)"
+        return f"unknown key {key!r}" + hint
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
         what = "evaluator" if "evaluators" in path else "target" if "target" in path else ""
@@ -156,10 +159,15 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
 
 
 def _did_you_mean(word: str, options: list[str]) -> str:
-    """The closest option by spelling, or the one the word begins (`numeric` -> `numeric_tolerance`)."""
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    """A suggestion only when it is really close: a typo or two away (`fuzy` -> `fuzzy`), or the
+    one option the word begins (`numeric` -> `numeric_tolerance`). `llm_judge` is not `code_judge`."""
+    lowered = word.lower()
+    allowed = max(1, len(word) // 4)
+    distances = sorted((OSA.distance(lowered, option.lower()), index) for index, option in enumerate(options))
+    close = [options[index] for distance, index in distances if distance <= allowed][:1]
     if not close and len(word) >= 3:
-        close = [option for option in options if option.startswith(word.lower())][:1]
+        starting = [option for option in options if option.lower().startswith(lowered)]
+        close = starting if len(starting) == 1 else []
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

@@ -1,15 +1,17 @@
-"""Where candidate answers come from: one module per kind of target."""
+"""Where candidate answers come from: one module per kind of target, each with `answer(case, run)`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Union
+from typing import Annotated
 
 from pydantic import Field
 
-from agenteval.targets.base import Answer
+from agenteval.targets.base import Answer, TargetRun
 from agenteval.targets.command import CommandTarget
+from agenteval.targets.http import HttpTarget
+from agenteval.targets.openai import OpenAITarget
 from agenteval.targets.recorded import RecordedTarget
 
-TargetSpec = Annotated[Union[RecordedTarget, CommandTarget], Field(discriminator="type")]
+TargetSpec = Annotated[RecordedTarget | CommandTarget | OpenAITarget | HttpTarget, Field(discriminator="type")]
 
-__all__ = ["Answer", "CommandTarget", "RecordedTarget", "TargetSpec"]
+__all__ = ["Answer", "CommandTarget", "HttpTarget", "OpenAITarget", "RecordedTarget", "TargetRun", "TargetSpec"]

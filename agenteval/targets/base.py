@@ -1,9 +1,14 @@
-"""What a target returns: the candidate answer, or why there is none."""
+"""What a target returns (the candidate answer, or why there is none) and what it is given to work with."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agenteval.endpoints import Endpoints
+    from agenteval.process import Processes
 
 
 @dataclass(slots=True)
@@ -11,3 +16,14 @@ class Answer:
     output: Any = None
     error: str | None = None
     duration_ms: float = 0.0
+    usage: dict[str, Any] | None = None  # latency, tokens, cost of getting the answer (see agenteval.usage)
+
+
+@dataclass(slots=True)
+class TargetRun:
+    """The run's resources every target's `answer(case, run)` may use."""
+
+    base_dir: Path
+    processes: Processes
+    endpoints: Endpoints | None = None
+    repetition: int = 0  # which of --repeat N this is (part of a target's cache key when > 0)

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
-from agenteval.process import Processes, decode_json, resolve_command
 from agenteval.config import Command, StrictModel
-from agenteval.targets.base import Answer
+from agenteval.process import (
+    DEFAULT_MAX_OUTPUT_MB,
+    MAX_ANSWER_DEPTH,
+    JSONTooDeep,
+    decode_json,
+    max_output_bytes,
+    resolve_command,
+)
+from agenteval.targets.base import Answer, TargetRun
+
+REDACTED = "***"
+MIN_REDACTED_CHARS = 4
+"""Shorter env values (`1`, `on`) are flags, not secrets: masking them would garble messages."""
+
+
+def _env_value(value: Any) -> Any:
+    if not isinstance(value, str):  # the message never shows the value: it may be a secret
+        # pydantic turns a ValueError (not a TypeError) into a validation error
+        raise ValueError(f"must be a string (quote it in YAML), not {type(value).__name__}")  # noqa: TRY004
+    return value
+
+
+EnvValue = Annotated[str, BeforeValidator(_env_value)]
 
 
 class CommandTarget(StrictModel):
@@ -19,21 +40,40 @@ class CommandTarget(StrictModel):
     type: Literal["command"]
     command: Command = Field(min_length=1)
     timeout: float = Field(60.0, gt=0, description="Seconds before the process is stopped and the case errors.")
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for the command.")
+    env: dict[str, EnvValue] = Field(
+        default_factory=dict,
+        description="Extra environment variables for the command, on top of agenteval's own (which it inherits).",
+    )
+    max_output_mb: float = Field(
+        DEFAULT_MAX_OUTPUT_MB, gt=0, description="Stdout larger than this (MiB) stops the command; the case errors."
+    )
 
-    def answer(self, case_input: Any, base_dir: Path, processes: Processes) -> Answer:
+    def answer(self, case: Any, run: TargetRun) -> Answer:
         argv = resolve_command(self.command)
-        payload = orjson.dumps(case_input, option=orjson.OPT_NON_STR_KEYS)
-        done = processes.run(argv, payload, self.timeout, base_dir, self.env)
+        payload = orjson.dumps(case.input, option=orjson.OPT_NON_STR_KEYS)
+        done = run.processes.run(argv, payload, self.timeout, run.base_dir, self.env, max_output_bytes(self.max_output_mb))
         failure = done.failure("target", self.timeout)
         if failure:
-            return Answer(error=failure, duration_ms=done.duration_ms)
-        return Answer(parse_stdout(done.stdout), duration_ms=done.duration_ms)
+            return Answer(error=redact(failure, self.env.values()), duration_ms=done.duration_ms)
+        try:
+            return Answer(parse_stdout(done.stdout), duration_ms=done.duration_ms)
+        except JSONTooDeep as exc:
+            return Answer(error=f"target printed {exc}", duration_ms=done.duration_ms)
 
 
 def parse_stdout(stdout: bytes) -> Any:
-    """JSON when stdout is JSON, else the text with its trailing newline removed."""
+    """JSON when stdout is JSON, else the text with its trailing newline removed. Raises JSONTooDeep."""
     try:
-        return decode_json(stdout)
+        return decode_json(stdout, MAX_ANSWER_DEPTH)
+    except JSONTooDeep:
+        raise
     except ValueError:
         return stdout.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def redact(message: str, secrets: Iterable[str]) -> str:
+    """The message with every `env` value masked: a program may print them in its stderr."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= MIN_REDACTED_CHARS:
+            message = message.replace(secret, REDACTED)
+    return message

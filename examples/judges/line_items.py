@@ -7,8 +7,9 @@ config:
   threshold: 0.8                   (pairs less similar never match)
   max_rows: 50                     (alignment rows kept in details)
 
-Similarity of two items = mean over match_fields of: normalized Levenshtein for text (case and
-whitespace ignored), equality for anything else. Pairs are taken greedily, most similar first,
+Similarity of two items = mean over match_fields of: equality of the calendar date for two
+dates (as `match: date` reads them), normalized Levenshtein for other text (case and whitespace
+ignored), equality for anything else. Pairs are taken greedily, most similar first,
 1:1. Matched pairs are scored per attribute with the header confusion rules; every non-empty
 attribute of an unmatched expected item is a FN, of an unmatched candidate item a FP.
 The row `(items)` counts the matching itself (matched TP, extra FP, unmatched expected FN);
@@ -25,12 +26,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from header_confusion import MISSING, empty, get_path, macro_f1, metrics, outcome  # noqa: E402
 
 from agenteval.judge import run_judge  # noqa: E402
+from agenteval.matching import parse_date  # noqa: E402
 
 
 def value_similarity(a, b):
     if empty(a) or empty(b):
         return 0.0
     if isinstance(a, str) and isinstance(b, str):
+        day_a, day_b = parse_date(a), parse_date(b)
+        if day_a is not None and day_b is not None:
+            return 1.0 if day_a == day_b else 0.0
         return Levenshtein.normalized_similarity(" ".join(a.lower().split()), " ".join(b.lower().split()))
     same = a == b and (type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
                                                and not isinstance(a, bool) and not isinstance(b, bool)))

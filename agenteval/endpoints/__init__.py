@@ -1,0 +1,53 @@
+"""Talking to model endpoints: one HTTP client, pacing, retries and a response cache per run.
+
+Heavy imports (httpx, jinja2) happen when the first request or template needs them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agenteval.endpoints.cache import CACHE_FILE, DEFAULT_DIR, CacheError, ResponseCache
+from agenteval.endpoints.client import EndpointError, Endpoints, Reply
+from agenteval.endpoints.settings import (
+    Connection,
+    EndpointRef,
+    ModelEndpoint,
+    Sampling,
+    Transport,
+    merged_settings,
+)
+
+if TYPE_CHECKING:
+    from agenteval.suite.loader import LoadedSuite
+
+__all__ = [
+    "CacheError", "Connection", "EndpointError", "EndpointRef", "Endpoints", "ModelEndpoint", "Reply",
+    "ResponseCache", "Sampling", "cache_path", "merged_settings", "open_endpoints",
+]
+
+
+def cache_path(suite_dir: Path, cache_dir: Path | None) -> Path:
+    """`--cache-dir DIR`, else `.agenteval/cache` next to the suite."""
+    return (cache_dir if cache_dir is not None else suite_dir / DEFAULT_DIR) / CACHE_FILE
+
+
+def open_endpoints(loaded: LoadedSuite, cache_dir: Path | None = None, use_cache: bool = True, refresh: bool = False) -> Endpoints:
+    """The run's endpoints. Raises CacheError when an existing cache file is unusable."""
+    suite: Any = loaded.suite
+    cache = ResponseCache(cache_path(loaded.base_dir, cache_dir)) if use_cache else None
+    return Endpoints(cache, refresh, getattr(suite, "models", None), getattr(suite, "prices", None))
+
+
+def endpoint_workers(suite: Any) -> int:
+    """Workers enough to keep every endpoint's `concurrency` busy (1 when the suite uses none)."""
+    users = [config for config in (suite.target, *suite.evaluators) if isinstance(config, Transport)]
+    return min(max((_concurrency(config, suite.models) for config in users), default=1), 256)
+
+
+def _concurrency(config: Transport, models: dict[str, ModelEndpoint]) -> int:
+    name = getattr(config, "endpoint", None)
+    if "concurrency" in config.model_fields_set or name not in models:
+        return config.concurrency
+    return models[name].concurrency

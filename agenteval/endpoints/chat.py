@@ -1,0 +1,178 @@
+"""The OpenAI-compatible formats: chat completions and embeddings, over `Endpoints.send`.
+
+Any server that speaks them works the same (OpenAI, vLLM, Ollama, llama.cpp server, a LiteLLM
+proxy). Replies are checked for the few keys used; anything else is kept as the server sent it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval.endpoints.client import EndpointError, Endpoints, excerpt
+from agenteval.endpoints.settings import Connection, ModelEndpoint
+from agenteval.process import decode_json
+from agenteval.usage import price_of, usage_record
+
+_SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "seed", "stop")
+
+
+@dataclass(slots=True)
+class ChatReply:
+    content: str | None
+    message: dict[str, Any]
+    tool_calls: list[dict[str, Any]]
+    model: str | None
+    usage: dict[str, Any]
+
+    @property
+    def latency_ms(self) -> float:
+        return self.usage["latency_ms"]
+
+
+def chat_body(settings: ModelEndpoint, messages: list[Any], **extra: Any) -> dict[str, Any]:
+    """The request body: model, messages, the sampling options that are set, extras, extra_body last."""
+    body: dict[str, Any] = {"model": settings.model, "messages": messages}
+    for key in _SAMPLING_KEYS:
+        value = getattr(settings, key)
+        if value is not None:
+            body[key] = value
+    body.update({key: value for key, value in extra.items() if value is not None})
+    body.update(settings.extra_body)
+    return body
+
+
+def complete(endpoints: Endpoints, settings: ModelEndpoint, body: dict[str, Any], *, cache: bool, variant: int = 0) -> ChatReply:
+    """POST {base_url}/chat/completions. Raises EndpointError."""
+    reply = endpoints.send(settings, "POST", endpoints.url(settings, "/chat/completions"), body, cache=cache, variant=variant)
+    data = reply.data
+    try:
+        message = data["choices"][0]["message"]
+        if not isinstance(message, dict):
+            raise TypeError
+    except (KeyError, IndexError, TypeError):
+        raise EndpointError(f"the reply has no choices[0].message: {excerpt(str(data))!r}") from None
+    content = message.get("content")
+    model = data.get("model") if isinstance(data.get("model"), str) else settings.model
+    record = usage_record(reply.latency_ms, data.get("usage"), cached=reply.cached)
+    cost = price_of(record, [settings.model, model], endpoints.prices)
+    if cost is not None:
+        record["cost_usd"] = cost
+    return ChatReply(
+        content if isinstance(content, str) else None, message, tool_calls(message.get("tool_calls")), model, record
+    )
+
+
+def tool_calls(raw: Any) -> list[dict[str, Any]]:
+    """`[{id, name, arguments}]`, arguments parsed from their JSON string (kept as text when not JSON)."""
+    calls = []
+    for call in raw if isinstance(raw, list) else []:
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = decode_json(arguments.encode())
+            except (ValueError, RecursionError):
+                pass  # not JSON: the text is what the model produced, and what evaluators should see
+        calls.append({"id": call.get("id"), "name": function.get("name"), "arguments": arguments})
+    return calls
+
+
+@dataclass
+class _Request:
+    texts: list[str]
+    vectors: list[list[float]] | None = None
+    error: str | None = None
+    done: bool = False
+
+
+@dataclass
+class EmbeddingBatcher:
+    """Embeds texts for many worker threads in few requests.
+
+    While one batch is in flight, texts from other threads queue up and go together in the next
+    one, so batches grow with the parallelism and a lone worker never waits for company.
+    Each text is cached on its own, so a re-run sends nothing.
+    """
+
+    endpoints: Endpoints
+    settings: Connection
+    batch_size: int = 64
+    cache: bool = True
+    _queue: list[_Request] = field(default_factory=list)
+    _sending: bool = False
+    _ready: threading.Condition = field(default_factory=threading.Condition)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text; raises EndpointError."""
+        request = _Request(list(texts))
+        with self._ready:
+            self._queue.append(request)
+            while not request.done:
+                if self._sending:
+                    self._ready.wait()
+                    continue
+                batch, size = [], 0
+                while self._queue and (not batch or size + len(self._queue[0].texts) <= self.batch_size):
+                    size += len(self._queue[0].texts)
+                    batch.append(self._queue.pop(0))
+                self._sending = True
+                self._ready.release()
+                try:
+                    self._send(batch)
+                finally:
+                    self._ready.acquire()
+                    self._sending = False
+                    self._ready.notify_all()
+        if request.error is not None:
+            raise EndpointError(request.error)
+        assert request.vectors is not None
+        return request.vectors
+
+    def _send(self, batch: list[_Request]) -> None:
+        unique = list(dict.fromkeys(text for request in batch for text in request.texts))
+        try:
+            found = self._vectors(unique)
+        except EndpointError as exc:
+            for request in batch:
+                request.error, request.done = str(exc), True
+            return
+        for request in batch:
+            request.vectors, request.done = [found[text] for text in request.texts], True
+
+    def _vectors(self, texts: list[str]) -> dict[str, list[float]]:
+        url = self.endpoints.url(self.settings, "/embeddings")
+        found: dict[str, list[float]] = {}
+        missing = []
+        for text in texts:
+            hit = self.endpoints.cached(url, self._body([text])) if self.cache else None
+            if hit is not None:
+                found[text] = hit["data"]
+            else:
+                missing.append(text)
+        if not missing:
+            return found
+        reply = self.endpoints.send(self.settings, "POST", url, self._body(missing))
+        vectors = _embedding_list(reply.data, len(missing))
+        for text, vector in zip(missing, vectors):
+            found[text] = vector
+            if self.cache:
+                self.endpoints.remember(url, self._body([text]), {"status": reply.status, "data": vector, "latency_ms": reply.latency_ms})
+        return found
+
+    def _body(self, texts: list[str]) -> dict[str, Any]:
+        return {"model": self.settings.model, "input": texts}
+
+
+def _embedding_list(data: Any, count: int) -> list[list[float]]:
+    try:
+        items = sorted(data["data"], key=lambda item: item.get("index", 0))
+        vectors = [item["embedding"] for item in items]
+    except (KeyError, TypeError, AttributeError):
+        raise EndpointError(f"the embeddings reply has no data[].embedding: {excerpt(str(data))!r}") from None
+    if len(vectors) != count or not all(isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v) for v in vectors):
+        raise EndpointError(f"the embeddings reply has {len(vectors)} vectors for {count} texts, or one is not a list of numbers")
+    return vectors

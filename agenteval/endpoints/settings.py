@@ -1,0 +1,168 @@
+"""How to reach an endpoint: the YAML keys shared by the `openai`/`http` targets and the model judges.
+
+Keys are never literal secrets: `api_key_env` names an environment variable, and header values
+may say `${NAME}`; both are read from the environment when a request is sent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from agenteval.config import StrictModel
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_SECRET_HEADERS = {"authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key"}
+
+
+class MissingEnvironment(Exception):
+    """A request needs an environment variable that is not set."""
+
+
+def substitute_env(text: str, environ: dict[str, str] | None = None) -> str:
+    """`${NAME}` (or `${NAME:-default}`) replaced from the environment; MissingEnvironment when unset."""
+    env = os.environ if environ is None else environ
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise MissingEnvironment(f"environment variable {name} is not set (used as ${{{name}}})")
+
+    return _ENV_REFERENCE.sub(value, text)
+
+
+def env_references(text: str) -> list[str]:
+    return [match.group(1) for match in _ENV_REFERENCE.finditer(text)]
+
+
+def _refuse_literal_key(data: Any) -> Any:
+    if isinstance(data, dict) and "api_key" in data:
+        raise ValueError(
+            "a literal `api_key` is not allowed in a suite (it would be committed and copied into results): "
+            "put the key in an environment variable and name it with `api_key_env`"
+        )
+    return data
+
+
+class Transport(StrictModel):
+    """How requests are sent: credentials, patience, and how many at once."""
+
+    api_key_env: str | None = Field(
+        None, description="The NAME of the environment variable holding the API key (sent as a Bearer token); never the key itself."
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra request headers; values may use `${NAME}` to read secrets from the environment."
+    )
+    timeout: float = Field(60.0, gt=0, description="Seconds one attempt may take.")
+    retries: int = Field(3, ge=0, le=20, description="Retries after a failed attempt (connection error, timeout, 429, 5xx).")
+    backoff: float = Field(0.5, ge=0, description="Seconds before the first retry; doubled each retry, with jitter. A Retry-After header wins.")
+    concurrency: int = Field(8, ge=1, le=512, description="Requests in flight to this endpoint at once (separate from --workers).")
+    rate_limit: float | None = Field(None, gt=0, description="Requests per minute to this endpoint.")
+    cache: bool | None = Field(
+        None, description="Keep responses in the suite's response cache. Default: on for judges, and for targets at temperature 0."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_literal_key(cls, data: Any) -> Any:
+        return _refuse_literal_key(data)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _names_a_variable(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.fullmatch(value):
+            raise ValueError(
+                f"api_key_env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key: got {_masked(value)}"
+            )
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _no_literal_secret_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if name.lower() in _SECRET_HEADERS and not env_references(value):
+                raise ValueError(
+                    f"header {name!r} holds a literal secret: write it as `${{NAME}}` and set NAME in the environment"
+                )
+        return headers
+
+
+class Connection(Transport):
+    """An OpenAI-compatible API: where it is and which model to ask."""
+
+    base_url: str | None = Field(
+        None, description="The API root, e.g. http://localhost:11434/v1 (`${NAME}` / `${NAME:-default}` are read from the environment)."
+    )
+    model: str | None = Field(None, description="The model name sent with each request.")
+
+
+def _masked(value: str) -> str:
+    return repr(value[:3] + "..." if len(value) > 6 else "...")
+
+
+class Sampling(StrictModel):
+    """Sampling options sent with chat requests (unset ones are left to the server)."""
+
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; 0 makes a target cacheable.")
+    top_p: float | None = Field(None, gt=0, le=1)
+    max_tokens: int | None = Field(None, ge=1, description="Upper bound on tokens in the reply.")
+    seed: int | None = Field(None, description="Seed, for servers that support reproducible sampling.")
+    stop: list[str] | None = Field(None, description="Stop sequences.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Anything else merged into the request body as is (e.g. tool_choice, top_k)."
+    )
+
+
+class ModelEndpoint(Connection, Sampling):
+    """A named endpoint under the suite's `models:`, referenced by `endpoint: NAME`."""
+
+
+class EndpointRef(StrictModel):
+    """`endpoint: NAME` takes the settings of `models.NAME`; keys given here override them."""
+
+    endpoint: str | None = Field(None, description="A model defined once under the suite's `models:`; keys given here override it.")
+
+    @model_validator(mode="after")
+    def _somewhere_to_send(self) -> EndpointRef:
+        if self.endpoint is None:
+            missing = [key for key in ("base_url", "model") if key in type(self).model_fields and not getattr(self, key)]
+            if missing:
+                raise ValueError(f"no `{'` or `'.join(missing)}`: give it, or `endpoint: NAME` of a model under `models:`")
+        return self
+
+
+def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> ModelEndpoint:
+    """The named endpoint (if any) with the keys `config` sets explicitly laid over it. Raises ValueError."""
+    name = getattr(config, "endpoint", None)
+    base: dict[str, Any] = {}
+    if name is not None:
+        if name not in models:
+            known = ", ".join(sorted(models)) or "none defined"
+            raise ValueError(f"endpoint {name!r} is not defined under `models:` (known: {known})")
+        base = models[name].model_dump(exclude_unset=True)
+    own = {key: getattr(config, key) for key in config.model_fields_set if key in ModelEndpoint.model_fields}
+    settings = ModelEndpoint.model_validate({**base, **own})
+    if not settings.base_url:
+        raise ValueError("no `base_url`: give one, or `endpoint: NAME` of a model under `models:`")
+    return settings
+
+
+def unknown_endpoint_references(suite: Any) -> None:
+    """ValueError naming the first `endpoint: NAME` (target or suite evaluator) that `models:` lacks."""
+    import difflib
+
+    users = [("target", suite.target), *((f"evaluators[{i}]", e) for i, e in enumerate(suite.evaluators))]
+    for where, config in users:
+        name = getattr(config, "endpoint", None)
+        if name is not None and name not in suite.models:
+            close = difflib.get_close_matches(name, list(suite.models), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            known = ", ".join(sorted(suite.models)) or "none defined"
+            raise ValueError(f"{where}.endpoint: {name!r} is not defined under `models:` (known: {known}){hint}")

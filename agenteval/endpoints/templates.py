@@ -1,0 +1,136 @@
+"""`{{ input.question }}` in messages and prompts: jinja2 in a sandbox, strict about missing names.
+
+Templates come from suite files, which may come from anyone: the sandbox keeps them from reaching
+Python internals. A variable the case does not have is an error that names it
+(`input.question is undefined`), never a silently empty prompt.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+
+class TemplateError(Exception):
+    """A template that does not compile, or a variable the case does not have."""
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Any:
+    from jinja2 import StrictUndefined, Undefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def fail(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise _Missing(self._undefined_obj, self._undefined_name)
+
+    class NamedUndefined(StrictUndefined):
+        _fail_with_undefined_error = fail
+
+    # jinja binds its failing dunders (__str__, __iter__, ...) to the base method: rebind them all
+    for klass in StrictUndefined.__mro__:
+        for name, attr in vars(klass).items():
+            if attr is Undefined._fail_with_undefined_error:
+                setattr(NamedUndefined, name, fail)
+
+    env = ImmutableSandboxedEnvironment(undefined=NamedUndefined, autoescape=False, keep_trailing_newline=True)
+    env.policies["json.dumps_function"] = lambda value, **_: orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return env
+
+
+class _Missing(Exception):
+    def __init__(self, owner: Any, name: str | None) -> None:
+        super().__init__(name)
+        self.owner = owner
+        self.name = name
+
+
+@lru_cache(maxsize=256)
+def compile_template(source: str) -> Any:
+    """A compiled template (kept: a suite renders the same few per case); TemplateError on bad syntax."""
+    from jinja2 import TemplateSyntaxError
+
+    try:
+        return _environment().from_string(source)
+    except TemplateSyntaxError as exc:
+        raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from None
+
+
+def check_template(source: str) -> str:
+    """For validators: the source unchanged, or ValueError saying what is wrong with it."""
+    if "{" in source:
+        try:
+            compile_template(source)
+        except TemplateError as exc:
+            raise ValueError(str(exc)) from None
+    return source
+
+
+def render(template: Any, variables: dict[str, Any]) -> str:
+    """The rendered text; TemplateError naming a variable the case does not have."""
+    from jinja2 import TemplateError as JinjaError
+
+    try:
+        return template.render(variables)
+    except _Missing as missing:
+        raise TemplateError(f"template variable {_name_of(missing, variables)} is undefined") from None
+    except JinjaError as exc:
+        raise TemplateError(f"template error: {exc}") from None
+
+
+def render_strings(value: Any, variables: dict[str, Any], where: str = "") -> Any:
+    """Every string inside `value` (nested lists and mappings) rendered as a template."""
+    if isinstance(value, str):
+        if "{" not in value:
+            return value
+        try:
+            return render(compile_template(value), variables)
+        except TemplateError as exc:
+            raise TemplateError(f"{where}: {exc}" if where else str(exc)) from None
+    if isinstance(value, list):
+        return [render_strings(item, variables, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {key: render_strings(item, variables, f"{where}.{key}" if where else str(key)) for key, item in value.items()}
+    return value
+
+
+def check_strings(value: Any) -> Any:
+    """For validators: every string template inside `value` compiles."""
+    for text in _strings(value):
+        check_template(text)
+    return value
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    return []
+
+
+def _name_of(missing: _Missing, variables: dict[str, Any]) -> str:
+    """The dotted name of the missing variable, found by locating its owner among the variables."""
+    if missing.owner is None or missing.owner.__class__.__name__ == "NamedUndefined":
+        return str(missing.name)
+    owner_path = _find(missing.owner, variables, "", depth=6)
+    if owner_path is None:
+        return str(missing.name)
+    return f"{owner_path}.{missing.name}" if isinstance(missing.name, str) else f"{owner_path}[{missing.name!r}]"
+
+
+def _find(target: Any, value: Any, path: str, depth: int) -> str | None:
+    if value is target and path:
+        return path
+    if depth == 0:
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        child = f"{path}.{key}" if isinstance(key, str) and path else str(key) if not path else f"{path}[{key}]"
+        found = _find(target, item, child, depth - 1)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,150 @@
+"""A judge's rubric: the criteria, the prompt that shows them, the JSON schema of the reply, and
+a tolerant reading of what the model actually sent back."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+from pydantic import Field
+
+from agenteval.config import StrictModel
+from agenteval.evaluators.scales import RangeScale, Scale, describe, normalize
+
+SYSTEM_PROMPT = "You are a careful, impartial grader. You follow the rubric exactly and reply only with JSON."
+
+
+class RubricCriterion(StrictModel):
+    """One thing the judge scores, on its own scale; weights combine the criteria."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description="A short key, e.g. `correct`.")
+    description: str = Field(min_length=1, description="What the judge checks, in words it can act on.")
+    scale: Scale = "pass_fail"
+    weight: float = Field(1.0, ge=0, description="Weight of this criterion in the judge's score.")
+
+
+def score_schema(scale: Any) -> dict[str, Any]:
+    """The JSON schema of one criterion's score on `scale`."""
+    if isinstance(scale, RangeScale):
+        return {"type": "number", "minimum": scale.range[0], "maximum": scale.range[1]}
+    return {
+        "binary": {"type": "boolean"},
+        "pass_fail": {"type": "string", "enum": ["pass", "fail"]},
+        "likert5": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+        "percent": {"type": "number", "minimum": 0, "maximum": 100},
+        "unit": {"type": "number", "minimum": 0, "maximum": 1},
+    }[scale]
+
+
+def response_format(criteria: list[RubricCriterion]) -> dict[str, Any]:
+    """`response_format` asking for `{criterion: {reasoning, score}}` (reasoning first, so it comes before the score)."""
+    item = lambda c: {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, "score": score_schema(c.scale)},
+        "required": ["reasoning", "score"],
+        "additionalProperties": False,
+    }
+    schema = {
+        "type": "object",
+        "properties": {c.name: item(c) for c in criteria},
+        "required": [c.name for c in criteria],
+        "additionalProperties": False,
+    }
+    return {"type": "json_schema", "json_schema": {"name": "rubric_scores", "strict": True, "schema": schema}}
+
+
+def _answer_hint(scale: Any) -> str:
+    if isinstance(scale, RangeScale):
+        return f"a number from {scale.range[0]:g} to {scale.range[1]:g}"
+    return {
+        "binary": "true or false",
+        "pass_fail": '"pass" or "fail"',
+        "likert5": "an integer from 1 (worst) to 5 (best)",
+        "percent": "a number from 0 to 100",
+        "unit": "a number from 0 to 1",
+    }[scale]
+
+
+def rubric_text(criteria: list[RubricCriterion]) -> str:
+    return "\n".join(f"- {c.name} (score: {_answer_hint(c.scale)}): {c.description}" for c in criteria)
+
+
+def reply_format_text(criteria: list[RubricCriterion]) -> str:
+    example = {c.name: {"reasoning": "...", "score": "..."} for c in criteria[:2]}
+    return (
+        "Reply with one JSON object and nothing else. Its keys are the criterion names; each value is "
+        '{"reasoning": "<one or two sentences>", "score": <the score>}, for example: '
+        + json.dumps(example)
+    )
+
+
+def show(value: Any) -> str:
+    """A value as the judge reads it: text as is, anything else as indented JSON."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def default_prompt(variables: dict[str, Any]) -> str:
+    return (
+        "Grade the candidate answer against the rubric. Judge only what each criterion asks; the reference "
+        "answer shows what a good answer contains.\n\n"
+        f"# Input\n{variables['input']}\n\n"
+        f"# Candidate answer\n{variables['candidate']}\n\n"
+        f"# Reference answer\n{variables['reference']}\n\n"
+        f"# Rubric\n{variables['rubric']}\n\n"
+        f"# Reply\n{variables['reply_format']}"
+    )
+
+
+def find_json_object(text: str) -> Any:
+    """The first JSON object in `text` (whole, fenced, or embedded in prose); ValueError if none."""
+    decoder = json.JSONDecoder()
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        pass
+    start = stripped.find("{")
+    while start != -1:
+        try:
+            found, _ = decoder.raw_decode(stripped, start)
+            if isinstance(found, dict):
+                return found
+        except ValueError:
+            pass
+        start = stripped.find("{", start + 1)
+    raise ValueError("no JSON object in the reply")
+
+
+def read_scores(reply: str | None, criteria: list[RubricCriterion]) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Per criterion `{score (normalized), raw_score, reasoning}`, or the first reason the reply cannot be used.
+
+    Accepts `{name: {score, reasoning}}`, `{name: score}` and `{"criteria": [{name, score, reasoning}]}`.
+    """
+    if not reply:
+        return {}, "the reply is empty"
+    try:
+        found = find_json_object(reply)
+    except (ValueError, RecursionError) as exc:
+        return {}, str(exc)
+    if not isinstance(found, dict):
+        return {}, "the reply is not a JSON object"
+    if isinstance(found.get("criteria"), list):
+        found = {item.get("name"): item for item in found["criteria"] if isinstance(item, dict)}
+    lowered = {str(key).lower(): value for key, value in found.items()}
+    scores: dict[str, dict[str, Any]] = {}
+    for criterion in criteria:
+        entry = found.get(criterion.name, lowered.get(criterion.name.lower()))
+        if entry is None:
+            return {}, f"criterion {criterion.name!r} is missing"
+        raw, reasoning = (entry.get("score"), entry.get("reasoning")) if isinstance(entry, dict) else (entry, None)
+        score = normalize(raw, criterion.scale)
+        if isinstance(score, str):
+            return {}, f"criterion {criterion.name!r}: {score}"
+        scores[criterion.name] = {
+            "score": score, "raw_score": raw, "reasoning": reasoning if isinstance(reasoning, str) else None,
+            "weight": criterion.weight, "scale": describe(criterion.scale),
+        }
+    return scores, None

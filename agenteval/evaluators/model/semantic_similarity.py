@@ -1,0 +1,75 @@
+"""semantic_similarity: cosine similarity of the candidate's and the reference's embeddings.
+
+Embeddings come from an OpenAI-compatible `/embeddings` endpoint, batched across the cases that
+run at the same time and cached per text, so a re-run sends nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field
+
+from agenteval.endpoints.settings import Connection, EndpointRef
+from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.evaluators.model.inputs import CandidateAndReference
+from agenteval.evaluators.model.rubric import show
+from agenteval.paths import MISSING
+
+
+class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, EndpointRef):
+    """Score = the cosine similarity (negative counts as 0). Default verdict: pass iff it reaches `threshold`."""
+
+    type: Literal["semantic_similarity"]
+    threshold: float = Field(0.8, ge=-1, le=1, description="Cosine similarity a candidate needs to pass.")
+    batch_size: int = Field(64, ge=1, le=2048, description="Most texts in one /embeddings request.")
+
+    type_name = "semantic_similarity"
+
+    def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
+        from agenteval.endpoints.chat import EmbeddingBatcher
+        from agenteval.endpoints.client import EndpointError
+        from agenteval.endpoints.settings import merged_settings
+
+        if ctx.endpoints is None:
+            return self.error_result("semantic_similarity needs the run's endpoints")
+        candidate, reference = self.candidate_and_reference(ctx)
+        for what, value, path in (("candidate", candidate, self.path), ("reference", reference, self.reference_path)):
+            if value is MISSING or value is None or value == "":
+                why = "missing" if value is MISSING else "empty"
+                return self.result(0.0, "fail", misses=[f"{path or what} ({why})"], reasoning=f"the {what} is {why}")
+        try:
+            settings = merged_settings(self, ctx.endpoints.models)
+        except ValueError as exc:
+            return self.error_result(str(exc))
+        cache = True if settings.cache is None else settings.cache
+        batcher = ctx.endpoints.shared(
+            ("embeddings", settings.base_url, settings.model, cache, self.batch_size),
+            lambda: EmbeddingBatcher(ctx.endpoints, settings, self.batch_size, cache),
+        )
+        try:
+            candidate_vector, reference_vector = batcher.embed([show(candidate), show(reference)])
+        except EndpointError as exc:
+            return self.error_result(f"semantic_similarity: {exc}")
+        similarity = cosine(candidate_vector, reference_vector)
+        if similarity is None:
+            return self.result(0.0, "fail", misses=["(embedding problem)"], reasoning="the embeddings differ in length or one is zero")
+        score = max(0.0, similarity)
+        passed = similarity >= self.threshold
+        return self.result(
+            score, "pass" if passed else "fail",
+            hits=[] if not passed else [self.path or "(answer)"], misses=[] if passed else [self.path or "(answer)"],
+            reasoning=f"cosine similarity {similarity:.3f} ({'>=' if passed else '<'} {self.threshold:g})",
+            details={"similarity": similarity, "threshold": self.threshold},
+        )
+
+
+def cosine(a: list[float], b: list[float]) -> float | None:
+    """Cosine similarity; None when the lengths differ or a vector is zero."""
+    if len(a) != len(b):
+        return None
+    norm = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
+    if norm == 0:
+        return None
+    return max(-1.0, min(1.0, math.fsum(x * y for x, y in zip(a, b)) / norm))

@@ -1,0 +1,160 @@
+"""json_valid and json_schema: the candidate text is JSON, and that JSON satisfies a JSON Schema.
+
+The schema is inline (`schema:`) or a .json/.yaml file next to the suite (`schema_file:`); it is
+read and checked when the suite loads, with the `jsonschema` library (the draft the schema's
+`$schema` names, else 2020-12). Every violation is a miss that starts with its JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from agenteval.evaluators.base import EvalContext, EvaluatorResult
+from agenteval.evaluators.text.base import TextEvaluator, keep, read_suite_file
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str) -> tuple[Any, str | None]:
+    """(value, None) for a JSON document (RFC 8259: no NaN/Infinity, no trailing text), else (None, why)."""
+    try:
+        return orjson.loads(text), None
+    except orjson.JSONDecodeError:
+        pass  # orjson also refuses valid JSON it cannot hold (a lone surrogate escape, 1e400): ask json
+    try:
+        return json.loads(text, parse_constant=_no_constant), None
+    except ValueError as exc:
+        return None, str(exc)
+    except RecursionError:
+        return None, "nested too deeply to parse"
+
+
+class JsonValid(TextEvaluator):
+    """Passes when the candidate text parses as one JSON document."""
+
+    type: Literal["json_valid"]
+    type_name = "json_valid"
+
+    def score_text(self, text: str, ctx: EvalContext) -> EvaluatorResult:
+        _, problem = parse_json(text)
+        if problem is not None:
+            return self.result(0.0, "fail", misses=[f"{self.where} (invalid JSON: {problem})"])
+        return self.result(1.0, "pass", hits=[f"{self.where} is valid JSON"])
+
+
+def load_schema_file(name: str, context: Any) -> Any:
+    """A schema from a .json or .yaml file next to the suite; ValueError says what is wrong."""
+    text = read_suite_file(name, context, "schema file")
+    if name.lower().endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"schema file {name} is not valid YAML: {exc}".replace("\n", " ")) from None
+    value, problem = parse_json(text)
+    if problem is not None:
+        raise ValueError(f"schema file {name} is not valid JSON: {problem}")
+    return value
+
+
+def schema_validator(schema: Any) -> Any:
+    """A jsonschema validator for `schema` (with format checks); ValueError when the schema is invalid.
+
+    Built once per distinct schema: checking a schema against its metaschema takes milliseconds,
+    and case-level evaluators repeat the same schema on every case.
+    """
+    if not isinstance(schema, (dict, bool)):
+        raise ValueError(f"a JSON Schema is an object (or true/false), got {type(schema).__name__}")
+    return _validator(orjson.dumps(schema))
+
+
+@lru_cache(maxsize=256)
+def _validator(schema_json: bytes) -> Any:
+    from jsonschema import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    schema = orjson.loads(schema_json)
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"invalid JSON Schema at {exc.json_path}: {exc.message}") from None
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+class JsonSchema(TextEvaluator):
+    """Parses the candidate text as JSON and validates it; score 1 when valid, else 0 with every violation."""
+
+    type: Literal["json_schema"]
+    type_name = "json_schema"
+    inline_schema: dict[str, Any] | None = Field(None, alias="schema", description="The JSON Schema, inline.")
+    schema_file: str | None = Field(None, description="A .json or .yaml file holding the schema, relative to the suite file.")
+    max_errors: int = Field(20, ge=1, description="Violations listed as misses (the rest are counted).")
+
+    if TYPE_CHECKING:
+        _schema: Any
+        _validator: Any
+        _unresolvable: type[Exception]
+
+    @field_validator("inline_schema")
+    @classmethod
+    def _valid_inline(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            schema_validator(schema)
+        return schema
+
+    @field_validator("schema_file")
+    @classmethod
+    def _valid_file(cls, name: str | None, info: ValidationInfo) -> str | None:
+        if name is not None:
+            schema_validator(load_schema_file(name, info.context))
+        return name
+
+    @model_validator(mode="after")
+    def _one_schema(self) -> JsonSchema:
+        if (self.inline_schema is None) == (self.schema_file is None):
+            raise ValueError("give the schema inline (`schema`) or as `schema_file`, one of them")
+        return self
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        from referencing.exceptions import Unresolvable
+
+        schema = self.inline_schema if self.schema_file is None else load_schema_file(self.schema_file, context)
+        keep(self, _schema=schema, _validator=None if schema is None else schema_validator(schema), _unresolvable=Unresolvable)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        """A validator holds local functions that cannot be pickled; it is rebuilt from the schema."""
+        state = super().__getstate__()
+        state["__dict__"] = {key: value for key, value in state["__dict__"].items() if key != "_validator"}
+        return state
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        keep(self, _validator=schema_validator(self._schema))
+
+    def score_text(self, text: str, ctx: EvalContext) -> EvaluatorResult:
+        instance, problem = parse_json(text)
+        if problem is not None:
+            return self.result(0.0, "fail", misses=[f"{self.where} (invalid JSON: {problem})"])
+        misses, count = [], 0
+        try:
+            for error in self._validator.iter_errors(instance):
+                count += 1
+                if count <= self.max_errors:
+                    misses.append(f"{error.json_path}: {error.message}")
+        except self._unresolvable as exc:  # a $ref to another document: only references inside the schema resolve
+            return self.error_result(f"the schema has a reference that cannot be resolved: {exc}")
+        if not count:
+            return self.result(1.0, "pass", hits=[f"{self.where} matches the schema"])
+        if count > self.max_errors:
+            misses.append(f"... and {count - self.max_errors} more")
+        return self.result(0.0, "fail", misses=misses, reasoning=f"{count} schema violation(s)", details={"violations": count})

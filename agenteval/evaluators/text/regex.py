@@ -1,0 +1,67 @@
+"""regex: the candidate text matches (or, with `must_match: false`, does not match) a pattern."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from agenteval.evaluators.base import EvalContext, EvaluatorResult
+from agenteval.evaluators.text.base import TextOptions, folding, keep, show
+
+Flag = Literal["ignorecase", "multiline", "dotall", "verbose", "ascii"]
+_FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL, "verbose": re.VERBOSE, "ascii": re.ASCII}
+
+
+def compile_pattern(pattern: str, flags: list[Flag], case_sensitive: bool) -> re.Pattern[str]:
+    """The compiled pattern; ValueError naming the position when it is invalid."""
+    value = 0
+    for flag in flags:
+        value |= _FLAGS[flag]
+    if not case_sensitive:
+        value |= re.IGNORECASE
+    try:
+        return re.compile(pattern, value)
+    except re.error as exc:
+        where = f"line {exc.lineno}, column {exc.colno}" if exc.lineno and "\n" in pattern else f"position {exc.pos}"
+        raise ValueError(f"invalid regular expression at {where}: {exc.msg} in {pattern!r}") from None
+
+
+class Regex(TextOptions):
+    """re.search over the text; an invalid pattern is a load-time error."""
+
+    type: Literal["regex"]
+    type_name = "regex"
+    flags: list[Flag] = Field(default_factory=list, description="Python re flags by name.")
+    pattern: str = Field(description="A Python regular expression, searched anywhere in the text (anchor with ^ and $).")
+    must_match: bool = Field(True, description="false: pass only when the pattern is not found.")
+
+    if TYPE_CHECKING:
+        _regex: re.Pattern[str]
+        _shown: str
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str, info: ValidationInfo) -> str:
+        compile_pattern(pattern, info.data.get("flags", []), info.data.get("case_sensitive", True))
+        return pattern
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        # case is the IGNORECASE flag's job, so the text keeps its case
+        regex = compile_pattern(self.pattern, self.flags, self.case_sensitive)
+        shown = f"/{self.pattern}/" if len(self.pattern) <= 40 else f"/{self.pattern[:37]}.../"
+        keep(self, _fold=folding(True, self.normalize_whitespace), _regex=regex, _shown=shown)
+
+    def score_text(self, text: str, ctx: EvalContext) -> EvaluatorResult:
+        found = self._regex.search(self._fold(text))
+        shown = self._shown
+        if found is None:
+            if self.must_match:
+                return self.result(0.0, "fail", misses=[f"{self.where} does not match {shown}"])
+            return self.result(1.0, "pass", hits=[f"{self.where} does not match {shown}"])
+        details = {"match": found.group(0)[:200], "start": found.start()}
+        if self.must_match:
+            return self.result(1.0, "pass", hits=[f"{self.where} matches {shown}"], details=details)
+        return self.result(0.0, "fail", misses=[f"{self.where} matches {shown} at {found.start()}: {show(found.group(0))}"], details=details)

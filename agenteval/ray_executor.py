@@ -1,0 +1,138 @@
+"""`--executor ray`: score batches of cases as Ray tasks; the driver streams results to one file.
+
+The driver reads, validates and selects cases exactly as a local run does, then sends them in
+batches. Each task scores its batch with the same `Runner` a local run uses. A Ray worker process
+keeps its runner between tasks, so evaluators are built once per process and `protocol: jsonl`
+judges stay up. A result reaches the results file only when its whole batch comes back, so a
+batch that Ray retries after a worker died is written once. At most a few batches per CPU are in
+flight, which keeps the driver's memory flat.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agenteval.extras import MissingDependency
+from agenteval.results import CaseResult
+from agenteval.suite.models import Case
+from agenteval.targets import Answer
+
+# Never shipped to the cluster with the suite folder: results, caches, environments, VCS.
+WORKING_DIR_EXCLUDES = ["agenteval-results/", ".agenteval/", ".git/", ".venv/", "venv/", "__pycache__/", "*.pyc"]
+BATCHES_PER_CPU = 2
+TASK_RETRIES = 3
+
+
+def require_ray(local: bool = True) -> Any:
+    """The ray module. For a local instance, Ray is told to bind to the loopback address only
+    (before its first import: it reads the setting then)."""
+    if local:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependency("--executor ray needs Ray: pip install 'agenteval[ray]'") from None
+    return ray
+
+
+@dataclass(frozen=True, slots=True)
+class RayOptions:
+    address: str | None = None  # None: start a local Ray instance on this machine's cores
+    batch_size: int = 64
+    workers: int = 1  # cases in parallel inside each task (for targets and judges that wait)
+
+
+def run_on_ray(
+    suite_path: Path,
+    cases: Iterable[Case],
+    run_id: str,
+    options: RayOptions,
+    answers: Any = None,
+    only: frozenset[str] | None = None,
+) -> Iterator[CaseResult]:
+    """Yield every case's result as its batch completes. `answers` (from --predictions) is read
+    here on the driver and travels with each batch, so the file need not exist on the cluster."""
+    ray = require_ray(local=options.address is None)
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(
+            address=options.address,
+            num_cpus=None if options.address else (os.cpu_count() or 1),
+            runtime_env={"working_dir": str(suite_path.parent), "excludes": WORKING_DIR_EXCLUDES},
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level="ERROR",
+        )
+    score = ray.remote(max_retries=TASK_RETRIES)(score_batch)
+    capacity = max(1, int(ray.cluster_resources().get("CPU", 1))) * BATCHES_PER_CPU
+    pending: list[Any] = []
+    try:
+        batches = _batches(cases, options.batch_size, answers)
+        while True:
+            while len(pending) < capacity:
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                pending.append(score.remote(suite_path.name, run_id, batch, only, options.workers))
+            if not pending:
+                return
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield from ray.get(ref)
+    finally:
+        for ref in pending:
+            ray.cancel(ref)  # raises KeyboardInterrupt in the task, which stops its processes
+        if started_here:
+            ray.shutdown()
+
+
+def _batches(cases: Iterable[Case], size: int, answers: Any) -> Iterator[list[tuple[Case, Answer | None]]]:
+    batch: list[tuple[Case, Answer | None]] = []
+    for case in cases:
+        batch.append((case, None if answers is None else answers.answer(case.id)))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _BatchAnswers:
+    """The answers that came with a batch, in the shape the runner asks `--predictions` for."""
+
+    def __init__(self, batch: list[tuple[Case, Answer | None]]) -> None:
+        self._answers = {case.id: answer for case, answer in batch if answer is not None}
+
+    def answer(self, case_id: str) -> Answer:
+        return self._answers[case_id]
+
+
+# One runner per Ray worker process and run: built on the first batch, reused for the rest.
+_RUNNERS: dict[tuple[str, str], Any] = {}
+
+
+def score_batch(
+    suite_file: str, run_id: str, batch: list[tuple[Case, Answer | None]], only: frozenset[str] | None, workers: int
+) -> list[CaseResult]:
+    """Runs inside a Ray worker, whose working directory is the suite's folder."""
+    from agenteval.process import Processes
+    from agenteval.runner import Runner
+
+    path = Path(suite_file).resolve()
+    key = (str(path), run_id)
+    runner = _RUNNERS.get(key)
+    if runner is None:
+        runner = _RUNNERS[key] = Runner(_suite_definition(path), run_id, Processes(), None, only)
+    runner.predictions = _BatchAnswers(batch) if any(answer is not None for _, answer in batch) else None
+    return list(runner.score((case for case, _ in batch), workers))
+
+
+def _suite_definition(path: Path) -> Any:
+    """The suite's target and evaluators, without its cases: the driver validated those and sends them."""
+    from agenteval.suite.loader import load_definition
+
+    return load_definition(path)

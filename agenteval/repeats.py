@@ -1,0 +1,83 @@
+"""`--repeat N`: how much a nondeterministic target's results move between runs of the same cases.
+
+Each repetition is one sample of the pass rate and the mean score; the summary gives their mean,
+standard deviation and a 95% confidence interval (Student's t), and lists the cases whose verdict
+changed between repetitions (flaky). A case's counters are dropped once its N runs are in, so
+memory follows the cases in flight and the flaky ones, not the dataset.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agenteval.results import CaseResult
+
+# two-sided 95% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond
+_T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)
+FLAKY_SHOWN = 100
+
+
+def t95(degrees_of_freedom: int) -> float:
+    return _T95[degrees_of_freedom - 1] if degrees_of_freedom <= len(_T95) else 1.96
+
+
+def spread(samples: list[float]) -> dict[str, Any]:
+    """Mean, sample standard deviation and the 95% confidence interval of the mean."""
+    n = len(samples)
+    mean = math.fsum(samples) / n
+    if n < 2:
+        return {"mean": mean, "std": None, "ci95": None}
+    std = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (n - 1))
+    half = t95(n - 1) * std / math.sqrt(n)
+    return {"mean": mean, "std": std, "ci95": [mean - half, mean + half]}
+
+
+class RepeatStats:
+    def __init__(self, repeat: int = 1) -> None:
+        self.repeat = repeat
+        self._runs: dict[int, list[float]] = {}  # repetition -> [cases, passed, score sum]
+        self._open: dict[str, list[int]] = {}  # case id -> [runs seen, passes]
+        self.flaky: list[dict[str, Any]] = []
+        self.flaky_count = 0
+
+    def add(self, result: CaseResult) -> None:
+        if self.repeat < 2:
+            return
+        counters = self._runs.setdefault(result.repetition, [0, 0, 0.0])
+        passed = result.verdict == "pass"
+        counters[0] += 1
+        counters[1] += passed
+        counters[2] += result.score
+        seen = self._open.setdefault(result.case_id, [0, 0])
+        seen[0] += 1
+        seen[1] += passed
+        if seen[0] >= self.repeat:
+            del self._open[result.case_id]
+            self._close(result.case_id, seen)
+
+    def _close(self, case_id: str, seen: list[int]) -> None:
+        runs, passes = seen
+        if 0 < passes < runs:
+            self.flaky_count += 1
+            if len(self.flaky) < FLAKY_SHOWN:
+                self.flaky.append({"case_id": case_id, "runs": runs, "passed": passes, "pass_rate": passes / runs})
+
+    def to_dict(self) -> dict[str, Any] | None:
+        if self.repeat < 2 or not self._runs:
+            return None
+        for case_id, seen in list(self._open.items()):  # an interrupted run: judge what is in
+            self._close(case_id, seen)
+        self._open.clear()
+        runs = [self._runs[r] for r in sorted(self._runs)]
+        return {
+            "repeat": self.repeat,
+            "pass_rate": spread([passed / cases for cases, passed, _ in runs]),
+            "mean_score": spread([score / cases for cases, _, score in runs]),
+            "flaky_cases": self.flaky_count,
+            "flaky": sorted(self.flaky, key=lambda row: (row["pass_rate"], row["case_id"])),
+        }

@@ -1,0 +1,239 @@
+// The cases table of an agenteval HTML report: search, filters, paging, and a detail view per case.
+// The embedded data is one JSON line {evaluators, types, tags, paths, cases}, then one details line
+// per case, parsed only when that case opens. A case row: [id, verdict, score, ms, tags,
+// [evaluator, verdict, ...], miss text]; a details line: [evaluators, output, error], an evaluator
+// being [name, verdict, score, reasoning, misses, error, field cells, details, misses count].
+"use strict";
+(function () {
+  const CASE_VERDICTS = ["pass", "fail", "error"];
+  const EVALUATOR_VERDICTS = ["pass", "partial", "fail", "error"];
+  const PAGE_SIZE = 100;
+  const NONE = new Set();
+  const FIELD_STATUSES = ["hit", "miss", "skipped", ""];
+  let DATA = null;
+  const byId = (id) => document.getElementById(id);
+  const esc = (text) => String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
+  async function loadData() {
+    const binary = atob(byId("agenteval-data").textContent.replace(/\s+/g, ""));
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const text = await new Response(stream).text();
+    const end = text.indexOf("\n");
+    const data = JSON.parse(text.slice(0, end));
+    const offsets = new Float64Array(data.cases.length + 1);
+    let position = end + 1;
+    for (let i = 0; i < data.cases.length; i++) {
+      offsets[i] = position;
+      position = text.indexOf("\n", position) + 1;
+    }
+    offsets[data.cases.length] = position;
+    data.detail = (index) => JSON.parse(text.slice(offsets[index], offsets[index + 1] - 1));
+    return data;
+  }
+
+  function fillOptions(select, names, label) {
+    names.forEach((name, index) => {
+      const option = document.createElement("option");
+      option.value = String(index);
+      option.textContent = label(name);
+      select.appendChild(option);
+    });
+  }
+
+  // [evaluator, verdict, evaluator, verdict, ...] -> the evaluators that did not pass
+  function notPassed(pairs) {
+    const names = [];
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i + 1] !== 0) names.push(pairs[i]);
+    return names;
+  }
+
+  function start(data) {
+    DATA = data;
+    const cases = data.cases;
+    const state = { shown: [], page: 0, open: new Set(), searchText: null };
+    fillOptions(byId("tag"), data.tags, (tag) => tag);
+    fillOptions(byId("evaluator"), data.evaluators, (name) => "did not pass: " + name);
+
+    function apply() {
+      const query = byId("search").value.trim().toLowerCase();
+      const verdict = byId("verdict").value;
+      const tag = byId("tag").value === "" ? -1 : Number(byId("tag").value);
+      const evaluator = byId("evaluator").value === "" ? -1 : Number(byId("evaluator").value);
+      if (query && !state.searchText) state.searchText = cases.map((row) => row[6].toLowerCase());
+      const shown = [];
+      for (let i = 0; i < cases.length; i++) {
+        const row = cases[i];
+        const name = CASE_VERDICTS[row[1]];
+        if (verdict === "notpass" ? name === "pass" : verdict && name !== verdict) continue;
+        if (tag >= 0 && !row[4].includes(tag)) continue;
+        if (evaluator >= 0 && !notPassed(row[5]).includes(evaluator)) continue;
+        if (query && !row[0].toLowerCase().includes(query) && !state.searchText[i].includes(query)) continue;
+        shown.push(i);
+      }
+      const sort = byId("sort").value;
+      if (sort === "low") shown.sort((a, b) => cases[a][2] - cases[b][2]);
+      if (sort === "high") shown.sort((a, b) => cases[b][2] - cases[a][2]);
+      if (sort === "slow") shown.sort((a, b) => cases[b][3] - cases[a][3]);
+      state.shown = shown;
+      state.page = 0;
+      render();
+    }
+
+    function render() {
+      const pages = Math.max(1, Math.ceil(state.shown.length / PAGE_SIZE));
+      state.page = Math.min(state.page, pages - 1);
+      const first = state.page * PAGE_SIZE;
+      const slice = state.shown.slice(first, first + PAGE_SIZE);
+      const html = [];
+      for (const index of slice) {
+        html.push(rowHtml(index));
+        if (state.open.has(index)) html.push(detailRow(index));
+      }
+      document.querySelector("#case-table tbody").innerHTML = html.join("");
+      byId("case-count").textContent = `${state.shown.length} of ${cases.length} cases`;
+      byId("page").textContent = state.shown.length ? `${first + 1}–${first + slice.length} (page ${state.page + 1} of ${pages})` : "";
+      byId("prev").disabled = state.page === 0;
+      byId("next").disabled = state.page >= pages - 1;
+    }
+
+    function rowHtml(index) {
+      const [id, verdict, score, ms, tags, evaluators] = cases[index];
+      const name = CASE_VERDICTS[verdict];
+      const missed = notPassed(evaluators).map((e) => esc(data.evaluators[e])).join(", ");
+      const open = state.open.has(index) ? " open" : "";
+      return `<tr class="case${open}" data-index="${index}"><td>${esc(id)}</td><td class="v ${name}">${name}</td>` +
+        `<td>${score.toFixed(3)}</td><td>${tags.map((t) => `<span class="tag">${esc(data.tags[t])}</span>`).join("")}</td>` +
+        `<td>${missed}</td><td>${ms.toFixed(1)}</td></tr>`;
+    }
+
+    function detailRow(index) {
+      return `<tr class="detail-row"><td class="detail" colspan="6">${detailHtml(data.detail(index))}</td></tr>`;
+    }
+
+    function detailHtml(detail) {
+      const [evaluators, output, error] = detail;
+      const missed = new Set();
+      const hit = new Set();
+      const expected = {};
+      let checked = 0;
+      const fieldRows = [];
+      for (const e of evaluators) {
+        for (const miss of e[4]) missed.add(miss.split(" (")[0]);
+        for (const cell of e[6]) {
+          const f = fieldCell(cell);
+          if (f.status === "miss") missed.add(f.path);
+          if (f.status === "hit") hit.add(f.path);
+          if ("e" in f) { setPath(expected, f.path, f.e); checked++; }
+          fieldRows.push(`<tr class="${f.status === "miss" ? "miss" : ""}"><td>${esc(data.evaluators[e[0]])}</td><td>${esc(f.path)}</td>` +
+            `<td class="v ${f.status === "hit" ? "pass" : f.status === "miss" ? "fail" : ""}">${esc(f.status)}</td>` +
+            `<td>${"e" in f ? json(f.e, null, NONE, NONE) : ""}</td><td>${"a" in f ? json(f.a, null, NONE, NONE) : '<span class="hole">absent</span>'}</td></tr>`);
+        }
+      }
+      const parts = [];
+      if (error) parts.push(`<p class="case-error">error: ${esc(error)}</p>`);
+      parts.push('<div class="sides"><div><h4>expected (the fields evaluators checked)</h4>' +
+        (checked ? `<pre class="expected">${json(expected, "", missed, hit)}</pre>` : '<p class="note">no expected values in this result</p>') +
+        `</div><div><h4>candidate</h4><pre class="candidate">${json(output, "", missed, hit)}</pre></div></div>`);
+      if (fieldRows.length) {
+        parts.push('<h4>fields</h4><table class="fields"><thead><tr><th>evaluator</th><th>field</th><th>status</th><th>expected</th><th>candidate</th></tr></thead>' +
+          `<tbody>${fieldRows.join("")}</tbody></table>`);
+      }
+      for (const e of evaluators) parts.push(evaluatorHtml(e));
+      return parts.join("");
+    }
+
+    function evaluatorHtml(e) {
+      const [name, verdict, score, reasoning, misses, error, , details, missCount] = e;
+      const verdictName = EVALUATOR_VERDICTS[verdict];
+      const more = missCount > misses.length ? `<li class="note">… and ${missCount - misses.length} more</li>` : "";
+      return `<div class="evaluator ${verdictName}"><h4>${esc(data.evaluators[name])} <span class="note">${esc(data.types[name] || "")}</span> ` +
+        `<span class="v ${verdictName}">${verdictName}</span> ${score.toFixed(3)}</h4>` +
+        (reasoning ? `<div>${esc(reasoning)}</div>` : "") +
+        (error ? `<div class="case-error">error: ${esc(error)}</div>` : "") +
+        (misses.length ? `<ul class="misses">${misses.map((m) => `<li>${esc(m)}</li>`).join("")}${more}</ul>` : "") +
+        (details ? `<details><summary>details</summary><pre>${json(details, null, NONE, NONE)}</pre></details>` : "") +
+        "</div>";
+    }
+
+    document.querySelector("#case-table tbody").addEventListener("click", (event) => {
+      const tr = event.target.closest("tr.case");
+      if (!tr) return;
+      const index = Number(tr.dataset.index);
+      if (state.open.has(index)) state.open.delete(index); else state.open.add(index);
+      render();
+    });
+    let timer = null;
+    byId("search").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(apply, 150); });
+    for (const id of ["verdict", "tag", "evaluator", "sort"]) byId(id).addEventListener("change", apply);
+    byId("prev").addEventListener("click", () => { state.page--; render(); });
+    byId("next").addEventListener("click", () => { state.page++; render(); });
+    apply();
+    document.body.dataset.ready = "true";
+  }
+
+  // A field cell [path, code, expected?, actual?]; code = status + 4 (has expected) + 8 (has actual) + 16 (actual = expected).
+  function fieldCell(cell) {
+    const code = cell[1];
+    const f = { path: DATA.paths[cell[0]], status: FIELD_STATUSES[code & 3] };
+    let next = 2;
+    if (code & 4) f.e = cell[next++];
+    if (code & 8) f.a = code & 16 ? f.e : cell[next++];
+    return f;
+  }
+
+  // A field path `a.b[0].c` set inside a plain object: rebuilds the checked part of the expected answer.
+  function setPath(target, path, value) {
+    const keys = [];
+    for (const part of path.split(".")) {
+      const match = /^([^[\]]+)((?:\[\d+\])*)$/.exec(part);
+      if (!match) return;
+      keys.push(match[1]);
+      for (const index of match[2].matchAll(/\[(\d+)\]/g)) keys.push(Number(index[1]));
+    }
+    let node = target;
+    keys.forEach((key, i) => {
+      if (i === keys.length - 1) { node[key] = value; return; }
+      if (node[key] === undefined || typeof node[key] !== "object" || node[key] === null) node[key] = typeof keys[i + 1] === "number" ? [] : {};
+      node = node[key];
+    });
+  }
+
+  // JSON as HTML, each member marked `miss` or `hit` by its field path (`path` null: no marks).
+  function json(value, path, missed, hit, indent = "") {
+    if (value === null) return '<span class="n">null</span>';
+    if (typeof value === "string") return `<span class="s">${esc(JSON.stringify(value))}</span>`;
+    if (typeof value !== "object") return `<span class="n">${esc(String(value))}</span>`;
+    if (!Array.isArray(value) && Object.keys(value).length === 1 && typeof value.$clip === "string") {
+      return `<span class="clip">${esc(value.$clip)}… (cut)</span>`;
+    }
+    const inner = indent + "  ";
+    const entries = [];
+    const mark = (childPath, text) => {
+      if (childPath === null) return text;
+      const css = missed.has(childPath) ? "miss" : hit.has(childPath) ? "hit" : "";
+      return css ? `<span class="${css}" data-path="${esc(childPath)}">${text}</span>` : text;
+    };
+    if (Array.isArray(value)) {
+      if (!value.length) return "[]";
+      for (let i = 0; i < value.length; i++) {
+        const childPath = path === null ? null : `${path}[${i}]`;
+        entries.push(inner + (i in value ? mark(childPath, json(value[i], childPath, missed, hit, inner)) : '<span class="hole">…</span>'));
+      }
+      return `[\n${entries.join(",\n")}\n${indent}]`;
+    }
+    const keys = Object.keys(value);
+    if (!keys.length) return "{}";
+    for (const key of keys) {
+      const childPath = path === null ? null : path ? `${path}.${key}` : key;
+      entries.push(inner + mark(childPath, `<span class="k">${esc(JSON.stringify(key))}</span>: ${json(value[key], childPath, missed, hit, inner)}`));
+    }
+    return `{\n${entries.join(",\n")}\n${indent}}`;
+  }
+
+  loadData().then(start, (error) => {
+    byId("case-count").textContent = "could not read the cases: " + error;
+    throw error;
+  });
+})();

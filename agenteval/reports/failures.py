@@ -1,0 +1,193 @@
+"""Which cases failed and why, a few lines each: what a reader scrolls for after the tables.
+
+A run never holds its results, so the collector keeps only the worst few failures seen so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agenteval.evaluators.base import EvaluatorResult
+from agenteval.paths import MISSING
+from agenteval.results import CaseResult
+
+MISSES_SHOWN = 5  # per evaluator, in the terminal and in Markdown
+VALUE_WIDTH = 60  # characters of one expected or actual value
+_RANK = {"error": 0, "fail": 1, "pass": 2}
+
+
+@dataclass(slots=True)
+class FieldRow:
+    """One field of one evaluator: its status and both values (MISSING where absent)."""
+
+    path: str
+    status: str
+    expected: Any = MISSING
+    actual: Any = MISSING
+
+
+def field_rows(evaluator: EvaluatorResult) -> list[FieldRow]:
+    """Per-field rows from the shapes evaluators report them in.
+
+    `field_accuracy` lists `details.fields` rows; judges often map `details.fields` by path;
+    `field_confusion` (and its judge twin) keep `details.mismatches`.
+    """
+    details = evaluator.details or {}
+    rows: list[FieldRow] = []
+    listed = details.get("fields")
+    if isinstance(listed, list):
+        for row in listed:
+            if isinstance(row, dict) and isinstance(row.get("path"), str):
+                rows.append(FieldRow(row["path"], str(row.get("status", "")), row.get("expected", MISSING), row.get("actual", MISSING)))
+    elif isinstance(listed, dict):
+        missed = {miss_path(miss) for miss in evaluator.misses}
+        for path, row in listed.items():
+            if isinstance(row, dict):
+                status = "miss" if path in missed else "hit" if path in evaluator.hits else ""
+                rows.append(FieldRow(str(path), status, row.get("expected", MISSING), row.get("actual", MISSING)))
+    mismatches = details.get("mismatches")
+    if isinstance(mismatches, list):
+        known = {row.path for row in rows}
+        for row in mismatches:
+            path = row.get("field", row.get("path")) if isinstance(row, dict) else None
+            if isinstance(path, str) and path not in known and "expected_index" not in row:
+                rows.append(FieldRow(path, "miss", row.get("expected", MISSING), row.get("actual", MISSING)))
+    return rows
+
+
+def miss_path(miss: str) -> str:
+    """`invoice.total (type mismatch)` names the field `invoice.total`."""
+    return miss.split(" (", 1)[0]
+
+
+def show_value(value: Any, width: int = VALUE_WIDTH) -> str:
+    """A value as JSON, cut to `width` characters; an absent value reads `nothing`."""
+    if value is MISSING:
+        return "nothing"
+    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def miss_lines(evaluator: EvaluatorResult) -> list[str]:
+    """Each miss, with the expected and actual value when the evaluator reported them for that field."""
+    by_path = {row.path: row for row in field_rows(evaluator)}
+    lines = []
+    for miss in evaluator.misses:
+        row = by_path.get(miss_path(miss))
+        if row is None or (row.expected is MISSING and row.actual is MISSING):
+            lines.append(miss)
+        else:
+            lines.append(f"{miss}: expected {show_value(row.expected)}, got {show_value(row.actual)}")
+    return lines
+
+
+@dataclass(slots=True)
+class EvaluatorMisses:
+    name: str
+    type: str
+    verdict: str
+    score: float
+    lines: list[str]
+    more: int = 0  # misses left out
+
+
+@dataclass(slots=True)
+class Failure:
+    """A failing or errored case, reduced to what its report lines need."""
+
+    case_id: str
+    suite: str
+    verdict: str
+    score: float
+    duration_ms: float
+    error: str | None
+    evaluators: list[EvaluatorMisses] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[int, float, str]:
+        return failure_key(self.verdict, self.score, self.case_id)
+
+
+def failure_key(verdict: str, score: float, case_id: str) -> tuple[int, float, str]:
+    """Worst first: errors, then the lowest scores; ties by case id, so the order is stable."""
+    return _RANK.get(verdict, 1), score, case_id
+
+
+def describe(result: CaseResult, misses_shown: int = MISSES_SHOWN) -> Failure:
+    """The case's error, and per evaluator that did not pass: its misses (or error, or reasoning)."""
+    evaluators = []
+    for evaluator in result.evaluator_results:
+        if evaluator.verdict == "pass":
+            continue
+        if evaluator.error:
+            lines = [f"error: {evaluator.error}"]
+        else:
+            lines = miss_lines(evaluator) or ([evaluator.reasoning] if evaluator.reasoning else [])
+        evaluators.append(EvaluatorMisses(
+            evaluator.name, evaluator.type, evaluator.verdict, evaluator.score,
+            lines[:misses_shown], max(0, len(lines) - misses_shown),
+        ))
+    return Failure(result.case_id, result.suite, result.verdict, result.score, result.duration_ms, result.error, evaluators)
+
+
+class FailureCollector:
+    """The worst `limit` failing or errored cases seen so far, and how many did not pass in all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.total = 0
+        self._kept: list[Failure] = []
+        self._cutoff: tuple[int, float, str] | None = None  # no better than the worst kept: not worth describing
+
+    def add(self, result: CaseResult) -> None:
+        if result.verdict == "pass":
+            return
+        self.total += 1
+        if not self.limit or (self._cutoff is not None and failure_key(result.verdict, result.score, result.case_id) >= self._cutoff):
+            return
+        self._kept.append(describe(result))
+        if len(self._kept) >= 2 * self.limit:  # trim in batches: amortized O(log n) per failure
+            self._kept = self.worst()
+            self._cutoff = self._kept[-1].key
+
+    def worst(self) -> list[Failure]:
+        return sorted(self._kept, key=lambda failure: failure.key)[: self.limit]
+
+    @property
+    def left_out(self) -> int:
+        return self.total - min(self.total, self.limit)
+
+
+def headline(failure: Failure) -> str:
+    """`FAIL inv-004 (score 0.714)`, or for an errored case its error."""
+    label = "ERROR" if failure.verdict == "error" else "FAIL"
+    text = f"{label} {failure.case_id} (score {failure.score:.3f})"
+    return f"{text}: {failure.error}" if failure.error else text
+
+
+def evaluator_heading(misses: EvaluatorMisses) -> str:
+    return f"{misses.name} ({misses.type}, {misses.verdict}, {misses.score:.3f})"
+
+
+def render_failures(collector: FailureCollector, console: Any) -> None:
+    """The terminal section after the tables, like pytest's short test summary."""
+    from rich.text import Text
+
+    if not collector.limit or not collector.total:
+        return
+    shown = collector.worst()
+    console.print(Text(f"Failures ({len(shown)} of {collector.total}, worst first)", style="bold"))
+    for failure in shown:
+        style = "magenta" if failure.verdict == "error" else "red"
+        console.print(Text(headline(failure), style=style), soft_wrap=True)
+        for misses in failure.evaluators:
+            console.print(Text("  " + evaluator_heading(misses)), soft_wrap=True)
+            for line in misses.lines:
+                console.print(Text("    " + line), soft_wrap=True)
+            if misses.more:
+                console.print(Text(f"    ... and {misses.more} more"), soft_wrap=True)
+    if collector.left_out:
+        console.print(Text(f"... and {collector.left_out} more failing or errored cases (--show-failures N shows more)"))

@@ -1,0 +1,35 @@
+"""`agenteval report`: any report format from finished results (shards included), nothing re-run."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agenteval.reports.inputs import ResultInputs
+from agenteval.reports.outputs import FORMATS, ReportError, Reports
+from agenteval.results import Summary
+
+
+def report_results(paths: Sequence[Path], fmt: str, output: Path | None, show_failures: int) -> Summary:
+    """Read every input once, feeding the summary and the report; duplicates are skipped with a warning."""
+    if fmt not in FORMATS:
+        raise ReportError(f"unknown --format {fmt!r} (known: {', '.join(FORMATS)})")
+    reports = Reports(show_failures, [(fmt, output)])
+    inputs = ResultInputs(paths)
+    summary = Summary()
+    try:
+        for result in inputs:
+            summary.add(result)
+            reports.add(result)
+    except BaseException:
+        reports.close()
+        raise
+    warning = inputs.warning()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not summary.total:
+        reports.close()
+        raise ReportError("no result lines in " + ", ".join(map(str, paths)))
+    reports.write({"suite": ", ".join(inputs.suites), "run_id": inputs.describe_runs(), **summary.to_dict()})
+    return summary

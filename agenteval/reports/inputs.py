@@ -1,0 +1,64 @@
+"""Finished results read back (`report`, `compare`): many files, such as the shards of one run, each case once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from agenteval.results import CaseResult
+from agenteval.stores import StoredRun, read_source
+
+
+class ResultInputs:
+    """Streams the results of several files; a case seen before (same suite and case id) is skipped and counted.
+
+    Only the case keys are remembered, never the results, so memory grows with ids alone.
+    """
+
+    def __init__(self, paths: Sequence[Path | StoredRun]) -> None:
+        self.paths = list(paths)
+        self.suites: list[str] = []
+        self.run_ids: list[str] = []
+        self.count = 0
+        self.duplicates = 0
+        self._first_duplicate: tuple[str, int, int] | None = None  # case id, index of its first file, of the repeat
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        seen: dict[str, int] = {}
+        for index, path in enumerate(self.paths):
+            for result in read_source(path):  # a file, or a run in a store
+                key = f"{result.suite}\x00{result.case_id}"
+                first = seen.get(key)
+                if first is not None:
+                    self.duplicates += 1
+                    if self._first_duplicate is None:
+                        self._first_duplicate = (result.case_id, first, index)
+                    continue
+                seen[key] = index
+                self.count += 1
+                if result.suite not in self.suites:
+                    self.suites.append(result.suite)
+                if result.run_id not in self.run_ids:
+                    self.run_ids.append(result.run_id)
+                yield result
+
+    def describe_runs(self) -> str:
+        """The run ids, or how many runs when there are many (e.g. the shards of a large run)."""
+        return ", ".join(self.run_ids) if len(self.run_ids) <= 3 else f"{len(self.run_ids)} runs"
+
+    def warning(self) -> str | None:
+        """One line naming the first duplicate, or None when every case appeared once."""
+        if self._first_duplicate is None:
+            return None
+        case_id, first, again = self._first_duplicate
+        one, other = self.paths[first], self.paths[again]
+        if first == again:
+            where = f"twice in {one}"
+        elif isinstance(one, Path) and isinstance(other, Path) and one.resolve() == other.resolve():
+            where = f"in {one}, which is given twice"
+        else:
+            where = f"in {one} and again in {other}"
+        return (
+            f"{self.duplicates} duplicate result{'s' if self.duplicates != 1 else ''} skipped "
+            f"(e.g. case {case_id!r} {where}); each case is counted once"
+        )

@@ -1,0 +1,108 @@
+"""JUnit XML for CI test views: one <testcase> per case (classname = suite, name = case id).
+
+Test cases are written to a temporary spool as results stream, and the file is assembled at the
+end, when the counts its <testsuite> header needs are known; memory stays flat.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import IO, Any
+from xml.sax.saxutils import escape, quoteattr
+
+from agenteval.reports.failures import describe, evaluator_heading, headline
+from agenteval.results import CaseResult
+
+MISSES_IN_BODY = 50  # per evaluator; the message is one line, the body the whole story
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    """Text safe inside an element: escaped, and characters XML 1.0 forbids replaced."""
+    return escape(_NOT_XML.sub("\ufffd", text))
+
+
+def xml_attr(text: str) -> str:
+    return quoteattr(_NOT_XML.sub("\ufffd", text))
+
+
+@dataclass
+class _SuiteSpool:
+    body: IO[bytes]
+    classname: str  # the suite, as an XML attribute value
+    verdicts: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+
+def testcase_xml(result: CaseResult, classname: str | None = None) -> str:
+    """One <testcase>; a failure carries the misses, an error the error message."""
+    seconds = result.duration_ms / 1000
+    head = f'<testcase classname={classname or xml_attr(result.suite)} name={xml_attr(result.case_id)} time="{seconds:.6f}"'
+    if result.verdict == "pass":
+        return f"    {head}/>\n"
+    failure = describe(result, MISSES_IN_BODY)
+    lines = [headline(failure)]
+    for misses in failure.evaluators:
+        lines.append("  " + evaluator_heading(misses))
+        lines.extend("    " + line for line in misses.lines)
+        if misses.more:
+            lines.append(f"    ... and {misses.more} more")
+    first_miss = next((m.lines[0] for m in failure.evaluators if m.lines), None)
+    if result.verdict == "error":
+        tag, message = "error", result.error or first_miss or "an evaluator could not score this case"
+    else:
+        tag, message = "failure", f"score {result.score:.3f}" + (f": {first_miss}" if first_miss else "")
+    return (
+        f"    {head}>\n      <{tag} type={xml_attr(result.verdict)} message={xml_attr(message)}>"
+        f"{xml_text(chr(10).join(lines))}</{tag}>\n    </testcase>\n"
+    )
+
+
+class JunitWriter:
+    """Fed one result at a time; `write` produces the whole file (one <testsuite> per suite)."""
+
+    def __init__(self) -> None:
+        self._suites: dict[str, _SuiteSpool] = {}
+
+    def add(self, result: CaseResult) -> None:
+        spool = self._suites.get(result.suite)
+        if spool is None:
+            spool = self._suites[result.suite] = _SuiteSpool(tempfile.TemporaryFile(), xml_attr(result.suite))
+        spool.body.write(testcase_xml(result, spool.classname).encode())
+        spool.verdicts[result.verdict] += 1
+        spool.seconds += result.duration_ms / 1000
+
+    def write(self, out: IO[bytes], summary: dict[str, Any]) -> None:
+        """The XML document; `summary` gives the run id and start time as suite properties."""
+        verdicts = sum((spool.verdicts for spool in self._suites.values()), Counter())
+        seconds = sum(spool.seconds for spool in self._suites.values())
+        out.write(b'<?xml version="1.0" encoding="UTF-8"?>\n')
+        out.write(
+            f'<testsuites name="agenteval" tests="{verdicts.total()}" failures="{verdicts["fail"]}" '
+            f'errors="{verdicts["error"]}" skipped="0" time="{seconds:.6f}">\n'.encode()
+        )
+        for name, spool in self._suites.items():
+            stamp = summary.get("started_at")
+            out.write(
+                f'  <testsuite name={xml_attr(name)} tests="{spool.verdicts.total()}" failures="{spool.verdicts["fail"]}" '
+                f'errors="{spool.verdicts["error"]}" skipped="0" time="{spool.seconds:.6f}"'
+                f'{f" timestamp={xml_attr(stamp)}" if stamp else ""}>\n'.encode()
+            )
+            properties = [(key, summary[key]) for key in ("run_id", "interrupted") if summary.get(key) is not None]
+            if properties:
+                out.write(b"    <properties>\n")
+                for key, value in properties:
+                    out.write(f"      <property name={xml_attr(key)} value={xml_attr(str(value).lower() if isinstance(value, bool) else str(value))}/>\n".encode())
+                out.write(b"    </properties>\n")
+            spool.body.seek(0)
+            while chunk := spool.body.read(1 << 20):
+                out.write(chunk)
+            out.write(b"  </testsuite>\n")
+        out.write(b"</testsuites>\n")
+
+    def close(self) -> None:
+        for spool in self._suites.values():
+            spool.body.close()

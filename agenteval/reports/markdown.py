@@ -1,0 +1,99 @@
+"""The summary, dataset metrics and failures as GitHub-flavoured Markdown (a PR comment, a CI job summary)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agenteval.reports.failures import Failure, evaluator_heading, headline
+from agenteval.reports.numbers import num, pct
+
+FIELD_ROWS_SHOWN = 30
+_SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<!\w)_|_(?!\w))")
+
+
+def md(text: str) -> str:
+    """Plain text that Markdown shows as written: special characters escaped, on one line."""
+    return _SPECIAL.sub(lambda match: "\\" + match.group(0), text).replace("\n", " ")
+
+
+def table(header: list[str], rows: list[list[str]], right_from: int = 1) -> list[str]:
+    """A GFM table; columns from `right_from` on are numbers, aligned right."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < right_from else "--:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def summary_markdown(summary: dict[str, Any], failures: list[Failure], failing: int) -> str:
+    """`failures` are the worst failing cases to list; `failing` is how many did not pass in all."""
+    counts = summary["counts"]
+    lines = [f"## agenteval: {md(summary.get('suite', ''))}" + (" (interrupted)" if summary.get("interrupted") else ""), ""]
+    status = (
+        f"**{counts['total']} cases: {counts['passed']} passed, {counts['failed']} failed, {counts['errored']} errored**"
+        f" · pass rate **{pct(summary['pass_rate'])}** · mean score {num(summary['mean_score'])}"
+    )
+    if summary.get("run_id"):
+        status += f" · run `{summary['run_id']}`"
+    if "duration_s" in summary:
+        status += f" · {summary['duration_s']:.2f} s"
+    lines += [status, ""]
+
+    lines += ["### Evaluators", ""]
+    lines += table(
+        ["evaluator", "type", "mean score", "pass", "partial", "fail", "error"],
+        [
+            [md(name), md(stats["type"]), num(stats["mean_score"]), *(str(stats["verdicts"].get(v, 0)) for v in ("pass", "partial", "fail", "error"))]
+            for name, stats in summary["evaluators"].items()
+        ],
+        right_from=2,
+    )
+    fields = [(name, path, stats) for name, paths in summary["fields"].items() for path, stats in paths.items()]
+    if fields:
+        fields.sort(key=lambda row: (row[2]["accuracy"] is None, row[2]["accuracy"] or 0.0))
+        shown = fields[:FIELD_ROWS_SHOWN]
+        title = "### Fields" + (f" (worst {len(shown)} of {len(fields)})" if len(fields) > len(shown) else "")
+        lines += ["", title, ""]
+        lines += table(
+            ["evaluator", "field", "accuracy", "hits/scored", "mean score", "skipped"],
+            [
+                [md(name), md(path), pct(stats["accuracy"]), f"{stats['hits']}/{stats['scored']}", num(stats["mean_score"]), str(stats["skipped"])]
+                for name, path, stats in shown
+            ],
+            right_from=2,
+        )
+    tags = summary.get("tags") or {}
+    if tags:
+        lines += ["", "### By tag", ""]
+        lines += table(
+            ["tag", "cases", "passed", "failed", "errored", "pass rate"],
+            [[md(tag), str(row["total"]), str(row["passed"]), str(row["failed"]), str(row["errored"]), pct(row["pass_rate"])] for tag, row in tags.items()],
+        )
+    for name, metrics in summary["dataset_metrics"].items():
+        lines += ["", f"### Dataset metrics: {md(name)}", ""]
+        lines += table(
+            ["attribute", "TP", "FP", "FN", "TN", "precision", "recall", "F1"],
+            [
+                [md(attribute), *(str(row[k]) for k in ("tp", "fp", "fn", "tn")), num(row["precision"]), num(row["recall"]), num(row["f1"])]
+                for attribute, row in metrics["attributes"].items()
+            ],
+        )
+        undefined = any(row[k] is None for row in metrics["attributes"].values() for k in ("precision", "recall", "f1"))
+        lines += ["", f"macro-F1 **{num(metrics['macro_f1'])}**" + (" (n/a: undefined, its denominator is 0)" if undefined else "")]
+    lines += failures_markdown(failures, failing)
+    return "\n".join(lines) + "\n"
+
+
+def failures_markdown(failures: list[Failure], failing: int) -> list[str]:
+    if not failing:
+        return []
+    lines = ["", f"### Failures ({len(failures)} of {failing}, worst first)" if failures else f"### Failures ({failing})", ""]
+    for failure in failures:
+        lines.append(f"- **{md(headline(failure))}**")
+        for misses in failure.evaluators:
+            lines.append(f"  - {md(evaluator_heading(misses))}")
+            lines += [f"    - {md(line)}" for line in misses.lines]
+            if misses.more:
+                lines.append(f"    - … and {misses.more} more")
+    if failing > len(failures):
+        lines += ["", f"… and {failing - len(failures)} more failing or errored cases."]
+    return lines

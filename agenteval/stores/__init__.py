@@ -1,0 +1,32 @@
+"""Where results are kept: the JSONL file (default) or a SQL store chosen by URL.
+
+`--store sqlite:///runs.db` keeps runs in one SQLite file; `--store postgresql://USER@HOST/DB`
+in PostgreSQL (both need the `store` extra). See `agenteval.stores.tables` for the layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from agenteval.results import CaseResult, read_results
+from agenteval.stores.base import RunStart, Store, StoredRun, StoreError
+from agenteval.stores.sql import SqlStore
+
+__all__ = ["RunStart", "Store", "StoreError", "StoredRun", "is_store_url", "open_store", "read_source"]
+
+
+def is_store_url(text: str) -> bool:
+    """A store URL (`scheme://...`) rather than a file path or a run id."""
+    return "://" in text
+
+
+def open_store(url: str, base_dir: Path | None = None) -> SqlStore:
+    """The store at `url`; a relative SQLite path is relative to `base_dir` (default: the current
+    folder). Raises StoreError (unknown scheme, missing extra, unreachable server)."""
+    return SqlStore(url, base_dir)
+
+
+def read_source(source: Path | StoredRun) -> Iterator[CaseResult]:
+    """The results of a JSONL file or of a run in a store, streamed."""
+    return source.results() if isinstance(source, StoredRun) else read_results(source)

@@ -1,0 +1,469 @@
+"""SQL stores: `sqlite:///runs.db` (a file, no server) and `postgresql://...`, one table layout.
+
+Saved cases are committed in small batches: as soon as they hold 0.2 s of case work (their
+summed durations), 0.2 s after the last commit, or 500 cases. A killed run so loses at most the
+last 0.2 s of work, which `--resume` redoes, while fast in-process scoring does not pay a commit
+per case. History is read as SQL aggregates, never as whole results.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agenteval.evaluators.base import EvaluatorResult
+from agenteval.extras import MissingDependency, require
+from agenteval.results import CaseResult, ResultsWriteError
+from agenteval.stores.base import RunStart, Store, StoreError
+
+JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+SQLITE_BUSY_MS = 30_000  # shards writing one SQLite file wait for each other's commits
+FETCH_ROWS = 500  # rows fetched at a time when streaming a run back
+COMMIT_AFTER_S = 0.2  # of case work pending, or of time since the last commit
+COMMIT_AFTER_CASES = 500
+
+
+class SqlStore(Store):
+    def __init__(self, url: str, base_dir: Path | None = None) -> None:
+        try:
+            require("sqlalchemy", "a SQL store (--store)")
+        except MissingDependency as exc:
+            raise StoreError(str(exc)) from None
+        from sqlalchemy.exc import SQLAlchemyError
+
+        self._engine, self.url = _engine(url, base_dir or Path.cwd())
+        self._pending_cases: list[dict[str, Any]] = []
+        self._pending_evaluators: list[dict[str, Any]] = []
+        self._pending_work_s = 0.0
+        self._last_commit = time.monotonic()
+        from agenteval.stores.tables import METADATA
+
+        try:
+            METADATA.create_all(self._engine)
+        except SQLAlchemyError as first:
+            try:  # another shard may have created the tables between the check and the create
+                METADATA.create_all(self._engine)
+            except SQLAlchemyError:
+                self._engine.dispose()
+                raise StoreError(f"cannot open store {self.url}: {reason(first)}") from None
+
+    # -- the run loop ------------------------------------------------------------------------
+    def open_run(self, run: RunStart, resume: bool = False) -> str:
+        from sqlalchemy import insert, select
+
+        from agenteval.stores.tables import RUNS
+
+        with self._connect() as conn:
+            if resume:
+                found = conn.execute(
+                    select(RUNS.c.run_id).where(RUNS.c.suite == run.suite).order_by(RUNS.c.started_at.desc()).limit(1)
+                ).scalar()
+                if found is None:
+                    raise StoreError(f"--resume found no earlier run of {run.suite!r} in {self.url}")
+                return str(found)
+            conn.execute(insert(RUNS).values(
+                run_id=run.run_id, suite=run.suite, started_at=_utc(run.started_at),
+                agenteval_version=run.agenteval_version, config=run.config,
+            ))
+            conn.commit()
+        return run.run_id
+
+    def save(self, result: CaseResult) -> None:
+        self._pending_cases.append(case_row(result))
+        self._pending_evaluators += evaluator_rows(
+            result.run_id, result.case_id, result.repetition, enumerate(result.evaluator_results)
+        )
+        self._pending_work_s += result.duration_ms / 1000
+        if (
+            self._pending_work_s >= COMMIT_AFTER_S
+            or len(self._pending_cases) >= COMMIT_AFTER_CASES
+            or time.monotonic() - self._last_commit >= COMMIT_AFTER_S
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the saved cases not yet committed. Raises ResultsWriteError."""
+        from sqlalchemy import insert
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from agenteval.stores.tables import CASE_RESULTS, EVALUATOR_RESULTS
+
+        cases, evaluators = self._pending_cases, self._pending_evaluators
+        self._pending_cases, self._pending_evaluators, self._pending_work_s = [], [], 0.0
+        self._last_commit = time.monotonic()
+        if not cases:
+            return
+        try:
+            with self._engine.begin() as conn:
+                conn.execute(insert(CASE_RESULTS), cases)
+                if evaluators:
+                    conn.execute(insert(EVALUATOR_RESULTS), evaluators)
+        except SQLAlchemyError as exc:
+            first = cases[0]["case_id"] if len(cases) == 1 else f"{len(cases)} cases from {cases[0]['case_id']!r}"
+            raise ResultsWriteError(f"cannot save {first} to {self.url}: {reason(exc)}") from None
+
+    def close_run(self, run_id: str, summary: dict[str, Any]) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        self.flush()
+        finished = summary.get("finished_at")
+        try:
+            with self._engine.begin() as conn:
+                _write_summary(conn, run_id, summary, _parse_time(finished) if finished else datetime.now(UTC))
+        except SQLAlchemyError as exc:
+            raise ResultsWriteError(f"cannot save the summary of run {run_id} to {self.url}: {reason(exc)}") from None
+
+    def read_run(self, run_id: str) -> Iterator[CaseResult]:
+        """The run's cases in case id order, each with its evaluator results (two ordered streams, merged)."""
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import CASE_RESULTS, EVALUATOR_RESULTS, RUNS
+
+        with self._connect() as conn:
+            suite = conn.execute(select(RUNS.c.suite).where(RUNS.c.run_id == run_id)).scalar()
+            if suite is None:
+                raise StoreError(f"{self.url} has no run {run_id!r} (see `agenteval history --store ...`)")
+            streamed = conn.execution_options(stream_results=True, yield_per=FETCH_ROWS)
+            cases = streamed.execute(
+                select(CASE_RESULTS).where(CASE_RESULTS.c.run_id == run_id)
+                .order_by(CASE_RESULTS.c.case_id, CASE_RESULTS.c.repetition)
+            )
+            evaluators = streamed.execute(
+                select(EVALUATOR_RESULTS).where(EVALUATOR_RESULTS.c.run_id == run_id)
+                .order_by(EVALUATOR_RESULTS.c.case_id, EVALUATOR_RESULTS.c.repetition, EVALUATOR_RESULTS.c.position)
+            )
+            pending = next(evaluators, None)
+            for row in cases:
+                key = (row.case_id, row.repetition)
+                own: list[EvaluatorResult] = []
+                while pending is not None and (pending.case_id, pending.repetition) <= key:
+                    if (pending.case_id, pending.repetition) == key:
+                        own.append(_evaluator_result(pending))
+                    pending = next(evaluators, None)
+                yield _case_result(row, str(suite), own)
+
+    def close(self) -> None:
+        """Commit what is pending (the run may have stopped before close_run), then disconnect."""
+        try:
+            self.flush()
+        finally:
+            self._engine.dispose()
+
+    # -- beyond the run loop: reports, history, feedback ------------------------------------
+    def find_run(self, reference: str, suite: str | None = None) -> str:
+        """A run id as given, or `latest` (the newest run, of `suite` if given). Raises StoreError."""
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import RUNS
+
+        query = select(RUNS.c.run_id)
+        if reference == "latest":
+            if suite is not None:
+                query = query.where(RUNS.c.suite == suite)
+            query = query.order_by(RUNS.c.started_at.desc()).limit(1)
+        else:
+            query = query.where(RUNS.c.run_id == reference)
+        with self._connect() as conn:
+            found = conn.execute(query).scalar()
+        if found is None:
+            what = f"no run {reference!r}" if reference != "latest" else "no run" + (f" of suite {suite!r}" if suite else "")
+            raise StoreError(f"{self.url} has {what}")
+        return str(found)
+
+    def summary(self, run_id: str) -> dict[str, Any] | None:
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import RUNS
+
+        with self._connect() as conn:
+            return conn.execute(select(RUNS.c.summary).where(RUNS.c.run_id == run_id)).scalar()
+
+    def refresh_summary(self, run_id: str, summary: dict[str, Any]) -> None:
+        """Replace a finished run's summary figures (after human feedback was folded in)."""
+        with self._engine.begin() as conn:
+            _write_summary(conn, run_id, summary, None)
+
+    def case_keys(self, run_id: str, case_ids: Iterable[str]) -> set[tuple[str, int]]:
+        """(case id, repetition) of the given cases that the run holds."""
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import CASE_RESULTS
+
+        wanted = list(case_ids)
+        found: set[tuple[str, int]] = set()
+        with self._connect() as conn:
+            for start in range(0, len(wanted), FETCH_ROWS):
+                rows = conn.execute(
+                    select(CASE_RESULTS.c.case_id, CASE_RESULTS.c.repetition)
+                    .where(CASE_RESULTS.c.run_id == run_id, CASE_RESULTS.c.case_id.in_(wanted[start : start + FETCH_ROWS]))
+                )
+                found.update((row.case_id, row.repetition) for row in rows)
+        return found
+
+    def evaluator_result(self, run_id: str, case_id: str, repetition: int, name: str) -> EvaluatorResult | None:
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import EVALUATOR_RESULTS as E
+
+        with self._connect() as conn:
+            row = conn.execute(select(E).where(
+                E.c.run_id == run_id, E.c.case_id == case_id, E.c.repetition == repetition, E.c.name == name
+            )).first()
+        return None if row is None else _evaluator_result(row)
+
+    def put_evaluator_results(self, run_id: str, results: Iterable[tuple[str, int, EvaluatorResult]]) -> int:
+        """Add or replace (same case and name) evaluator results, in one transaction; how many."""
+        from sqlalchemy import delete, func, insert, select
+
+        from agenteval.stores.tables import EVALUATOR_RESULTS as E
+
+        count = 0
+        with self._engine.begin() as conn:
+            for case_id, repetition, result in results:
+                same_case = (E.c.run_id == run_id, E.c.case_id == case_id, E.c.repetition == repetition)
+                position = conn.execute(select(E.c.position).where(*same_case, E.c.name == result.name)).scalar()
+                if position is None:
+                    last = conn.execute(select(func.max(E.c.position)).where(*same_case)).scalar()
+                    position = -1 if last is None else last
+                    position += 1
+                else:
+                    conn.execute(delete(E).where(*same_case, E.c.name == result.name))
+                row = evaluator_rows(run_id, case_id, repetition, [(position, result)])
+                conn.execute(insert(E), row)
+                count += 1
+        return count
+
+    def history_rows(self, suite: str | None, limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` runs (of `suite`), oldest first, with counts and means computed in SQL."""
+        from sqlalchemy import case, func, select
+
+        from agenteval.stores.tables import CASE_RESULTS as C
+        from agenteval.stores.tables import DATASET_METRICS as D
+        from agenteval.stores.tables import EVALUATOR_RESULTS as E
+        from agenteval.stores.tables import RUNS as R
+
+        passed = func.sum(case((C.c.verdict == "pass", 1), else_=0))
+        errored = func.sum(case((C.c.verdict == "error", 1), else_=0))
+        query = (
+            select(R.c.run_id, R.c.suite, R.c.started_at, R.c.finished_at, R.c.interrupted,
+                   func.count(C.c.case_id).label("total"), passed.label("passed"), errored.label("errored"),
+                   func.avg(C.c.score).label("mean_score"))
+            .select_from(R.outerjoin(C, C.c.run_id == R.c.run_id))
+            .group_by(R.c.run_id, R.c.suite, R.c.started_at, R.c.finished_at, R.c.interrupted)
+            .order_by(R.c.started_at.desc(), R.c.run_id.desc()).limit(limit)
+        )
+        if suite is not None:
+            query = query.where(R.c.suite == suite)
+        with self._connect() as conn:
+            runs = [
+                {
+                    "run_id": row.run_id, "suite": row.suite, "started_at": _iso(row.started_at),
+                    "finished_at": _iso(row.finished_at), "interrupted": row.interrupted, "total": row.total,
+                    "passed": int(row.passed or 0), "errored": int(row.errored or 0),
+                    "pass_rate": (row.passed or 0) / row.total if row.total else None,
+                    "mean_score": row.mean_score, "evaluators": {}, "fields": {},
+                }
+                for row in conn.execute(query)
+            ][::-1]
+            by_id = {run["run_id"]: run for run in runs}
+            if not by_id:
+                return runs
+            evaluator_query = (
+                select(E.c.run_id, E.c.name, func.min(E.c.type).label("type"), func.count().label("count"),
+                       func.avg(E.c.score).label("mean_score"), func.sum(case((E.c.verdict == "pass", 1), else_=0)).label("passed"))
+                .where(E.c.run_id.in_(list(by_id))).group_by(E.c.run_id, E.c.name).order_by(E.c.run_id, func.min(E.c.position))
+            )
+            for row in conn.execute(evaluator_query):
+                by_id[row.run_id]["evaluators"][row.name] = {
+                    "type": row.type, "count": row.count, "mean_score": row.mean_score, "pass_rate": (row.passed or 0) / row.count,
+                }
+            field_query = (
+                select(D.c.run_id, D.c.evaluator, D.c.key, D.c.value)
+                .where(D.c.run_id.in_(list(by_id)), D.c.kind == "field", D.c.metric == "accuracy")
+                .order_by(D.c.run_id, D.c.evaluator, D.c.key)
+            )
+            for row in conn.execute(field_query):
+                by_id[row.run_id]["fields"].setdefault(row.evaluator, {})[row.key] = row.value
+        return runs
+
+    def _connect(self) -> Any:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            return self._engine.connect()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot connect to {self.url}: {reason(exc)}") from None
+
+
+def _engine(url: str, base_dir: Path) -> tuple[Any, str]:
+    """An engine for a sqlite or postgresql URL (a relative SQLite file is relative to `base_dir`),
+    and the URL as messages show it: as given, with the password hidden."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(f"not a store URL: {url!r} (use sqlite:///runs.db or postgresql://USER@HOST/DB)") from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            raise StoreError("a sqlite store needs a file: sqlite:///runs.db (relative) or sqlite:////abs/path/runs.db")
+        path = Path(parsed.database).expanduser()
+        path = path if path.is_absolute() else base_dir / path
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot open store {url}: the folder {path.parent} does not exist")
+        engine = create_engine(parsed.set(drivername="sqlite", database=str(path)), **_JSON)
+        event.listen(engine, "connect", _sqlite_settings)
+        return engine, parsed.set(database=str(path)).render_as_string(hide_password=True)
+    if backend == "postgresql":
+        try:
+            require("psycopg", "a postgresql store (--store)")
+        except MissingDependency as exc:
+            raise StoreError(str(exc)) from None
+        engine = create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True, **_JSON)
+        return engine, parsed.render_as_string(hide_password=True)
+    raise StoreError(f"unknown store {parsed.render_as_string(hide_password=True)!r}: use sqlite:///FILE.db or postgresql://USER@HOST/DB")
+
+
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value, option=JSON_OPTIONS).decode()
+
+
+_JSON: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": orjson.loads}
+
+
+def _sqlite_settings(connection: Any, record: Any) -> None:
+    """WAL: readers never block the writer; NORMAL: a commit survives a killed process (not a power cut)."""
+    cursor = connection.cursor()
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", f"busy_timeout={SQLITE_BUSY_MS}", "foreign_keys=ON"):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def reason(exc: BaseException) -> str:
+    """The driver's own first line, not SQLAlchemy's statement dump."""
+    original = getattr(exc, "orig", None) or exc
+    text = str(original).strip().splitlines()
+    return text[0] if text else type(original).__name__
+
+
+def _text(value: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL characters; one in a judge's message must not stop the run."""
+    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
+
+
+def _json(value: Any) -> Any:
+    """A JSON column value without NUL characters in its strings, which PostgreSQL refuses as well."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, dict):
+        return {_text(str(key)) if isinstance(key, str) else key: _json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(item) for item in value]
+    return value
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return _utc(datetime.fromisoformat(text))
+    except ValueError:
+        return None
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else _utc(moment).isoformat(timespec="microseconds")
+
+
+def case_row(result: CaseResult) -> dict[str, Any]:
+    return {
+        "run_id": result.run_id, "case_id": result.case_id, "repetition": result.repetition,
+        "timestamp": _parse_time(result.timestamp), "score": result.score, "verdict": result.verdict,
+        "error": _text(result.error), "duration_ms": result.duration_ms, "agent_id": _text(result.agent_id),
+        "session_id": _text(result.session_id), "tags": _json(result.tags), "metadata": _json(result.metadata),
+        "input": _json(result.input), "output": _json(result.output), "usage": _json(result.usage),
+    }
+
+
+def evaluator_rows(
+    run_id: str, case_id: str, repetition: int, results: Iterable[tuple[int, EvaluatorResult]]
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": run_id, "case_id": case_id, "repetition": repetition, "name": result.name, "position": position,
+            "type": result.type, "score": result.score, "verdict": result.verdict, "error": _text(result.error),
+            "duration_ms": result.duration_ms, "reasoning": _text(result.reasoning), "hits": _json(result.hits),
+            "misses": _json(result.misses), "details": _json(result.details), "criterion": _json(result.criterion),
+        }
+        for position, result in results
+    ]
+
+
+def _evaluator_result(row: Any) -> EvaluatorResult:
+    return EvaluatorResult(
+        row.name, row.type, row.score, row.verdict, row.hits or [], row.misses or [], row.reasoning, row.details,
+        row.error, row.duration_ms or 0.0, row.criterion,
+    )
+
+
+def _case_result(row: Any, suite: str, evaluators: list[EvaluatorResult]) -> CaseResult:
+    return CaseResult(
+        row.run_id, suite, row.case_id, row.score, row.verdict, row.output, evaluators, row.error,
+        row.duration_ms or 0.0, row.tags or [], row.metadata or {}, usage=row.usage, repetition=row.repetition,
+        timestamp=_iso(row.timestamp), input=row.input, agent_id=row.agent_id, session_id=row.session_id,
+    )
+
+
+def _write_summary(conn: Any, run_id: str, summary: dict[str, Any], finished_at: datetime | None) -> None:
+    """The run row's figures and the run's dataset_metrics rows, replaced by those of `summary`."""
+    from sqlalchemy import delete, insert, update
+
+    from agenteval.stores.tables import DATASET_METRICS, RUNS
+
+    counts = summary.get("counts") or {}
+    values: dict[str, Any] = {
+        "total": counts.get("total"), "passed": counts.get("passed"), "failed": counts.get("failed"),
+        "errored": counts.get("errored"), "pass_rate": summary.get("pass_rate"), "mean_score": summary.get("mean_score"),
+        "summary": _json(summary),
+    }
+    if finished_at is not None:
+        values |= {"finished_at": finished_at, "interrupted": bool(summary.get("interrupted"))}
+    conn.execute(update(RUNS).where(RUNS.c.run_id == run_id).values(**values))
+    conn.execute(delete(DATASET_METRICS).where(DATASET_METRICS.c.run_id == run_id))
+    rows = metric_rows(run_id, summary)
+    if rows:
+        conn.execute(insert(DATASET_METRICS), rows)
+
+
+def metric_rows(run_id: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-field figures and confusion metrics of a summary, one row per number (long form)."""
+    rows = []
+    for evaluator, paths in (summary.get("fields") or {}).items():
+        for path, figures in paths.items():
+            rows += [_metric(run_id, evaluator, "field", path, name, value) for name, value in figures.items()]
+    for evaluator, metrics in (summary.get("dataset_metrics") or {}).items():
+        for attribute, figures in (metrics.get("attributes") or {}).items():
+            rows += [_metric(run_id, evaluator, "attribute", attribute, name, value) for name, value in figures.items()]
+        rows += [
+            _metric(run_id, evaluator, "dataset", "", name, value)
+            for name, value in metrics.items() if name != "attributes"
+        ]
+    return [row for row in rows if row is not None]
+
+
+def _metric(run_id: str, evaluator: str, kind: str, key: str, name: str, value: Any) -> dict[str, Any] | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return None  # only numbers are metrics
+    return {"run_id": run_id, "evaluator": evaluator, "kind": kind, "key": key, "metric": name, "value": value}

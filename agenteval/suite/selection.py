@@ -1,0 +1,29 @@
+"""Which cases a run takes (--filter, --tag, --shard), decided case by case while the cases are read."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Globs on case ids and tags (any of each), then every N-th of the matching cases from the I-th."""
+
+    filters: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    shard: tuple[int, int] | None = None  # (I, N), 1-based
+
+    @property
+    def everything(self) -> bool:
+        return not self.filters and not self.tags and self.shard is None
+
+    def matches(self, case_id: str, tags: list[str]) -> bool:
+        """Whether a case passes --filter and --tag (the shard is decided on the matching cases, in order)."""
+        return (not self.filters or any(fnmatch.fnmatchcase(case_id, glob) for glob in self.filters)) and (
+            not self.tags or any(tag in tags for tag in self.tags)
+        )
+
+    def in_shard(self, position: int) -> bool:
+        """Whether the matching case at `position` (0-based, in file order) is in this shard."""
+        return self.shard is None or position % self.shard[1] == self.shard[0] - 1

@@ -1,0 +1,113 @@
+"""Live-model runs: throughput against a slow local server, memory, and the cached re-run.
+
+    python benchmarks/bench_endpoints.py                     # 1,000 cases, 50 ms per answer, concurrency 32
+    python benchmarks/bench_endpoints.py --cases 250 --delay 0.02
+
+A local OpenAI-compatible server (tests/llm_server.py, its own process) answers every chat
+request after `--delay` seconds. The real CLI runs N cases with an `openai` target at
+temperature 0 (so answers are cached) and `concurrency: C`, in a child process:
+
+1. recorded: a fresh cache, every answer fetched; wall time vs the ideal N x delay / C
+2. cached: the same suite again; every answer comes from the response cache
+3. baseline: the same cases and evaluators with the answers recorded in the cases (no target)
+
+plus peak resident memory of each child (wait4), at N and at N / 4 to show it stays flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_suite(folder: Path, base_url: str, cases: int, concurrency: int, recorded: bool) -> Path:
+    with (folder / "cases.jsonl").open("w") as handle:
+        for i in range(cases):
+            case = {"id": f"q{i}", "input": {"question": f"question {i}"}, "expected": f"question {i}"}
+            if recorded:
+                case["output"] = {"content": f"echo: Q: question {i}"}
+            handle.write(json.dumps(case) + "\n")
+    target = "" if recorded else f"""
+target:
+  type: openai
+  base_url: "{base_url}"
+  model: bench
+  temperature: 0
+  concurrency: {concurrency}
+  messages: [{{role: user, content: "Q: {{{{ input.question }}}}"}}]
+"""
+    suite = folder / "suite.yaml"
+    suite.write_text(f"""
+name: bench-endpoints
+{target}
+evaluators:
+  - {{type: contains, path: content, reference_path: ""}}
+cases: cases.jsonl
+""")
+    return suite
+
+
+def run(suite: Path, *args: str) -> tuple[float, float, float, int]:
+    """(wall seconds, seconds running cases, peak RSS MB, exit code) of one `agenteval run`."""
+    results = suite.parent / f"r{time.time_ns()}.jsonl"
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(results), "-q", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    running = json.loads(results.with_name(results.stem + ".summary.json").read_text())["duration_s"]
+    return wall, running, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def measure(base_url: str, cases: int, concurrency: int, delay: float) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        live = Path(tmp) / "live"
+        live.mkdir()
+        suite = write_suite(live, base_url, cases, concurrency, recorded=False)
+        recorded = run(suite)
+        cached = run(suite)
+        offline = Path(tmp) / "offline"
+        offline.mkdir()
+        baseline = run(write_suite(offline, base_url, cases, concurrency, recorded=True))
+    assert recorded[3] == cached[3] == baseline[3] == 0, "a run did not pass every case"
+    ideal = cases * delay / concurrency
+    cells = [f"{cases:,}", f"{ideal:.2f}", f"{recorded[1]:.2f}", f"{recorded[1] / ideal:.2f}", f"{recorded[0]:.2f}", f"{recorded[2]:.0f}"]
+    cells += [f"{cached[1]:.2f}", f"{cached[0]:.2f}", f"{cached[2]:.0f}", f"{baseline[1]:.2f}", f"{baseline[0]:.2f}", f"{baseline[2]:.0f}"]
+    print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds the server takes per answer")
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--delay", str(args.delay)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        base_url = server.stdout.readline().strip()
+        print(f"server: {args.delay * 1000:.0f} ms per answer; concurrency {args.concurrency}; s = seconds running cases "
+              "(the summary's duration_s), wall = the whole command")
+        print("| cases | ideal s | fetched s | ratio to ideal | wall | peak MB | cached s | wall | peak MB "
+              "| no target s | wall | peak MB |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for cases in (args.cases // 4, args.cases):
+            measure(base_url, cases, args.concurrency, args.delay)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()

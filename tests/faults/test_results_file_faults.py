@@ -1,0 +1,132 @@
+"""Results files that were cut short or damaged, given to `run --resume`, `report` and `compare`.
+
+A torn last line (a killed run) is expected and repaired or skipped; damage anywhere else is
+refused with `file:line` and exit 2, and never silently drops finished results.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import run_cli, write
+from fault_suites import assert_each_case_once, assert_no_traceback, assert_one_line_error, cases_file, healthy, run_suite, summary_of
+
+SUITE = "name: stored\nevaluators: [{type: field_accuracy, fields: [{path: a}]}]\ncases: cases.jsonl\n"
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """One finished run of 10 recorded cases: c3 fails, the rest pass."""
+    folder = tmp_path_factory.mktemp("finished")
+    cases = cases_file(folder, healthy(10), recorded=True)
+    lines = cases.read_text().splitlines()
+    lines[3] = lines[3].replace('"output": {"a": 3}', '"output": {"a": -3}')
+    cases.write_text("\n".join(lines) + "\n")
+    suite = write(folder, "suite.yaml", SUITE)
+    out = folder / "r.jsonl"
+    done = run_suite(suite, out)
+    assert done.returncode == 1, done.stderr
+    return suite, out
+
+
+def _copy(finished, tmp_path):
+    suite, out = finished
+    for path in (suite, suite.parent / "cases.jsonl", out):
+        shutil.copy(path, tmp_path / path.name)
+    return tmp_path / suite.name, tmp_path / out.name
+
+
+def _truncate_mid_line(out) -> None:
+    """Cut the file in the middle of its last line, as a killed run leaves it."""
+    data = out.read_bytes()
+    out.write_bytes(data[: data.rstrip(b"\n").rfind(b"\n") + 40])
+
+
+def _corrupt_line_3(out) -> None:
+    lines = out.read_bytes().splitlines(keepends=True)
+    lines[2] = b'{"run_id": "x", "suite": "stored", "case_id": \n'
+    out.write_bytes(b"".join(lines))
+
+
+ALL = {f"c{i}" for i in range(10)}
+
+
+def test_truncated_results_resume_repairs_the_torn_line(finished, tmp_path):
+    suite, out = _copy(finished, tmp_path)
+    _truncate_mid_line(out)
+    done = run_suite(suite, out, "--resume")
+    assert_no_traceback(done)
+    assert done.returncode == 1, done.stderr  # c3 fails, as before
+    assert_each_case_once(out, ALL)
+    assert summary_of(out)["counts"] == {"total": 10, "passed": 9, "failed": 1, "errored": 0}
+
+
+def test_truncated_results_report_counts_the_finished_lines(finished, tmp_path):
+    _, out = _copy(finished, tmp_path)
+    _truncate_mid_line(out)
+    done = run_cli("report", out, "--json", cwd=tmp_path, timeout=30)
+    assert_no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["counts"] == {"total": 9, "passed": 8, "failed": 1, "errored": 0}
+
+
+def test_truncated_results_compare_reports_the_missing_case_as_a_regression(finished, tmp_path):
+    """D12: a case that passed in BASE and is missing from NEW is not silently ignored."""
+    _, base = finished
+    _, out = _copy(finished, tmp_path)
+    _truncate_mid_line(out)
+    done = run_cli("compare", base, out, cwd=tmp_path, timeout=30)
+    assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 only in base" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("command", ["resume", "report", "compare-base", "compare-new"])
+def test_corrupt_results_line_is_refused_with_file_and_line(finished, tmp_path, command):
+    suite, out = _copy(finished, tmp_path)
+    _corrupt_line_3(out)
+    before = out.read_bytes()
+    if command == "resume":
+        done = run_suite(suite, out, "--resume")
+    elif command == "report":
+        done = run_cli("report", out, cwd=tmp_path, timeout=30)
+    else:
+        pair = (out, finished[1]) if command == "compare-base" else (finished[1], out)
+        done = run_cli("compare", *pair, cwd=tmp_path, timeout=30)
+    assert_one_line_error(done, 2, f"{out.name}:3: ")
+    assert out.read_bytes() == before, "a refused file is left as it was"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"run_id": "x", "suite": "stored", "case_id": "w", "score": "high", "verdict": "pass", "evaluator_results": []},
+        {"run_id": "x", "suite": "stored", "case_id": "w", "score": 1.0, "verdict": "pass", "evaluator_results": "none"},
+        [1, 2, 3],
+    ],
+    ids=["score_is_text", "evaluator_results_not_a_list", "not_an_object"],
+)
+def test_results_line_with_wrong_types_is_refused_by_report(tmp_path, line):
+    """D11: well-formed JSON of the wrong shape used to crash `report` with a TypeError."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(line) + "\n")
+    done = run_cli("report", bad, cwd=tmp_path, timeout=30)
+    assert_one_line_error(done, 2, "bad.jsonl:1: ")
+
+
+def test_torn_line_longer_than_1_mib_does_not_cost_finished_results(finished, tmp_path):
+    """D2: --resume used to truncate the whole file when the torn last line was over 1 MiB."""
+    suite, out = _copy(finished, tmp_path)
+    lines = out.read_bytes().splitlines(keepends=True)
+    torn = json.loads(lines[-1])
+    out.write_bytes(b"".join(lines[:-1]))  # c9 is not finished...
+    with out.open("ab") as handle:  # ...its 2 MiB line was cut by a kill
+        handle.write(json.dumps({**torn, "output": "q" * (2 << 20)}).encode()[: (2 << 20) + 100])
+    done = run_suite(suite, out, "--resume")
+    assert_no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    every = assert_each_case_once(out, ALL)
+    assert every["c9"]["output"] == {"a": 9}

@@ -1,0 +1,97 @@
+"""Secrets: targets and judges inherit the environment (documented), but no value from the
+environment or from a command target's `env:` is ever written to results, summaries or reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from conftest import run_cli, write
+from fault_suites import assert_no_traceback, cases_file
+
+SEES_SECRETS = """
+import json, os, sys
+{read}
+env_secret = os.environ.get("MY_SECRET_TOKEN", "")
+suite_secret = os.environ.get("API_KEY", "")
+{answer}
+"""
+# A target that fails prints its `env:` secret to stderr: the error message shows `***` instead.
+TARGET_ANSWER = 'if case["fault"]:\n    sys.exit("failed with key " + suite_secret)\nprint(json.dumps({"a": case["q"], "saw_env": env_secret.startswith("hunter2-"), "saw_suite_env": suite_secret.startswith("sk-live-")}))'
+JUDGE_ANSWER = 'print(json.dumps({"score": 1, "details": {"saw_env": env_secret.startswith("hunter2-")}}))'
+
+
+FAULTS = [None, None, None, "leaks_key_to_stderr"]
+
+
+def _secret_suite(folder, env_value: str):
+    target = write(folder, "target.py", SEES_SECRETS.format(read="case = json.load(sys.stdin)", answer=TARGET_ANSWER))
+    judge = write(folder, "judge.py", SEES_SECRETS.format(read="json.load(sys.stdin)", answer=JUDGE_ANSWER))
+    cases_file(folder, FAULTS, recorded=False)
+    suite = {
+        "name": "secrets",
+        "target": {"type": "command", "command": ["python", str(target)], "env": {"API_KEY": env_value}},
+        "evaluators": [
+            {"name": "fields", "type": "field_accuracy", "fields": [{"path": "a"}]},
+            {"name": "judge", "type": "code_judge", "command": ["python", str(judge)]},
+        ],
+        "cases": "cases.jsonl",
+    }
+    return write(folder, "suite.yaml", json.dumps(suite))
+
+
+@pytest.mark.parametrize("to_stdout", [False, True], ids=["results_file", "stdout"])
+def test_secrets_reach_the_processes_but_never_any_output(tmp_path, to_stdout):
+    env_secret = f"hunter2-{uuid.uuid4().hex}"
+    suite_secret = f"sk-live-{uuid.uuid4().hex}"
+    suite = _secret_suite(tmp_path, suite_secret)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    out = "-" if to_stdout else reports / "r.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"MY_SECRET_TOKEN": env_secret}
+    done = subprocess_run(suite, out, reports, env)
+    assert_no_traceback(done)
+    assert done.returncode == 3, done.stderr
+
+    results_text = done.stdout if to_stdout else (reports / "r.jsonl").read_text()
+    by_id = {line["case_id"]: line for line in map(json.loads, filter(str.strip, results_text.splitlines()))}
+    answered = [by_id[case_id] for case_id in ("c0", "c1", "c2")]
+    assert [line["output"]["saw_env"] for line in answered] == [True] * 3  # inherited, as documented
+    assert [line["output"]["saw_suite_env"] for line in answered] == [True] * 3
+    assert [line["evaluator_results"][1]["details"]["saw_env"] for line in answered] == [True] * 3
+    assert "failed with key ***" in by_id["leaks_key_to_stderr"]["error"]
+
+    written = {path.name: path.read_text() for path in reports.rglob("*") if path.is_file()}
+    assert written, "nothing was written"
+    if not to_stdout:
+        assert "r.summary.json" in written
+    written["<stdout>"], written["<stderr>"] = done.stdout, done.stderr
+    for name, text in written.items():
+        for secret in (env_secret, suite_secret):
+            assert secret not in text, f"{secret[:8]}... is written to {name}"
+
+
+def subprocess_run(suite, out, reports, env):
+    """`agenteval run` with every report written into `reports`, in the given environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(out),
+         "--junit", str(reports / "junit.xml"), "--markdown", str(reports / "report.md"), "--html", str(reports / "report.html")],
+        cwd=suite.parent, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+def test_report_of_the_results_shows_no_secret(tmp_path):
+    """`agenteval report` reads back what the run wrote: the secret is not in there to show."""
+    suite_secret = f"sk-live-{uuid.uuid4().hex}"
+    suite = _secret_suite(tmp_path, suite_secret)
+    out = tmp_path / "r.jsonl"
+    done = run_cli("run", suite, "-o", out, "-q", cwd=tmp_path, timeout=60)
+    assert done.returncode == 3, done.stderr
+    shown = run_cli("report", out, "--json", cwd=tmp_path, timeout=30)
+    assert shown.returncode == 3, shown.stderr
+    assert suite_secret not in shown.stdout + shown.stderr

@@ -1,0 +1,218 @@
+"""`agenteval compare BASE NEW`: per-case changes, aggregate deltas, and the CI gate's edge cases."""
+
+import json
+
+from conftest import read_jsonl, run_cli, write
+
+
+def result(case_id, verdict, score, suite="s", run_id="base-run", evaluators=None):
+    return {
+        "run_id": run_id, "suite": suite, "case_id": case_id, "score": score, "verdict": verdict,
+        "output": {}, "evaluator_results": evaluators or [], "error": "boom" if verdict == "error" else None,
+        "duration_ms": 1.0, "tags": [], "metadata": {},
+    }
+
+
+def results_file(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def compare(tmp_path, base_rows, new_rows, *args):
+    base = results_file(tmp_path / "base.jsonl", base_rows)
+    new = results_file(tmp_path / "new.jsonl", [dict(row, run_id="new-run") for row in new_rows])
+    done = run_cli("compare", base, new, "--format", "json", *args)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def ids(rows):
+    return [row["case_id"] for row in rows]
+
+
+def test_a_case_going_from_pass_to_fail_fails_the_gate(tmp_path):
+    code, data = compare(tmp_path, [result("a", "pass", 1.0), result("b", "pass", 1.0)], [result("a", "fail", 0.5), result("b", "pass", 1.0)])
+    assert code == 1
+    assert data["regressions"] == [{
+        "case_id": "a", "base_verdict": "pass", "new_verdict": "fail", "base_score": 1.0, "new_score": 0.5, "delta": -0.5,
+    }]
+    assert data["gate"]["passed"] is False
+    assert data["gate"]["reasons"] == ["1 case went from pass to not passing (at most 0 allowed)"]
+    assert data["unchanged"] == 1
+
+
+def test_a_better_mean_never_hides_a_regression(tmp_path):
+    base = [result("a", "pass", 1.0), result("b", "fail", 0.0), result("c", "fail", 0.0)]
+    new = [result("a", "fail", 0.9), result("b", "pass", 1.0), result("c", "pass", 1.0)]
+    code, data = compare(tmp_path, base, new)
+    assert data["new"]["mean_score"] > data["base"]["mean_score"]
+    assert code == 1
+    assert ids(data["regressions"]) == ["a"] and ids(data["improvements"]) == ["b", "c"]
+
+
+def test_max_regressions_allows_that_many(tmp_path):
+    base = [result("a", "pass", 1.0), result("b", "pass", 1.0)]
+    new = [result("a", "fail", 0.0), result("b", "fail", 0.0)]
+    assert compare(tmp_path, base, new, "--max-regressions", "1")[0] == 1
+    assert compare(tmp_path, base, new, "--max-regressions", "2")[0] == 0
+
+
+def test_equal_scores_are_unchanged_and_pass(tmp_path):
+    rows = [result("a", "pass", 1.0), result("b", "fail", 0.25), result("c", "error", 0.0)]
+    code, data = compare(tmp_path, rows, rows)
+    assert code == 0
+    assert data["unchanged"] == 3
+    assert data["regressions"] == data["improvements"] == data["score_changes"] == []
+    assert data["gate"] == {"passed": True, "reasons": [], "max_regressions": 0, "tolerance": None, "regressions": 0, "score_drops": 0}
+
+
+def test_a_case_removed_from_new_is_a_regression_when_it_passed(tmp_path):
+    base = [result("kept", "pass", 1.0), result("gone-passing", "pass", 1.0), result("gone-failing", "fail", 0.0)]
+    code, data = compare(tmp_path, base, [result("kept", "pass", 1.0)])
+    assert code == 1
+    assert ids(data["only_base"]) == ["gone-passing", "gone-failing"]
+    assert data["regressions"] == [{
+        "case_id": "gone-passing", "base_verdict": "pass", "new_verdict": None, "base_score": 1.0, "new_score": None, "delta": None,
+    }]
+
+
+def test_a_removed_case_that_failed_is_listed_but_does_not_gate(tmp_path):
+    code, data = compare(tmp_path, [result("a", "pass", 1.0), result("b", "fail", 0.0)], [result("a", "pass", 1.0)])
+    assert code == 0
+    assert ids(data["only_base"]) == ["b"] and data["regressions"] == []
+
+
+def test_a_case_added_in_new_is_listed_and_does_not_gate(tmp_path):
+    code, data = compare(tmp_path, [result("a", "pass", 1.0)], [result("a", "pass", 1.0), result("new-failing", "fail", 0.0)])
+    assert code == 0
+    assert data["only_new"] == [{
+        "case_id": "new-failing", "base_verdict": None, "new_verdict": "fail", "base_score": None, "new_score": 0.0, "delta": None,
+    }]
+
+
+def test_a_case_errored_in_new_is_a_regression(tmp_path):
+    code, data = compare(tmp_path, [result("a", "pass", 1.0)], [result("a", "error", 0.0)])
+    assert code == 1
+    assert data["regressions"][0]["new_verdict"] == "error"
+
+
+def test_a_case_errored_in_base_and_passing_now_is_an_improvement(tmp_path):
+    code, data = compare(tmp_path, [result("a", "error", 0.0)], [result("a", "pass", 1.0)])
+    assert code == 0
+    assert ids(data["improvements"]) == ["a"]
+
+
+def test_fail_to_error_with_a_lower_score_fails_the_default_gate(tmp_path):
+    code, data = compare(tmp_path, [result("a", "fail", 0.5)], [result("a", "error", 0.0)])
+    assert code == 1
+    assert data["regressions"] == []
+    assert ids(data["score_drops"]) == ["a"]
+    assert data["gate"]["reasons"] == ["1 case score dropped with a worse verdict"]
+    same_score = compare(tmp_path, [result("a", "fail", 0.0)], [result("a", "error", 0.0)])
+    assert same_score[0] == 0
+
+
+def test_tolerance_gates_score_drops_within_a_verdict(tmp_path):
+    base, new = [result("a", "fail", 0.8)], [result("a", "fail", 0.7)]
+    code, data = compare(tmp_path, base, new)
+    assert code == 0 and ids(data["score_changes"]) == ["a"]
+    assert abs(data["score_changes"][0]["delta"] + 0.1) < 1e-12
+    assert compare(tmp_path, base, new, "--tolerance", "0.05")[0] == 1
+    assert compare(tmp_path, base, new, "--tolerance", "0.1")[0] == 0  # exactly the tolerance is allowed
+
+
+def test_a_truncated_new_reports_the_missing_cases_and_gates_on_them(tmp_path):
+    rows = [result(f"c{i}", "pass", 1.0) for i in range(10)]
+    base = results_file(tmp_path / "base.jsonl", rows)
+    data = base.read_bytes()
+    cut = data.index(b'"c6"')  # cut in the middle of the seventh line, as `head -c` would
+    new = tmp_path / "part.jsonl"
+    new.write_bytes(data[:cut])
+    done = run_cli("compare", base, new)
+    assert done.returncode == 1
+    assert "Only in base (4)" in done.stdout
+    for case_id in ("c6", "c7", "c8", "c9"):
+        assert case_id in done.stdout
+    assert "0 regressed" not in done.stdout and "4 regressed" in done.stdout
+    assert "gate: FAILED: 4 cases went from pass to not passing" in done.stdout
+
+
+def test_runs_of_two_different_suites_are_refused(tmp_path):
+    base = results_file(tmp_path / "a.jsonl", [result("x", "pass", 1.0, suite="invoices")])
+    new = results_file(tmp_path / "b.jsonl", [result("x", "pass", 1.0, suite="receipts")])
+    done = run_cli("compare", base, new)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"error: BASE {base} holds suite 'invoices' but NEW {new} holds suite 'receipts'; compare runs of the same suite"
+    )
+
+
+def test_duplicates_in_an_input_are_counted_once_with_a_warning(tmp_path):
+    base = results_file(tmp_path / "base.jsonl", [result("a", "pass", 1.0)])
+    new = results_file(tmp_path / "new.jsonl", [result("a", "pass", 1.0), result("a", "fail", 0.0)])
+    done = run_cli("compare", base, new, "--format", "json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["new"]["counts"]["total"] == 1
+    assert f"warning: NEW: 1 duplicate result skipped (e.g. case 'a' twice in {new})" in done.stderr
+
+
+def test_update_baseline_copies_new_over_base_only_when_the_gate_passes(tmp_path):
+    base = results_file(tmp_path / "base.jsonl", [result("a", "fail", 0.0)])
+    better = results_file(tmp_path / "better.jsonl", [result("a", "pass", 1.0, run_id="better-run")])
+    (tmp_path / "better.summary.json").write_text('{"run_id": "better-run"}')
+    done = run_cli("compare", base, better, "--update-baseline")
+    assert done.returncode == 0
+    assert base.read_bytes() == better.read_bytes()
+    assert json.loads((tmp_path / "base.summary.json").read_text()) == {"run_id": "better-run"}
+    assert "baseline updated" in done.stderr
+
+    worse = results_file(tmp_path / "worse.jsonl", [result("a", "fail", 0.0, run_id="worse-run")])
+    done = run_cli("compare", base, worse, "--update-baseline")
+    assert done.returncode == 1
+    assert [row["run_id"] for row in read_jsonl(base)] == ["better-run"]
+    assert "baseline kept" in done.stderr
+
+
+def field_evaluator(hits, misses, metrics):
+    rows = [{"path": p, "status": "hit", "score": 1.0} for p in hits] + [{"path": p, "status": "miss", "score": 0.0} for p in misses]
+    return {
+        "name": "header", "type": "field_accuracy", "score": len(hits) / (len(hits) + len(misses)),
+        "verdict": "pass" if not misses else "partial", "hits": hits, "misses": misses,
+        "details": {"fields": rows, "metrics": metrics},
+    }
+
+
+def test_evaluator_field_and_dataset_metric_deltas(tmp_path):
+    base = [
+        result("a", "pass", 1.0, evaluators=[field_evaluator(["x", "y"], [], {"x": {"tp": 1, "fp": 0, "fn": 0}})]),
+        result("b", "fail", 0.5, evaluators=[field_evaluator(["x"], ["y"], {"x": {"tp": 1, "fp": 0, "fn": 0}})]),
+    ]
+    new = [
+        result("a", "fail", 0.5, evaluators=[field_evaluator(["y"], ["x"], {"x": {"tp": 0, "fp": 1, "fn": 1}})]),
+        result("b", "fail", 0.5, evaluators=[field_evaluator(["x"], ["y"], {"x": {"tp": 1, "fp": 0, "fn": 0}})]),
+    ]
+    code, data = compare(tmp_path, base, new)
+    assert code == 1
+    assert data["evaluators"]["header"]["pass_rate"] == {"base": 0.5, "new": 0.0, "delta": -0.5}
+    assert data["fields"]["header"]["x"] == {"base": 1.0, "new": 0.5, "delta": -0.5}
+    assert data["fields"]["header"]["y"] == {"base": 0.5, "new": 0.5, "delta": 0.0}
+    # x: base TP 2 -> precision 1; new TP 1, FP 1, FN 1 -> precision 0.5, recall 0.5, F1 0.5
+    assert data["dataset_metrics"]["header"]["attributes"]["x"]["precision"] == {"base": 1.0, "new": 0.5, "delta": -0.5}
+    assert data["dataset_metrics"]["header"]["macro_f1"] == {"base": 1.0, "new": 0.5, "delta": -0.5}
+
+    table = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl").stdout
+    assert "Fields whose accuracy changed" in table and "-50.0 pts" in table
+    markdown = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl", "--format", "markdown").stdout
+    assert markdown.startswith("## agenteval compare: s\n")
+    assert "| a | pass → fail | 1.000 → 0.500 | -0.500 |" in markdown
+    assert "| header | x | 100.0% | 50.0% | -50.0 pts |" in markdown
+
+
+def test_bad_options_and_inputs_are_usage_errors(tmp_path):
+    rows = results_file(tmp_path / "r.jsonl", [result("a", "pass", 1.0)])
+    assert run_cli("compare", rows, rows, "--format", "xml").returncode == 2
+    assert run_cli("compare", rows, rows, "--tolerance", "-1").returncode == 2
+    assert run_cli("compare", rows, rows, "--max-regressions", "-1").returncode == 2
+    empty = write(tmp_path, "empty.jsonl", "")
+    done = run_cli("compare", rows, empty)
+    assert done.returncode == 2 and f"no result lines in {empty}" in done.stderr

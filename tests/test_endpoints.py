@@ -1,0 +1,255 @@
+"""The shared HTTP client against a real local server: retries, Retry-After, timeouts, pacing, cache, secrets."""
+
+import random
+import sqlite3
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from llm_server import Fault, LLMServer
+
+from agenteval.endpoints import Connection, EndpointError, Endpoints, ResponseCache
+from agenteval.endpoints.cache import request_key
+from agenteval.endpoints.pacing import Gate, parse_retry_after, retry_delay
+from agenteval.endpoints.settings import MissingEnvironment, substitute_env
+
+FAST = {"backoff": 0.01}
+
+
+@pytest.fixture
+def server():
+    with LLMServer() as running:
+        yield running
+
+
+def settings(**keys):
+    return Connection.model_validate({**FAST, **keys})
+
+
+def post(endpoints, server, body=None, **keys):
+    return endpoints.send(settings(**keys), "POST", server.base_url + "/chat/completions", body or {"model": "m", "messages": []})
+
+
+# --- retries ------------------------------------------------------------------------------------
+
+def test_a_500_is_retried_and_the_next_answer_counts(server):
+    server.fail(Fault("status", 500), Fault("status", 502))
+    reply = post(Endpoints(), server, {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    assert reply.status == 200 and reply.attempts == 3
+    assert reply.data["choices"][0]["message"]["content"] == "echo: hi"
+    assert server.count() == 3
+
+
+def test_retries_exhausted_is_an_error_with_status_attempts_and_body_excerpt(server):
+    server.fail(*[Fault("status", 503, body='{"error": "overloaded, try later"}')] * 4)
+    with pytest.raises(EndpointError) as caught:
+        post(Endpoints(), server, retries=3)
+    message = str(caught.value)
+    assert "after 4 attempts" in message and "HTTP 503" in message and "overloaded, try later" in message
+    assert server.count() == 4
+
+
+def test_a_404_is_not_retried(server):
+    server.fail(Fault("status", 404, body="no such model"))
+    with pytest.raises(EndpointError, match=r"HTTP 404: 'no such model'"):
+        post(Endpoints(), server)
+    assert server.count() == 1
+
+
+def test_429_waits_for_retry_after(server):
+    server.fail(Fault("status", 429, headers={"Retry-After": "1"}))
+    started = time.perf_counter()
+    reply = post(Endpoints(), server, backoff=0.0)
+    elapsed = time.perf_counter() - started
+    assert reply.status == 200 and server.count() == 2
+    assert 1.0 <= elapsed < 2.0  # backoff 0 alone would have retried at once
+
+
+def test_retry_after_holds_back_other_requests_to_the_same_endpoint(server):
+    endpoints = Endpoints()
+    server.fail(Fault("status", 429, headers={"Retry-After": "1"}))
+    refused = threading.Thread(target=lambda: post(endpoints, server, backoff=0.0))
+    started = time.perf_counter()
+    refused.start()
+    time.sleep(0.2)
+    post(endpoints, server, backoff=0.0)  # not refused itself, but the endpoint asked for a pause
+    assert time.perf_counter() - started >= 1.0
+    refused.join()
+    assert server.count() == 3
+
+
+def test_a_slow_answer_past_the_timeout_is_an_error_naming_the_timeout(server):
+    server.fail(Fault("sleep", seconds=1.5))
+    started = time.perf_counter()
+    with pytest.raises(EndpointError, match=r"timed out after 0.3s"):
+        post(Endpoints(), server, timeout=0.3, retries=0)
+    assert time.perf_counter() - started < 1.2
+
+
+def test_a_timeout_is_retried(server):
+    server.fail(Fault("sleep", seconds=1.0))
+    reply = post(Endpoints(), server, timeout=0.3, retries=1)
+    assert reply.status == 200 and reply.attempts == 2
+
+
+def test_a_truncated_body_is_retried(server):
+    server.fail(Fault("truncate"))
+    reply = post(Endpoints(), server)
+    assert reply.attempts == 2 and server.count() == 2
+
+
+def test_a_body_that_is_not_json_is_an_error_with_an_excerpt(server):
+    server.fail(*[Fault("not_json")] * 2)
+    with pytest.raises(EndpointError) as caught:
+        post(Endpoints(), server, retries=1)
+    assert "not JSON" in str(caught.value) and "<html>Bad gateway</html>" in str(caught.value)
+
+
+def test_a_closed_port_is_a_connection_error_after_retries():
+    with LLMServer() as gone:
+        url = gone.base_url
+    with pytest.raises(EndpointError, match="ConnectError"):
+        Endpoints().send(settings(retries=1), "POST", url + "/chat/completions", {})
+
+
+# --- pacing ------------------------------------------------------------------------------------
+
+def parallel(count, call):
+    threads = [threading.Thread(target=call) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def test_concurrency_bounds_requests_in_flight():
+    with LLMServer(delay=0.1) as server:
+        endpoints = Endpoints()
+        parallel(8, lambda: post(endpoints, server, concurrency=3))
+        assert server.count() == 8 and server.max_in_flight == 3
+
+
+def test_rate_limit_spaces_request_starts():
+    with LLMServer() as server:
+        endpoints = Endpoints()
+        started = time.perf_counter()
+        parallel(5, lambda: post(endpoints, server, rate_limit=600))  # one every 0.1 s
+        assert time.perf_counter() - started >= 0.4
+
+
+def test_retry_delay_is_exponential_with_jitter_and_honours_retry_after():
+    rng = random.Random(7)
+    for attempt in range(5):
+        ceiling = 0.5 * 2**attempt
+        delays = [retry_delay(attempt, 0.5, None, rng) for _ in range(200)]
+        assert ceiling / 2 <= min(delays) and max(delays) <= ceiling
+        assert max(delays) - min(delays) > ceiling / 4  # jittered, not constant
+    assert 3.0 <= retry_delay(0, 0.5, 3.0, rng) <= 3.3
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+    later = (now + timedelta(seconds=30)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    assert parse_retry_after("7", now) == 7.0
+    assert parse_retry_after(later, now) == 30.0
+    assert parse_retry_after("soon", now) is None and parse_retry_after(None) is None
+
+
+def test_gate_hold_delays_the_next_start():
+    gate = Gate(concurrency=2, rate_limit=None)
+    gate.hold(0.3)
+    started = time.perf_counter()
+    with gate.slot():
+        pass
+    assert time.perf_counter() - started >= 0.29
+
+
+# --- cache -------------------------------------------------------------------------------------
+
+def test_a_cached_request_is_not_sent_again(server, tmp_path):
+    endpoints = Endpoints(ResponseCache(tmp_path / "c.sqlite"))
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
+    url = server.base_url + "/chat/completions"
+    first = endpoints.send(settings(), "POST", url, body, cache=True)
+    again = endpoints.send(settings(), "POST", url, body, cache=True)
+    assert server.count() == 1
+    assert again.cached and not first.cached and again.data == first.data and again.latency_ms == first.latency_ms
+    endpoints.send(settings(), "POST", url, {**body, "temperature": 0.5}, cache=True)  # other options: another key
+    assert server.count() == 2
+    endpoints.close()
+    assert not (tmp_path / "c.sqlite-wal").exists()  # folded back into one file on close
+    refreshed = Endpoints(ResponseCache(tmp_path / "c.sqlite"), refresh=True)
+    assert not refreshed.send(settings(), "POST", url, body, cache=True).cached
+    assert server.count() == 3
+
+
+def test_the_cache_key_covers_url_and_body_but_not_headers():
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    assert request_key("http://a/v1", body) == request_key("http://a/v1", dict(reversed(body.items())))
+    assert request_key("http://a/v1", body) != request_key("http://b/v1", body)
+    assert request_key("http://a/v1", body) != request_key("http://a/v1", body, variant=1)
+
+
+def test_a_file_that_is_not_a_cache_is_refused_with_a_clear_message(tmp_path):
+    bad = tmp_path / "responses.sqlite"
+    bad.write_text("not a database at all" * 100)
+    from agenteval.endpoints import CacheError
+
+    with pytest.raises(CacheError, match="is not a readable response cache"):
+        ResponseCache(bad)
+
+
+def test_reading_a_missing_cache_creates_no_file(tmp_path):
+    cache = ResponseCache(tmp_path / "sub" / "responses.sqlite")
+    assert cache.get("k") is None
+    cache.close()
+    assert not (tmp_path / "sub").exists()
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+SECRET = "sk-test-0123456789abcdef"
+
+
+def test_the_api_key_is_sent_as_bearer_and_never_in_errors_or_the_cache(server, tmp_path):
+    cache_file = tmp_path / "responses.sqlite"
+    endpoints = Endpoints(ResponseCache(cache_file), environ={"MY_KEY": SECRET, "TEAM": "t-42-secret"})
+    config = settings(api_key_env="MY_KEY", headers={"X-Team": "${TEAM}"}, retries=0)
+    endpoints.send(config, "POST", server.base_url + "/chat/completions", {"model": "m", "messages": []}, cache=True)
+    assert server.received[0].headers["Authorization"] == f"Bearer {SECRET}"
+    assert server.received[0].headers["X-Team"] == "t-42-secret"
+    server.fail(Fault("status", 401, body=f'{{"error": "bad key {SECRET} for team t-42-secret"}}'))
+    with pytest.raises(EndpointError) as caught:
+        endpoints.send(config, "POST", server.base_url + "/chat/completions", {"model": "m", "messages": [1]})
+    assert SECRET not in str(caught.value) and "t-42-secret" not in str(caught.value)
+    assert "bad key *** for team ***" in str(caught.value)
+    endpoints.close()
+    assert SECRET.encode() not in cache_file.read_bytes()
+    rows = sqlite3.connect(cache_file).execute("SELECT key, value FROM responses").fetchall()
+    assert len(rows) == 1 and SECRET not in rows[0][0]
+
+
+def test_a_missing_key_variable_is_an_error_naming_it(server):
+    with pytest.raises(EndpointError, match="environment variable NOPE_KEY is not set"):
+        Endpoints(environ={}).send(settings(api_key_env="NOPE_KEY"), "POST", server.base_url + "/chat/completions", {})
+    assert server.count() == 0
+
+
+def test_env_substitution_with_defaults():
+    assert substitute_env("${A}/x/${B:-dflt}", {"A": "1"}) == "1/x/dflt"
+    with pytest.raises(MissingEnvironment, match="C is not set"):
+        substitute_env("${C}", {})
+
+
+@pytest.mark.parametrize("keys, message", [
+    ({"api_key": "sk-live-abc"}, "a literal `api_key` is not allowed"),
+    ({"api_key_env": "sk-live-abcdef123"}, "api_key_env takes the NAME of an environment variable"),
+    ({"headers": {"Authorization": "Bearer sk-abc"}}, "header 'Authorization' holds a literal secret"),
+])
+def test_a_literal_secret_in_the_config_is_refused(keys, message):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=message) as caught:
+        Connection.model_validate(keys)
+    assert "sk-live-abcdef123" not in str(caught.value).split("input_value")[0]

@@ -1,0 +1,150 @@
+"""`--executor ray` against a real local Ray instance: the same results as a local run, line for line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import read_jsonl, run_cli, write
+
+ray = pytest.importorskip("ray", reason="Ray is in the dev extra; install it with pip install -e '.[dev]'")
+
+JUDGE = """
+import time
+from agenteval.judge import run_judge
+
+def judge(payload):
+    time.sleep(payload["config"].get("sleep", 0))
+    same = payload["candidate_answer"] == payload["reference_answer"]
+    return {"score": 1.0 if same else 0.0, "reasoning": "for " + payload["case_id"]}
+
+if __name__ == "__main__":
+    run_judge(judge)
+"""
+
+TARGET = """
+import json, sys
+d = json.load(sys.stdin)
+print(json.dumps({"a": d["q"] if d["q"] % 5 else -1, "name": "Item %d" % d["q"]}))
+"""
+
+SUITE = """
+name: on-ray
+target: {type: command, command: [python, target.py]}
+evaluators:
+  - {name: fields, type: field_accuracy, fields: [{path: a}, {path: name, match: fuzzy}]}
+  - {name: judge, type: code_judge, command: [python, judge.py], protocol: jsonl, sleep: SLEEP}
+cases: cases.jsonl
+"""
+
+
+def _suite(tmp_path, count=30, sleep=0.0):
+    write(tmp_path, "judge.py", JUDGE)
+    write(tmp_path, "target.py", TARGET)
+    write(tmp_path, "suite.yaml", SUITE.replace("SLEEP", str(sleep)))
+    rows = [{"id": f"c{i:03d}", "input": {"q": i}, "expected": {"a": i, "name": f"Item {i}"}, "tags": ["odd" if i % 2 else "even"]} for i in range(count)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return tmp_path / "suite.yaml"
+
+
+def _comparable(path):
+    """Result lines without what may differ between two runs: run id and timings."""
+    rows = []
+    for row in read_jsonl(path):
+        for key in ("run_id", "duration_ms", "timestamp"):
+            row.pop(key)
+        for evaluator in row["evaluator_results"]:
+            evaluator.pop("duration_ms")
+        rows.append(row)
+    return sorted(rows, key=lambda row: row["case_id"])
+
+
+def test_a_ray_run_gives_the_same_results_as_a_local_run(tmp_path):
+    _suite(tmp_path)
+    local = run_cli("run", "suite.yaml", "-o", "local.jsonl", "-q", cwd=tmp_path)
+    on_ray = run_cli("run", "suite.yaml", "-o", "ray.jsonl", "-q", "--executor", "ray", "--batch-size", "4", cwd=tmp_path, timeout=240)
+    assert local.returncode == on_ray.returncode == 1, on_ray.stderr
+    expected = _comparable(tmp_path / "local.jsonl")
+    assert len(expected) == 30 and sum(row["verdict"] == "fail" for row in expected) == 6
+    assert _comparable(tmp_path / "ray.jsonl") == expected
+    local_summary = json.loads((tmp_path / "local.summary.json").read_text())
+    ray_summary = json.loads((tmp_path / "ray.summary.json").read_text())
+    for key in ("counts", "pass_rate", "mean_score", "fields", "tags", "dataset_metrics"):
+        assert ray_summary[key] == local_summary[key], key
+    assert "Traceback" not in on_ray.stderr
+
+
+def test_shard_predictions_and_resume_work_on_ray(tmp_path):
+    _suite(tmp_path, count=20)
+    write(tmp_path, "recorded.yaml", """
+        name: on-ray
+        evaluators:
+          - {name: fields, type: field_accuracy, fields: [{path: a}, {path: name, match: fuzzy}]}
+        cases: cases.jsonl
+    """)
+    assert run_cli("run", "suite.yaml", "-o", "answers.jsonl", "-q", cwd=tmp_path).returncode == 1
+    first = run_cli("run", "recorded.yaml", "-o", "r.jsonl", "-q", "--predictions", "answers.jsonl",
+                    "--shard", "1/2", "--executor", "ray", "--batch-size", "3", cwd=tmp_path, timeout=240)
+    assert first.returncode == 1, first.stderr
+    assert sorted(row["case_id"] for row in read_jsonl(tmp_path / "r.jsonl")) == [f"c{i:03d}" for i in range(0, 20, 2)]
+    rest = run_cli("run", "recorded.yaml", "-o", "r.jsonl", "-q", "--predictions", "answers.jsonl",
+                   "--resume", "--executor", "ray", "--batch-size", "3", cwd=tmp_path, timeout=240)
+    assert rest.returncode == 1, rest.stderr
+    rows = read_jsonl(tmp_path / "r.jsonl")
+    assert sorted(row["case_id"] for row in rows) == [f"c{i:03d}" for i in range(20)]
+    assert sum(row["verdict"] == "fail" for row in rows) == 4  # c000, c005, c010, c015 answered -1
+    assert len({row["run_id"] for row in rows}) == 1
+
+
+def _ray_worker_pids():
+    listing = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in listing.splitlines() if "ray::score_batch" in line]
+
+
+def test_a_worker_killed_mid_run_loses_only_its_batch_which_ray_retries(tmp_path):
+    _suite(tmp_path, count=40, sleep=0.05)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "agenteval", "run", "suite.yaml", "-o", "r.jsonl", "-q", "--executor", "ray", "--batch-size", "4"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and run.poll() is None:
+        results = tmp_path / "r.jsonl"
+        if results.exists() and results.read_text().count("\n") >= 4:
+            workers = _ray_worker_pids()
+            if workers:
+                killed = workers[0]
+                os.kill(killed, signal.SIGKILL)
+        time.sleep(0.05)
+    _, stderr = run.communicate(timeout=240)
+    assert killed is not None, "no busy Ray worker was seen to kill"
+    assert run.returncode == 1, stderr
+    ids = [row["case_id"] for row in read_jsonl(tmp_path / "r.jsonl")]
+    assert sorted(ids) == [f"c{i:03d}" for i in range(40)]  # every case, none twice
+
+
+def test_without_ray_the_executor_says_what_to_install(tmp_path):
+    _suite(tmp_path, count=2)
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "agenteval", "run", "suite.yaml", "--executor", "ray"],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(blocker)}, timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --executor ray needs Ray: pip install 'agenteval[ray]'"
+    assert not (tmp_path / "agenteval-results").exists()
+
+
+def test_an_unknown_executor_is_refused(tmp_path):
+    _suite(tmp_path, count=2)
+    done = run_cli("run", "suite.yaml", "--executor", "spark", cwd=tmp_path)
+    assert done.returncode == 2 and "--executor takes local or ray, got 'spark'" in done.stderr
