@@ -106,7 +106,7 @@ def _open_output(path: Path, resume: bool) -> tuple[IO[bytes], bool]:
         raise UsageError(f"{path} is a directory; -o takes a file path (e.g. {path / 'results.jsonl'})")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = path.open("ab")
+        handle = path.open("ab", buffering=0)  # unbuffered: a failed write leaves nothing behind to fail again
     except OSError as exc:
         raise UsageError(f"cannot write results to {path}: {exc.strerror or exc}") from None
     is_file = stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
@@ -307,7 +307,8 @@ def execute(options: RunOptions) -> int:
         except OSError as exc:
             write_failure = write_failure or f"cannot write {summary_path(output)}: {exc.strerror or exc}"
     if options.quiet:
-        _print_lines([_one_line(report)])
+        if not write_failure:  # quiet: the failure below is the one line
+            _print_lines([_one_line(report)])
     else:
         render_summary(report, console)
         reports.render_failures(console)

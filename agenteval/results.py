@@ -181,7 +181,9 @@ class JsonlWriter:
         except OSError:
             start = None
         try:
-            self._stream.write(line)
+            rest = memoryview(line)
+            while rest:  # an unbuffered file may take a long line in parts
+                rest = rest[self._stream.write(rest) or 0 :]
             self._stream.flush()
         except BrokenPipeError:
             raise
@@ -197,7 +199,10 @@ class JsonlWriter:
 def dump_line(result: CaseResult) -> bytes:
     """One JSON line. A non-finite number in the answer is written as Python's json writes it
     (NaN, Infinity), not as null, so re-scoring the answer from the results gives the same verdict."""
-    line = orjson.dumps(result, option=DUMP_OPTIONS) + b"\n"
+    try:
+        line = orjson.dumps(result, option=DUMP_OPTIONS) + b"\n"
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels)
+        return _dump_deep(result)
     if has_non_finite(result.output):
         import json
 
@@ -206,6 +211,19 @@ def dump_line(result: CaseResult) -> bytes:
         answer = json.dumps(result.output, allow_nan=True, ensure_ascii=False)
         line = slim.replace(orjson.dumps(placeholder).decode(), answer, 1).encode() + b"\n"
     return line
+
+
+def _dump_deep(result: CaseResult) -> bytes:
+    """A line for a result nested too deeply for orjson: the standard library's writer, and where
+    even that recurses too deep, the answer replaced by a note saying so (the case is still on disk)."""
+    import dataclasses
+    import json
+
+    try:
+        return json.dumps(dataclasses.asdict(result), allow_nan=True, ensure_ascii=False, default=str).encode() + b"\n"
+    except RecursionError:
+        slim = replace(result, output="<answer nested too deeply to store>")
+        return json.dumps(dataclasses.asdict(slim), allow_nan=True, ensure_ascii=False, default=str).encode() + b"\n"
 
 
 def has_non_finite(value: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agenteval.evaluators import REGISTRY, EvalContext
@@ -255,6 +255,7 @@ def test_structural_mutations_of_an_example_suite_load_or_are_refused_cleanly(ex
 
     @MUTATION_SETTINGS
     @given(mutated_tree(tree))
+    @example({"\n": None})  # a key holding a line break is still reported on one line
     def check(changed):
         mutant.write_text(yaml.safe_dump(changed, allow_unicode=True, sort_keys=False))
         assert_loads_or_refuses_cleanly(mutant)

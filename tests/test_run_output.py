@@ -176,3 +176,24 @@ def test_evaluator_flag_with_an_unknown_name_exits_2_with_a_hint(tmp_path):
     done = run_cli("run", suite, "-o", "-", "--evaluator", "feilds")
     assert done.returncode == 2
     assert "--evaluator feilds: the suite has no evaluator of that name; did you mean 'fields'?" in done.stderr
+
+
+def test_a_recorded_answer_nested_deeper_than_orjson_writes_is_still_stored(tmp_path):
+    write(tmp_path, "suite.yaml", """
+        name: deep
+        evaluators: [{type: field_accuracy, fields: [{path: a}]}]
+        cases: cases.jsonl
+    """)
+    deep = "[" * 300 + "]" * 300
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "d", "expected": {"a": 1}, "output": {"a": 1, "deep": ' + deep + '}}\n'
+        '{"id": "e", "expected": {"a": 2}, "output": {"a": 2}}\n'
+    )
+    done = run_cli("run", "suite.yaml", "-o", "r.jsonl", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = {row["case_id"]: row for row in read_jsonl(tmp_path / "r.jsonl")}
+    assert set(rows) == {"d", "e"} and rows["d"]["verdict"] == "pass"
+    depth, node = 0, rows["d"]["output"]["deep"]
+    while node:
+        depth, node = depth + 1, node[0]
+    assert depth == 299  # the innermost list is empty

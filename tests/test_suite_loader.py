@@ -611,3 +611,13 @@ def test_an_unknown_top_level_key_hints_at_x_keys_for_anchors(tmp_path):
     assert problems_of(suite) == [
         f"{suite}:2: base: unknown key 'base' (top-level keys starting with `x-` are ignored: a place for YAML anchors)"
     ]
+
+
+def test_a_key_that_would_break_the_line_or_read_ambiguously_is_quoted(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text('name: demo\n"bad\\nkey": 1\nevaluators: [{type: field_accuracy, fields: [{path: a}], "x.y": 2}]\ncases: [{id: a, expected: 1}]\n')
+    hint = " (top-level keys starting with `x-` are ignored: a place for YAML anchors)"
+    assert problems_of(suite) == [
+        f"""{suite}:2: ["bad\\nkey"]: unknown key 'bad\\nkey'""" + hint,
+        f"""{suite}:3: evaluators[0]["x.y"]: unknown key 'x.y'""",
+    ]

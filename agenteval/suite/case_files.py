@@ -92,14 +92,14 @@ def stream_validated(
     Each line must still hash to the fingerprint taken when it was validated; a file edited,
     replaced, cut or extended since then raises CasesChanged at the first line that differs.
     """
-    position = 0
+    position, build = 0, Case.builder(context)
     try:
         with file.open("rb") as handle:
             for number, raw in jsonl_lines(handle):
                 if position >= len(fingerprints) or fingerprint(raw) != fingerprints[position]:
                     raise CasesChanged(f"{file}:{number}: {_CHANGED}")
                 if chosen(position):
-                    yield Case.from_validated(orjson.loads(raw), context)
+                    yield build(orjson.loads(raw))
                 position += 1
     except OSError as exc:
         raise CasesChanged(f"{file}: cannot read the cases file any more: {exc.strerror or exc}") from None

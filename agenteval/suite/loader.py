@@ -2,7 +2,7 @@
 
 Every problem is collected (not just the first) with file:line and key path, from every stage at
 once: the suite's keys and evaluators, each case, and the checks across cases (unique ids). A
-JSONL cases file is read once to validate it, keeping 8 bytes of fingerprint per line; the run
+JSONL cases file is read once to validate it, keeping 4 bytes of fingerprint per line; the run
 streams it again and builds each case without validating it twice, trusting only lines that
 still match their fingerprint. .json and .yaml cases files are read whole, so their validated
 cases are kept. Selection (--filter, --tag, --shard) is decided while validating.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -35,23 +36,30 @@ class Case(BaseModel):
         return "output" in self.model_fields_set
 
     @classmethod
-    def from_validated(cls, record: dict[str, Any], context: dict[str, Any] | None = None) -> Case:
-        """The case of a record that passed `model_validate` before, byte for byte, built without
-        validating it again (pydantic's model_construct is slower than validating: it inspects the
-        default factories on every call). A new field whose validator changes the value needs a line here."""
-        if record.get("evaluators"):
-            return cls.model_validate(record, context=context)  # evaluator configs are objects that only validation builds
-        values = {
-            name: record[name] if name in record else field.default_factory() if field.default_factory else field.default  # type: ignore[call-arg]
-            for name, field in cls.model_fields.items()
-        }
-        values["id"] = _int_id_as_text(values["id"])
-        case = cls.__new__(cls)
-        object.__setattr__(case, "__dict__", values)
-        object.__setattr__(case, "__pydantic_fields_set__", set(record))
-        object.__setattr__(case, "__pydantic_extra__", None)
-        object.__setattr__(case, "__pydantic_private__", None)
-        return case
+    def builder(cls, context: dict[str, Any] | None = None) -> Callable[[dict[str, Any]], Case]:
+        """A function building the case of a record that passed `model_validate` before, byte for
+        byte, without validating it again. (pydantic's model_construct is slower than validating: it
+        inspects the default factories on every call.) A field whose validator changes the value
+        needs a line here, as `id` has."""
+        defaults = tuple((name, field.default_factory, field.default) for name, field in cls.model_fields.items())
+        new, set_attribute = cls.__new__, object.__setattr__
+
+        def build(record: dict[str, Any]) -> Case:
+            if record.get("evaluators"):
+                return cls.model_validate(record, context=context)  # evaluator configs are objects only validation builds
+            values = {
+                name: record[name] if name in record else factory() if factory is not None else default  # type: ignore[call-arg]
+                for name, factory, default in defaults
+            }
+            values["id"] = _int_id_as_text(values["id"])
+            case = new(cls)
+            set_attribute(case, "__dict__", values)
+            set_attribute(case, "__pydantic_fields_set__", set(record))
+            set_attribute(case, "__pydantic_extra__", None)
+            set_attribute(case, "__pydantic_private__", None)
+            return case
+
+        return build
 
 
 class Suite(StrictModel):

@@ -6,6 +6,7 @@ onto the user's data, find the line, and rewrite the message with a did-you-mean
 
 from __future__ import annotations
 
+import json
 import re
 import types
 import typing
@@ -37,9 +38,15 @@ class Problem:
 
 
 def format_key(path: KeyPath) -> str:
+    """`evaluators[0].fields`; a key that would read ambiguously or break the line is quoted: `["a.b"]`."""
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif not str(part).isprintable() or any(mark in str(part) for mark in ".[]"):
+            text += f"[{json.dumps(str(part), ensure_ascii=False)}]"
+        else:
+            text += f".{part}" if text else str(part)
     return text
 
 

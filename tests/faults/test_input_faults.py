@@ -68,6 +68,7 @@ BAD_SUITES = {
     "not_utf8": (b"name: caf\xe9\n", "suite.yaml"),
     "invalid_yaml": (b"name: [unclosed\nevaluators: []\n", "suite.yaml:"),
     "control_character": (b"name: a\x1fb\nevaluators: []\ncases: []\n", "suite.yaml"),
+    "key_with_a_line_break": (b'name: x\n"bad\\nkey": 1\nevaluators: []\ncases: []\n', "unknown key"),
     # D7: 378 bytes that expand to 9^8 strings
     "alias_bomb": (("name: bomb\n" + _alias_bomb() + "evaluators: []\ncases:\n  - {id: c0, expected: 1, output: 1, metadata: {x: *h}}\n").encode(), "suite.yaml"),
     # D13: deep nesting gave a RecursionError traceback
