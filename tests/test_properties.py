@@ -247,9 +247,9 @@ def assert_loads_or_refuses_cleanly(path: Path) -> None:
     assert loaded.suite.name
 
 
-@pytest.mark.parametrize("example", EXAMPLE_SUITES)
-def test_structural_mutations_of_an_example_suite_load_or_are_refused_cleanly(examples, example):
-    folder = examples / example
+@pytest.mark.parametrize("suite_name", EXAMPLE_SUITES)
+def test_structural_mutations_of_an_example_suite_load_or_are_refused_cleanly(examples, suite_name):
+    folder = examples / suite_name
     tree = yaml.safe_load((folder / "suite.yaml").read_text())
     mutant = folder / "mutant.yaml"
 
