@@ -37,3 +37,18 @@ def write(directory: Path, name: str, text: str) -> Path:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# Peak memory of a child as `wait4` reports it includes what the child held between fork and
+# exec: the whole pytest process. Measuring children start from this small launcher instead,
+# which forks the real command and writes its peak RSS (MB) to the file named in its first argument.
+MEASURE = [sys.executable, "-c", (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execv(sys.argv[2], sys.argv[2:])\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss / 1024))\n"
+    "code = os.waitstatus_to_exitcode(status)\n"
+    "sys.exit(code if code >= 0 else 128 - code)\n"
+)]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import read_jsonl, run_cli, write
+from conftest import read_jsonl, run_cli, write, MEASURE
 
 from agenteval.evaluators import EvalContext
 from agenteval.evaluators.code_judge import CodeJudge
@@ -355,7 +355,7 @@ flood() if json.load(sys.stdin)["case_id"] == "c2" else print(json.dumps({"score
         cases: cases.jsonl
     """)
     run = subprocess.Popen(
-        [sys.executable, "-m", "agenteval", "run", "suite.yaml", "-o", "r.jsonl", "-q", "--workers", "1"],
+        [*MEASURE, str(tmp_path / "peak"), sys.executable, "-m", "agenteval", "run", "suite.yaml", "-o", "r.jsonl", "-q", "--workers", "1"],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     _, status, usage = os.wait4(run.pid, 0)
@@ -370,7 +370,7 @@ flood() if json.load(sys.stdin)["case_id"] == "c2" else print(json.dumps({"score
         ("jsonl", None), ("once", "judge output larger than 16 MiB"),
     ]
     assert results["c3"]["verdict"] == "pass"
-    peak_mb = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / (1 << 20)
+    peak_mb = float((tmp_path / "peak").read_text())
     assert peak_mb < 150, f"peak RSS {peak_mb:.0f} MB"
 
 

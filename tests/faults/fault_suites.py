@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import read_jsonl, run_cli, write
+from conftest import read_jsonl, run_cli, write, MEASURE
 
 TRACEBACK = "Traceback (most recent call last)"
 
@@ -133,8 +133,9 @@ def run_measured(suite: Path, out: Path, ids: list[str], *args: str, timeout: fl
     the processes it waited for) with wait4; killed after `timeout` seconds."""
     stdout, stderr = out.with_suffix(".stdout"), out.with_suffix(".stderr")
     with stdout.open("w") as out_handle, stderr.open("w") as err_handle:
+        peak = out.with_suffix(".peak")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(out), "-q", *args],
+            [*MEASURE, str(peak), sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(out), "-q", *args],
             cwd=suite.parent, stdout=out_handle, stderr=err_handle,
         )
         watchdog = threading.Timer(timeout, proc.kill)
@@ -145,7 +146,7 @@ def run_measured(suite: Path, out: Path, ids: list[str], *args: str, timeout: fl
             watchdog.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
     done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout.read_text(), stderr.read_text())
-    return FaultRun(done, out, ids, usage.ru_maxrss / 1024)
+    return FaultRun(done, out, ids, float(peak.read_text()) if peak.exists() else usage.ru_maxrss / 1024)
 
 
 def summary_of(results: Path) -> dict:
