@@ -6,12 +6,14 @@ A plugin package declares, in its pyproject.toml:
     word_count = "my_package.evaluators:WordCount"
 
 where `WordCount` is an `EvaluatorConfig` subclass with `type: Literal["word_count"]` and an
-`evaluate` method. Entry points are read once, when the evaluator registry is first needed (never
-for `--help` or for reading results), and each plugin is checked like a built-in type.
+`evaluate` method. Entry points are read once, when a suite names a type that is not built in or
+a command lists every type (`agenteval evaluators`, `agenteval schema suite`): never for `--help`,
+for reading results, or for a suite of built-in types. Each plugin is checked like a built-in type.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +48,7 @@ def declared_plugins() -> list[Plugin]:
     return found
 
 
-def plugin_types(built_in: dict[str, type[EvaluatorConfig]]) -> dict[str, type[EvaluatorConfig]]:
+def plugin_types(built_in: Collection[str]) -> dict[str, type[EvaluatorConfig]]:
     """Type name -> config class of every installed plugin. Raises PluginError, naming the plugin,
     when one fails to import, is not an evaluator, or takes a name already used."""
     loaded: dict[str, tuple[type[EvaluatorConfig], Plugin]] = {}

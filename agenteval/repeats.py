@@ -4,6 +4,11 @@ Each repetition is one sample of the pass rate and the mean score; the summary g
 standard deviation and a 95% confidence interval (Student's t), and lists the cases whose verdict
 changed between repetitions (flaky). A case's counters are dropped once its N runs are in, so
 memory follows the cases in flight and the flaky ones, not the dataset.
+
+`agenteval report` does not know N before the end of its input: with `repeat=INFERRED` N is one
+more than the highest `repetition` seen, and each case keeps one packed int of counts until then
+(O(cases), never the results). The flaky cases listed are the FLAKY_SHOWN lowest by (pass rate,
+case id), whatever order the cases finish in, so a run and a report of its results list the same.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ _T95 = (
     2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
 )
 FLAKY_SHOWN = 100
+INFERRED = 0
+"""`repeat` for results read back: N is whatever the `repetition` numbers show."""
+_PACK = 1 << 32  # a case's counts in one int: runs * _PACK + passes
 
 
 def t95(degrees_of_freedom: int) -> float:
@@ -40,37 +48,41 @@ def spread(samples: list[float]) -> dict[str, Any]:
 class RepeatStats:
     def __init__(self, repeat: int = 1) -> None:
         self.repeat = repeat
+        self._inferred = repeat == INFERRED
         self._runs: dict[int, list[float]] = {}  # repetition -> [cases, passed, score sum]
-        self._open: dict[str, list[int]] = {}  # case id -> [runs seen, passes]
+        self._open: dict[str, int] = {}  # case id -> runs seen * _PACK + passes
         self.flaky: list[dict[str, Any]] = []
         self.flaky_count = 0
 
     def add(self, result: CaseResult) -> None:
-        if self.repeat < 2:
+        if not self._inferred and self.repeat < 2:
             return
+        if self._inferred and result.repetition >= self.repeat:
+            self.repeat = result.repetition + 1
         counters = self._runs.setdefault(result.repetition, [0, 0, 0.0])
         passed = result.verdict == "pass"
         counters[0] += 1
         counters[1] += passed
         counters[2] += result.score
-        seen = self._open.setdefault(result.case_id, [0, 0])
-        seen[0] += 1
-        seen[1] += passed
-        if seen[0] >= self.repeat:
-            del self._open[result.case_id]
+        seen = self._open.get(result.case_id, 0) + _PACK + passed
+        if not self._inferred and seen // _PACK >= self.repeat:
+            self._open.pop(result.case_id, None)
             self._close(result.case_id, seen)
+        else:
+            self._open[result.case_id] = seen
 
-    def _close(self, case_id: str, seen: list[int]) -> None:
-        runs, passes = seen
+    def _close(self, case_id: str, seen: int) -> None:
+        runs, passes = divmod(seen, _PACK)
         if 0 < passes < runs:
             self.flaky_count += 1
-            if len(self.flaky) < FLAKY_SHOWN:
-                self.flaky.append({"case_id": case_id, "runs": runs, "passed": passes, "pass_rate": passes / runs})
+            self.flaky.append({"case_id": case_id, "runs": runs, "passed": passes, "pass_rate": passes / runs})
+            if len(self.flaky) >= 2 * FLAKY_SHOWN:  # keep the lowest: the same ones in any order of arrival
+                self.flaky = _lowest(self.flaky)
 
     def to_dict(self) -> dict[str, Any] | None:
         if self.repeat < 2 or not self._runs:
             return None
-        for case_id, seen in list(self._open.items()):  # an interrupted run: judge what is in
+        for case_id, seen in self._open.items():  # an interrupted run, or results read back: judge what is in
             self._close(case_id, seen)
         self._open.clear()
         runs = [self._runs[r] for r in sorted(self._runs)]
@@ -79,5 +91,9 @@ class RepeatStats:
             "pass_rate": spread([passed / cases for cases, passed, _ in runs]),
             "mean_score": spread([score / cases for cases, _, score in runs]),
             "flaky_cases": self.flaky_count,
-            "flaky": sorted(self.flaky, key=lambda row: (row["pass_rate"], row["case_id"])),
+            "flaky": _lowest(self.flaky),
         }
+
+
+def _lowest(flaky: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(flaky, key=lambda row: (row["pass_rate"], row["case_id"]))[:FLAKY_SHOWN]

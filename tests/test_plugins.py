@@ -108,6 +108,24 @@ def test_a_plugin_that_fails_to_import_is_one_clear_error_and_spares_other_comma
     assert agenteval(site, "--help").returncode == 0
 
 
+def test_a_suite_of_built_in_types_reads_no_plugin(tmp_path):
+    site = installed(tmp_path / "site", {"word_count": "agenteval_wordcount.missing_module:WordCount"})
+    suite = write(tmp_path, "suite.yaml", """
+        name: built-in-only
+        evaluators:
+          - {type: equals}
+        cases:
+          - {id: a, expected: "yes", output: "yes"}
+    """)
+    done = agenteval(site, "run", suite, "-o", tmp_path / "out.jsonl", "-q")
+    assert done.returncode == 0, done.stderr
+    assert [line["verdict"] for line in read_jsonl(tmp_path / "out.jsonl")] == ["pass"]
+    typo = write(tmp_path, "typo.yaml", suite.read_text().replace("type: equals", "type: equal"))
+    done = agenteval(site, "validate", typo)  # a type that is not built in may be a plugin's: they are read
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: evaluator plugin 'word_count' (agenteval_wordcount.missing_module:WordCount, ")
+
+
 def test_a_plugin_may_not_take_a_built_in_name(tmp_path):
     site = installed(tmp_path / "site", {"code_judge": "agenteval_wordcount:WordCount"})
     done = agenteval(site, "evaluators")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, PrivateAttr, ValidationInfo
+from pydantic_core import PydanticKnownError, core_schema
 
 from agenteval.config import StrictModel
 from agenteval.extras import MissingDependency
@@ -98,6 +100,59 @@ class EvaluatorConfig(StrictModel):
 
     def error_result(self, message: str, **fields: Any) -> EvaluatorResult:
         return EvaluatorResult(self.label, self.type, 0.0, "error", error=message, **fields)
+
+
+class _ByType:
+    """Validates an evaluator's mapping with the one config class its `type` names, imported on
+    first use (agenteval.evaluators.evaluator_type), so a suite builds only the models it uses.
+    Errors read as a discriminated union's would; the JSON schema is the union of every type."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.with_info_plain_validator_function(_validate_by_type)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> Any:
+        from agenteval.evaluators import registry
+
+        types = registry()
+        expanding = _expanding.get()  # types being written out already: a composite's children refer to them
+        choices = {name: _reference(cls) if cls in expanding else cls.__pydantic_core_schema__ for name, cls in types.items()}
+        token = _expanding.set(expanding | set(types.values()))
+        try:
+            return handler(core_schema.tagged_union_schema(choices, discriminator="type"))  # type: ignore[arg-type]
+        finally:
+            _expanding.reset(token)
+
+
+_expanding: ContextVar[frozenset[type]] = ContextVar("_expanding", default=frozenset())
+
+
+def _reference(cls: type[EvaluatorConfig]) -> core_schema.CoreSchema:
+    schema: Any = cls.__pydantic_core_schema__
+    ref = schema["ref"] if "ref" in schema else schema["schema"]["schema_ref"]  # a model, or its definitions
+    return core_schema.definition_reference_schema(ref)
+
+
+def _validate_by_type(value: Any, info: ValidationInfo) -> EvaluatorConfig:
+    if isinstance(value, EvaluatorConfig):
+        return value
+    if not isinstance(value, dict):
+        raise PydanticKnownError("model_attributes_type")
+    if "type" not in value:
+        raise PydanticKnownError("union_tag_not_found", {"discriminator": "'type'"})
+    from agenteval.evaluators import evaluator_type, type_names
+
+    tag = value["type"]
+    cls = evaluator_type(tag) if isinstance(tag, str) else None
+    if cls is None:
+        expected = ", ".join(repr(name) for name in type_names())
+        raise PydanticKnownError("union_tag_invalid", {"discriminator": "'type'", "tag": str(tag), "expected_tags": expected})
+    # A ValidationError raised here joins the outer one, each error's location under this evaluator's.
+    validated: EvaluatorConfig = cls.__pydantic_validator__.validate_python(value, context=info.context)
+    return validated
+
+
+EvaluatorSpec = Annotated[EvaluatorConfig, _ByType()]
+"""Any evaluator, by its `type`: what suites, cases and composites hold."""
 
 
 class PathEvaluator(EvaluatorConfig):

@@ -7,14 +7,11 @@ misses...) is kept in `details.children`; the child's own `weight` is its weight
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict, run_evaluator
-
-if TYPE_CHECKING:
-    from agenteval.evaluators import EvaluatorSpec
+from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, EvaluatorSpec, Verdict, run_evaluator
 
 Aggregation = Literal["weighted_average", "all_or_nothing", "min", "any"]
 

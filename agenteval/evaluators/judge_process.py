@@ -1,11 +1,20 @@
 """A long-lived judge process for `protocol: jsonl`: one JSON line in, one JSON line out.
 
 One process per worker thread saves a process start (and an interpreter start-up) per case.
-An answer must never land on the wrong case, so: a line that does not begin with `{` is not an
-answer (a banner, a log line; it is kept for error messages); an answer echoing another case's
-`case_id` is refused; an answer line already waiting when a payload is about to be sent (one
-line too many for an earlier case) is a protocol violation. Any of these, a death, a hang or an
-oversized answer stops the judge, and the next case starts a fresh one.
+A line that does not begin with `{` is not an answer (a banner, a log line; it is kept for error
+messages). The answer taken for a case is the first answer line the judge printed after the last
+look at its stdout, which reads all there is just before that case's payload is sent. An extra
+answer line (one too many for an earlier case) therefore never lands on the wrong case when:
+
+- any of it was printed before that look: an answer line waiting then, whole or begun, is a
+  protocol violation, and the case whose payload was due errors; or
+- it echoes the payload's `case_id` (the helper in agenteval.judge does): an answer naming
+  another case is refused.
+
+What is left cannot be decided from the bytes: a judge that does not echo `case_id` and prints
+an extra line only after the next payload was sent makes that line look exactly like the next
+answer. Any violation, a death, a hang or an oversized answer stops the judge, and the next case
+starts a fresh one.
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ class PersistentJudge:
         """(the judge's answer line, None) or (None, what went wrong)."""
         deadline = time.monotonic() + timeout
         try:
-            stray = self._leftover_answer()
+            stray = self._leftover_answer(deadline)
             if stray is not None:
                 self._stop()
                 after = f"after its answer for case {self._last_case!r}" if self._last_case else "after its last answer"
@@ -114,13 +123,21 @@ class PersistentJudge:
             self._noise.clear()
         return self._pipes
 
-    def _leftover_answer(self) -> bytes | None:
-        """An answer line the judge printed since its last answer; a judge that ended is let go."""
+    def _leftover_answer(self, deadline: float) -> bytes | None:
+        """An answer line, whole or begun, that the judge printed since its last answer; a judge that
+        ended is let go. Everything its stdout holds is read first (up to `deadline`)."""
         pipes = self._pipes
         if pipes is None:
             return None
-        pipes.collect()
-        stray = self._next_answer(pipes)
+        while True:
+            held = len(pipes.stdout)
+            pipes.collect()
+            more = len(pipes.stdout) > held  # collect reads a bounded amount: a busy judge may have more
+            stray = self._next_answer(pipes)
+            if stray is not None or not more or time.monotonic() >= deadline:
+                break
+        if stray is None and _may_begin_answer(pipes.stdout):
+            stray = bytes(pipes.stdout)  # an unfinished line that may end as an answer line
         if stray is None and (pipes.exited or pipes.stdout_closed or pipes.overflowed):
             self._stop()
         return stray
@@ -174,6 +191,13 @@ def _answered_case(line: bytes, case_id: str | None) -> object | None:
     if isinstance(answer, dict) and "case_id" in answer and answer["case_id"] != case_id:
         return answer["case_id"]
     return None
+
+
+def _may_begin_answer(unfinished: bytearray) -> bool:
+    """Whether the start of a line (no newline yet) may turn out to be an answer line: it begins
+    with `{`, or holds only blanks so far."""
+    begun = unfinished.lstrip()
+    return bool(unfinished) and (not begun or begun.startswith(b"{"))
 
 
 def _shown(line: bytes) -> str:

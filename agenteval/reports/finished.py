@@ -6,18 +6,23 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from agenteval.repeats import INFERRED
 from agenteval.reports.inputs import ResultInputs
 from agenteval.reports.outputs import FORMATS, ReportError, Reports
 from agenteval.results import Summary
 
 
 def report_results(paths: Sequence[Path], fmt: str, output: Path | None, show_failures: int) -> Summary:
-    """Read every input once, feeding the summary and the report; duplicates are skipped with a warning."""
+    """Read every input once, feeding the summary and the report; duplicates are skipped with a warning.
+
+    Results of a `--repeat N` run are each counted, and the summary's `repeats` is rebuilt from
+    their `repetition` numbers as the run computed it.
+    """
     if fmt not in FORMATS:
         raise ReportError(f"unknown --format {fmt!r} (known: {', '.join(FORMATS)})")
     reports = Reports(show_failures, [(fmt, output)])
-    inputs = ResultInputs(paths)
-    summary = Summary()
+    inputs = ResultInputs(paths, repetitions=True)
+    summary = Summary(INFERRED)
     try:
         for result in inputs:
             summary.add(result)

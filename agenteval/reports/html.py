@@ -214,7 +214,7 @@ def page_head(summary: dict[str, Any], bins: list[list[int]]) -> str:
         f'<header><h1>{escape(suite)}</h1><p class="facts">{escape(" · ".join(facts))}</p></header>\n'
         f'<section class="cards">{cards}</section>\n'
         f'<section class="charts">{_histogram_section(bins)}{_evaluator_section(summary)}{_field_section(summary)}{_tag_section(summary)}</section>\n'
-        f"{_dataset_section(summary)}{_cases_section()}"
+        f"{_usage_section(summary)}{_dataset_section(summary)}{_cases_section()}"
     )
 
 
@@ -310,6 +310,17 @@ def _dataset_section(summary: dict[str, Any]) -> str:
     if not parts:
         return ""
     return '<section id="dataset-metrics"><h2>Dataset metrics</h2><p class="note">n/a: undefined, its denominator is 0</p>' + "".join(parts) + "</section>\n"
+
+
+def _usage_section(summary: dict[str, Any]) -> str:
+    """Latency/tokens/cost, suite limits and the --repeat spread, in the terminal's words."""
+    from agenteval.reports.usage import usage_lines
+
+    figures = usage_lines(summary)
+    if not figures:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in figures)
+    return f'<section id="usage"><h2>Usage, limits and repeats</h2><ul>{items}</ul></section>\n'
 
 
 def _tag_section(summary: dict[str, Any]) -> str:

@@ -12,11 +12,14 @@ from agenteval.stores import StoredRun, read_source
 class ResultInputs:
     """Streams the results of several files; a case seen before (same suite and case id) is skipped and counted.
 
-    Only the case keys are remembered, never the results, so memory grows with ids alone.
+    With `repetitions`, each `--repeat` run of a case is its own result (same suite, case id and
+    repetition is a duplicate). Only the case keys are remembered, never the results, so memory
+    grows with ids alone.
     """
 
-    def __init__(self, paths: Sequence[Path | StoredRun]) -> None:
+    def __init__(self, paths: Sequence[Path | StoredRun], repetitions: bool = False) -> None:
         self.paths = list(paths)
+        self.repetitions = repetitions
         self.suites: list[str] = []
         self.run_ids: list[str] = []
         self.count = 0
@@ -28,6 +31,8 @@ class ResultInputs:
         for index, path in enumerate(self.paths):
             for result in read_source(path):  # a file, or a run in a store
                 key = f"{result.suite}\x00{result.case_id}"
+                if self.repetitions and result.repetition:
+                    key += f"\x00{result.repetition}"
                 first = seen.get(key)
                 if first is not None:
                     self.duplicates += 1

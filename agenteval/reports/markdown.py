@@ -7,6 +7,7 @@ from typing import Any
 
 from agenteval.reports.failures import Failure, evaluator_heading, headline
 from agenteval.reports.numbers import num, pct
+from agenteval.reports.usage import usage_lines
 
 FIELD_ROWS_SHOWN = 30
 _SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<!\w)_|_(?!\w))")
@@ -79,6 +80,9 @@ def summary_markdown(summary: dict[str, Any], failures: list[Failure], failing: 
         )
         undefined = any(row[k] is None for row in metrics["attributes"].values() for k in ("precision", "recall", "f1"))
         lines += ["", f"macro-F1 **{num(metrics['macro_f1'])}**" + (" (n/a: undefined, its denominator is 0)" if undefined else "")]
+    figures = usage_lines(summary)  # latency/tokens/cost, suite limits, --repeat spread: as the terminal shows them
+    if figures:
+        lines += ["", "### Usage, limits and repeats", "", *(f"- {md(line)}" for line in figures)]
     lines += failures_markdown(failures, failing)
     return "\n".join(lines) + "\n"
 

@@ -25,9 +25,10 @@ def usage_lines(summary: dict[str, Any]) -> list[str]:
         latency, target, judges = usage["latency_ms"], usage["target"], usage["judges"]
         if target["requests"]:
             tokens = target["tokens"]
+            counted = any(tokens.values()) or target["cost_usd"] is not None  # a command target counts no tokens
             lines.append(
-                f"target: latency p50 {_ms(latency['p50'])}, p95 {_ms(latency['p95'])}, max {_ms(latency['max'])}; "
-                f"tokens {tokens['total']} (in {tokens['input']}, out {tokens['output']}); cost {_usd(target['cost_usd'])}"
+                f"target: latency p50 {_ms(latency['p50'])}, p95 {_ms(latency['p95'])}, max {_ms(latency['max'])}"
+                + (f"; tokens {tokens['total']} (in {tokens['input']}, out {tokens['output']}); cost {_usd(target['cost_usd'])}" if counted else "")
                 + (f"; {target['cached']} from cache" if target["cached"] else "")
             )
         if judges["requests"]:
@@ -35,7 +36,8 @@ def usage_lines(summary: dict[str, Any]) -> list[str]:
                 f"model judges: {judges['requests']} results, tokens {judges['tokens']['total']}, cost {_usd(judges['cost_usd'])}"
                 + (f"; {judges['cached']} from cache" if judges["cached"] else "")
             )
-        lines.append(f"total: tokens {usage['total_tokens']}, cost {_usd(usage['total_cost_usd'])}")
+        if usage["total_tokens"] or usage["total_cost_usd"] is not None:
+            lines.append(f"total: tokens {usage['total_tokens']}, cost {_usd(usage['total_cost_usd'])}")
     for check in summary.get("suite_limits") or []:
         from agenteval.evaluators.budgets import describe_limit
 

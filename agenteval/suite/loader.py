@@ -11,7 +11,7 @@ cases are kept. Selection (--filter, --tag, --shard) is decided while validating
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,8 +37,9 @@ from agenteval.suite.problems import Problem, from_validation_error, line_of
 from agenteval.suite.selection import Selection
 from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml
 
-__all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteInvalid", "load_definition", "load_suite"]
+__all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteInvalid", "load_definition", "load_suite", "load_suite_data"]
 
+IN_MEMORY = "<suite>"  # the file name problems show for a suite given as data
 _EXTENSION_PREFIX = "x-"  # top-level keys ignored by the suite: a place for YAML anchors
 _SAMPLE_LINES = 256  # JSONL lines whose mean length estimates the number of cases
 
@@ -105,6 +106,18 @@ def load_suite(path: str | Path, selection: Selection = Selection()) -> LoadedSu
     """The validated suite with `selection` decided, or SuiteInvalid listing every problem found."""
     path = Path(path)
     data, lines, problems = _read_suite_file(path)
+    return _load(data, path, selection, lines, problems)
+
+
+def load_suite_data(data: Mapping[str, Any], base_dir: Path, selection: Selection = Selection()) -> LoadedSuite:
+    """A suite given as data rather than a file (the Python API): the same checks, no line numbers;
+    files it names are relative to `base_dir`. Raises SuiteInvalid."""
+    if not isinstance(data, Mapping):
+        raise SuiteInvalid([Problem(Path(IN_MEMORY), None, (), "a suite is a mapping with `name`, `evaluators` and `cases`")])
+    return _load(dict(data), base_dir / IN_MEMORY, selection, {}, [])
+
+
+def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, problems: list[Problem]) -> LoadedSuite:
     data = _without_extensions(data)
     reference = data.get("cases")
     suite: Suite | None = None

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from agenteval.config import StrictModel
-from agenteval.evaluators import EvaluatorSpec
+from agenteval.evaluators.base import EvaluatorSpec
 from agenteval.endpoints.settings import ModelEndpoint, unknown_endpoint_references
 from agenteval.targets import RecordedTarget, TargetSpec
 from agenteval.usage import Price

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
-from rapidfuzz.distance import OSA
 
 from agenteval.suite.yaml_nodes import KeyPath, Lines
 
@@ -102,7 +101,7 @@ def _merge_type_messages(messages: list[str]) -> str:
 def _data_path(data: Any, loc: tuple[Any, ...], names_missing_key: bool = False) -> KeyPath:
     """pydantic's location without union tags: the path into the user's own data.
 
-    A part that is not in the data is a union tag (`field_accuracy`, `list[Case]`), except the
+    A part that is not in the data is a union tag (`command`, `list[Case]`), except the
     last part of a "missing" error, which names the missing key.
     """
     path: list[str | int] = []
@@ -168,6 +167,8 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
 def _did_you_mean(word: str, options: list[str]) -> str:
     """A suggestion only when it is really close: a typo or two away (`fuzy` -> `fuzzy`), or the
     one option the word begins (`numeric` -> `numeric_tolerance`). `llm_judge` is not `code_judge`."""
+    from rapidfuzz.distance import OSA
+
     lowered = word.lower()
     allowed = max(1, len(word) // 4)
     distances = sorted((OSA.distance(lowered, option.lower()), index) for index, option in enumerate(options))
@@ -202,7 +203,9 @@ def _known_keys(model: type[BaseModel], data: Any, path: KeyPath) -> list[str]:
 
 
 def _concrete(annotation: Any, node: Any) -> Any:
-    """Strip Annotated/Optional, and pick the union member whose `type` matches the data."""
+    """Strip Annotated/Optional, and pick the union member (or the evaluator type) whose `type` matches the data."""
+    from agenteval.evaluators import EvaluatorConfig, evaluator_type
+
     while True:
         origin = typing.get_origin(annotation)
         if origin is typing.Annotated:
@@ -210,6 +213,8 @@ def _concrete(annotation: Any, node: Any) -> Any:
         elif origin in (typing.Union, types.UnionType):
             members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
             annotation = _pick_member(members, node)
+        elif annotation is EvaluatorConfig and isinstance(node, dict) and isinstance(node.get("type"), str):
+            return evaluator_type(node["type"]) or annotation
         else:
             return annotation
 

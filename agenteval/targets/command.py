@@ -1,4 +1,8 @@
-"""command: run the system under test once per case, case input as JSON on stdin."""
+"""command: run the system under test once per case, case input as JSON on stdin.
+
+The wall time of each answer (process start to exit) is its `usage.latency_ms`, as an http
+target's request time is, so latency percentiles and `latency` limits cover command targets too.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from agenteval.process import (
     resolve_command,
 )
 from agenteval.targets.base import Answer, TargetRun
+from agenteval.usage import usage_record
 
 REDACTED = "***"
 MIN_REDACTED_CHARS = 4
@@ -53,12 +58,13 @@ class CommandTarget(StrictModel):
         payload = orjson.dumps(case.input, option=orjson.OPT_NON_STR_KEYS)
         done = run.processes.run(argv, payload, self.timeout, run.base_dir, self.env, max_output_bytes(self.max_output_mb))
         failure = done.failure("target", self.timeout)
-        if failure:
+        if failure:  # no answer, so no latency of one (a timeout would pose as the slowest answer)
             return Answer(error=redact(failure, self.env.values()), duration_ms=done.duration_ms)
+        usage = usage_record(done.duration_ms)
         try:
-            return Answer(parse_stdout(done.stdout), duration_ms=done.duration_ms)
+            return Answer(parse_stdout(done.stdout), duration_ms=done.duration_ms, usage=usage)
         except JSONTooDeep as exc:
-            return Answer(error=f"target printed {exc}", duration_ms=done.duration_ms)
+            return Answer(error=f"target printed {exc}", duration_ms=done.duration_ms, usage=usage)
 
 
 def parse_stdout(stdout: bytes) -> Any:

@@ -234,11 +234,19 @@ def test_judge_that_closes_stdin_early_still_counts(tmp_path):
 
 JSONL_ERRORS = {
     "hangs": (HANG, "judge timed out after 1s"),
-    "exits_non_zero": (EXIT_7, "judge exited with code 7"),
-    "dies_mid_line": ("sys.stdout.write('{\"score\": 0.'); sys.stdout.flush(); os._exit(1)", "judge"),
-    # A line that is not JSON is not an answer: the judge never answered, and the error shows what it printed.
-    "prints_non_json": ("print('this is not json', flush=True)\ncontinue", "this is not json"),
-    "answers_nan": ("print('{\"score\": NaN}', flush=True)\ncontinue", "score nan is outside [0, 1]"),
+    "exits_non_zero": (EXIT_7, "judge exited with code 7 before answering; stderr: boom: bad input"),
+    "dies_mid_line": (
+        "sys.stdout.write('{\"score\": 0.'); sys.stdout.flush(); os._exit(1)",
+        'judge exited with code 1 before answering; stdout: {"score": 0.',
+    ),
+    # A line that is not JSON is not an answer (it may be a log line): the judge never answered,
+    # so the case waits for its timeout, and the error shows what it printed.
+    "prints_non_json": (
+        "print('this is not json', flush=True)\ncontinue", "judge timed out after 1s; stdout: this is not json"
+    ),
+    "answers_nan": (
+        "print('{\"score\": NaN}', flush=True)\ncontinue", "judge output is invalid: score nan is outside [0, 1]"
+    ),
 }
 
 
@@ -267,26 +275,77 @@ def test_jsonl_judge_failure_errors_that_case_and_the_judge_restarts(jsonl_error
     assert_no_answer_shifted(by_id)
 
 
+def _nobody_asked(fault: str, shown: str = "") -> str:
+    return f"judge printed an answer line nobody asked for, after its answer for case {fault!r}: {shown}"
+
+
+# Both lines in one print: the second is in the pipe, whole or begun, before c2's payload is due.
+TWICE = """line = json.dumps({'score': 1.0, 'reasoning': 'for ' + payload['case_id']})
+print(line + '\\n' + line, flush=True)
+continue"""
+# The second line comes after c2's payload was sent; only its case_id tells it from c2's answer.
+TWICE_LATE_WITH_CASE_ID = """case = payload['case_id']
+line = json.dumps({'score': 1.0, 'reasoning': 'for ' + case, 'case_id': case})
+print(line, flush=True)
+time.sleep(0.3)
+print(line, flush=True)
+continue"""
+
+
+def _then_unfinished(begun: str, rest: str) -> str:
+    """The answer and the start of one more line in one write; the line ends after c2's payload was sent."""
+    return (
+        "line = json.dumps({'score': 1.0, 'reasoning': 'for ' + payload['case_id']})\n"
+        f"sys.stdout.write(line + '\\n' + {begun!r})\nsys.stdout.flush()\n"
+        f"time.sleep(0.5)\nprint({rest!r}, flush=True)\ncontinue"
+    )
+
+
 @pytest.mark.parametrize(
-    ("fault", "startup"),
+    ("fault", "code", "startup", "c2_error"),
     [
-        # Row 11: a second line after an answer must not become the next case's answer.
-        ("answers_twice", ""),
+        # Row 11: a second line after an answer is never the next case's answer: that case errors.
+        ("answers_twice", TWICE, "", (_nobody_asked("answers_twice"),)),
+        (
+            "answers_twice_late_with_case_id", TWICE_LATE_WITH_CASE_ID, "",
+            (  # the second if c2 comes over 0.3 s after the first answer
+                "judge answered for case 'answers_twice_late_with_case_id' while judging case 'c2' ",
+                _nobody_asked("answers_twice_late_with_case_id"),
+            ),
+        ),
+        # Had c2's payload been sent, the end of the line would come after it, making it c2's answer.
+        (
+            "answer_line_unfinished", _then_unfinished('{"score": 0, "reasoning": "one line', ' too many"}'), "",
+            (_nobody_asked("answer_line_unfinished", """'{"score": 0, "reasoning": "one line'; protocol jsonl"""),),
+        ),
+        (  # only blanks so far: it may still become an answer line
+            "blanks_unfinished", _then_unfinished("  ", '{"score": 0}'), "",
+            (_nobody_asked("blanks_unfinished", "''; protocol jsonl"),),
+        ),
+        ("log_line_unfinished", _then_unfinished("warming up", " done"), "", None),  # never an answer
         # A start-up line ("loading model weights...") must not push every answer one case on.
-        (None, "print('loading model weights...', flush=True)"),
+        (None, None, "print('loading model weights...', flush=True)", None),
     ],
-    ids=["answers_twice", "prints_a_banner_first"],
+    ids=[
+        "answers_twice", "answers_twice_late_with_case_id", "answer_line_unfinished", "blanks_unfinished",
+        "log_line_unfinished", "prints_a_banner_first",
+    ],
 )
-def test_jsonl_judge_printing_extra_lines_never_shifts_answers(tmp_path, fault, startup):
-    """D1: the extra line is never taken as another case's answer (the case it came with may error)."""
-    twice = "line = json.dumps({'score': 1.0, 'reasoning': 'for ' + payload['case_id']})\nprint(line + '\\n' + line, flush=True)\ncontinue"
+def test_jsonl_judge_printing_extra_lines_never_shifts_answers(tmp_path, fault, code, startup, c2_error):
+    """D1: every case is scored with its own answer except the one whose payload was due when the
+    extra line showed up: that one errors, naming the protocol violation, and the judge restarts."""
     faults = [None, fault, None, None, None, None]
-    suite = judge_suite(tmp_path, program(JSONL_JUDGE, {"answers_twice": twice}, startup), faults, protocol="jsonl")
+    script = program(JSONL_JUDGE, {fault: code} if fault else {}, startup)
+    suite = judge_suite(tmp_path, script, faults, protocol="jsonl")
     out = tmp_path / "r.jsonl"
     done = run_suite(suite, out, "--workers", "1")
-    by_id = assert_finished_run(done, out, case_ids(faults), EXIT_ERRORED if has_error_line(out) else EXIT_OK)
+    by_id = assert_finished_run(done, out, case_ids(faults), EXIT_ERRORED if c2_error else EXIT_OK)
     assert_no_answer_shifted(by_id)
-    assert [by_id[c]["verdict"] for c in ("c3", "c4", "c5")] == ["pass"] * 3
+    assert {case: line["verdict"] for case, line in by_id.items()} == {
+        case: "error" if case == "c2" and c2_error else "pass" for case in case_ids(faults)
+    }
+    if c2_error:
+        assert error_of(by_id["c2"]).startswith(c2_error), error_of(by_id["c2"])
 
 
 def test_jsonl_judge_that_never_reads_a_large_payload_times_out(tmp_path):

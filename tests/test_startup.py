@@ -1,0 +1,114 @@
+"""Start-up: a run imports, and builds the pydantic models of, only the evaluator types its suite uses.
+
+Each check runs in a fresh interpreter and reads its `sys.modules`: what a process imported is
+what its start-up paid for. (Structural, not timed: timings on a shared machine are noise.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import read_jsonl, write
+
+# Never needed by a suite of field_accuracy evaluators: other types, and what only they use.
+NOT_FOR_FIELD_ACCURACY = [
+    "agenteval.evaluators.text", "agenteval.evaluators.model", "agenteval.evaluators.tools",
+    "agenteval.evaluators.composite", "agenteval.evaluators.geometry", "agenteval.evaluators.line_items",
+    "agenteval.evaluators.confusion", "agenteval.evaluators.python_function",
+    "httpx", "jinja2", "jsonschema", "shapely", "scipy",
+]
+
+
+def field_suite(folder: Path) -> Path:
+    """field_accuracy in the suite and as a case-level evaluator in a JSONL cases file."""
+    write(folder, "cases.jsonl", "\n".join(json.dumps(case) for case in [
+        {"id": "a", "expected": {"total": 10}, "output": {"total": 10}},
+        {"id": "b", "expected": {"total": 10, "name": "Acme"}, "output": {"total": 12, "name": "Acme"},
+         "evaluators": [{"type": "field_accuracy", "name": "name", "fields": [{"path": "name", "match": "exact"}]}]},
+    ]) + "\n")
+    return write(folder, "suite.yaml", """
+        name: fields-only
+        evaluators:
+          - type: field_accuracy
+            fields:
+              - {path: total, match: numeric_tolerance, tolerance: 0.5}
+        cases: cases.jsonl
+    """)
+
+
+def modules_after(code: str, *args: object) -> set[str]:
+    """The modules a fresh interpreter holds after running `code` (which must not print)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))", *map(str, args)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def loaded(modules: set[str], prefixes: list[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+def test_loading_a_field_accuracy_suite_imports_that_evaluator_type_only(tmp_path):
+    modules = modules_after(
+        "import sys\n"
+        "import agenteval.runner, agenteval.results\n"
+        "from agenteval.suite.loader import load_suite\n"
+        "suite = load_suite(sys.argv[1])\n"
+        "assert [len(suite.evaluators_for(case)) for case in suite.iter_cases()] == [1, 2]",
+        field_suite(tmp_path),
+    )
+    evaluators = sorted(m for m in modules if m.startswith("agenteval.evaluators"))
+    assert evaluators == ["agenteval.evaluators", "agenteval.evaluators.base", "agenteval.evaluators.fields"]
+    assert loaded(modules, NOT_FOR_FIELD_ACCURACY) == []
+    assert "agenteval.plugins" not in modules  # a suite of built-in types reads no entry points
+
+
+def test_a_field_accuracy_run_imports_no_other_evaluator_family(tmp_path):
+    suite, out = field_suite(tmp_path), tmp_path / "out.jsonl"
+    modules = modules_after(
+        "import runpy, sys\n"
+        "sys.argv = ['agenteval', 'run', sys.argv[1], '-o', sys.argv[2], '-q']\n"
+        "try:\n"
+        "    runpy.run_module('agenteval', run_name='__main__')\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 1, exit.code\n",  # case b fails its total
+        suite, out,
+    )
+    results = [(line["case_id"], line["score"], line["verdict"]) for line in read_jsonl(out)]
+    assert results == [("a", 1.0, "pass"), ("b", 0.5, "fail")]
+    assert "agenteval.evaluators.fields" in modules
+    assert loaded(modules, NOT_FOR_FIELD_ACCURACY) == []
+
+
+def test_a_case_level_type_is_imported_when_the_cases_file_names_it(tmp_path):
+    write(tmp_path, "cases.jsonl", json.dumps(
+        {"id": "a", "expected": "yes", "output": "yes", "evaluators": [{"type": "equals"}]}
+    ) + "\n")
+    suite = write(tmp_path, "suite.yaml", """
+        name: mixed
+        evaluators:
+          - type: field_accuracy
+            fields: [{path: x}]
+        cases: cases.jsonl
+    """)
+    modules = modules_after(
+        "import sys\nfrom agenteval.suite.loader import load_suite\n"
+        "suite = load_suite(sys.argv[1])\n"
+        "assert [e.type for c in suite.iter_cases() for e in suite.evaluators_for(c)] == ['field_accuracy', 'equals']",
+        suite,
+    )
+    assert "agenteval.evaluators.text.rules" in modules
+    assert loaded(modules, ["agenteval.evaluators.model", "agenteval.evaluators.tools", "agenteval.evaluators.text.toxicity"]) == []
+
+
+def test_the_help_imports_no_evaluator_and_no_pydantic():
+    modules = modules_after(
+        "import sys\nfrom agenteval.cli import app\nsys.argv = ['agenteval', '--help']\n"
+        "try:\n    app()\nexcept SystemExit as exit:\n    assert exit.code == 0"
+    )
+    assert loaded(modules, ["agenteval.evaluators", "agenteval.suite", "pydantic"]) == []
