@@ -16,13 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agenteval.api import EndpointSettings
 from agenteval.extras import MissingDependency
 from agenteval.results import CaseResult
 from agenteval.suite.models import Case
 from agenteval.targets import Answer
 
 # Never shipped to the cluster with the suite folder: results, caches, environments, VCS.
-WORKING_DIR_EXCLUDES = ["agenteval-results/", ".agenteval/", ".git/", ".venv/", "venv/", "__pycache__/", "*.pyc"]
+WORKING_DIR_EXCLUDES = ["agenteval-results/", ".git/", ".venv/", "venv/", "__pycache__/", "*.pyc"]
+# A local instance's workers use the driver's response cache in place, so no copy of it is shipped;
+# a cluster's workers get the suite folder's cache (e.g. one committed beside an example) with it.
+LOCAL_EXCLUDES = [".agenteval/"]
 BATCHES_PER_CPU = 2
 TASK_RETRIES = 3
 
@@ -44,31 +48,38 @@ class RayOptions:
     address: str | None = None  # None: start a local Ray instance on this machine's cores
     batch_size: int = 64
     workers: int = 1  # cases in parallel inside each task (for targets and judges that wait)
+    endpoints: EndpointSettings = EndpointSettings()  # cache and --repeat, as the local run has them
 
 
 def run_on_ray(
-    suite_path: Path,
+    source: Path | dict[str, Any],
+    base_dir: Path,
     cases: Iterable[Case],
     run_id: str,
     options: RayOptions,
     answers: Any = None,
     only: frozenset[str] | None = None,
 ) -> Iterator[CaseResult]:
-    """Yield every case's result as its batch completes. `answers` (from --predictions) is read
-    here on the driver and travels with each batch, so the file need not exist on the cluster."""
+    """Yield every case's result as its batch completes. `source` is the suite file, or the suite
+    as data; `base_dir` (its folder) becomes each worker's working directory. `answers` (from
+    --predictions) is read here on the driver and travels with each batch, so the file need not
+    exist on the cluster."""
     ray = require_ray(local=options.address is None)
     started_here = not ray.is_initialized()
+    local = options.address is None
     if started_here:
         ray.init(
             address=options.address,
             num_cpus=None if options.address else (os.cpu_count() or 1),
-            runtime_env={"working_dir": str(suite_path.parent), "excludes": WORKING_DIR_EXCLUDES},
+            runtime_env={"working_dir": str(base_dir), "excludes": WORKING_DIR_EXCLUDES + (LOCAL_EXCLUDES if local else [])},
             include_dashboard=False,
             log_to_driver=False,
             logging_level="ERROR",
         )
     score = ray.remote(max_retries=TASK_RETRIES)(score_batch)
     capacity = max(1, int(ray.cluster_resources().get("CPU", 1))) * BATCHES_PER_CPU
+    definition = source.name if isinstance(source, Path) else source
+    settings = _worker_settings(options.endpoints, base_dir, local)
     pending: list[Any] = []
     try:
         batches = _batches(cases, options.batch_size, answers)
@@ -77,7 +88,7 @@ def run_on_ray(
                 batch = next(batches, None)
                 if batch is None:
                     break
-                pending.append(score.remote(suite_path.name, run_id, batch, only, options.workers))
+                pending.append(score.remote(definition, run_id, batch, only, options.workers, settings))
             if not pending:
                 return
             done, pending = ray.wait(pending, num_returns=1)
@@ -88,6 +99,19 @@ def run_on_ray(
             ray.cancel(ref)  # raises KeyboardInterrupt in the task, which stops its processes
         if started_here:
             ray.shutdown()
+
+
+def _worker_settings(settings: EndpointSettings, base_dir: Path, local: bool) -> EndpointSettings:
+    """On this machine, workers share the driver's response cache (SQLite takes writers from several
+    processes); on a cluster each worker uses the cache in its copy of the suite folder."""
+    if not (local and settings.cache):
+        return settings
+    from dataclasses import replace
+
+    from agenteval.endpoints import DEFAULT_DIR
+
+    folder = settings.cache_dir if settings.cache_dir is not None else base_dir / DEFAULT_DIR
+    return replace(settings, cache_dir=folder.resolve())
 
 
 def _batches(cases: Iterable[Case], size: int, answers: Any) -> Iterator[list[tuple[Case, Answer | None]]]:
@@ -112,27 +136,27 @@ class _BatchAnswers:
 
 
 # One runner per Ray worker process and run: built on the first batch, reused for the rest.
-_RUNNERS: dict[tuple[str, str], Any] = {}
+_RUNNERS: dict[str, Any] = {}
 
 
 def score_batch(
-    suite_file: str, run_id: str, batch: list[tuple[Case, Answer | None]], only: frozenset[str] | None, workers: int
+    definition: str | dict[str, Any],
+    run_id: str,
+    batch: list[tuple[Case, Answer | None]],
+    only: frozenset[str] | None,
+    workers: int,
+    settings: EndpointSettings,
 ) -> list[CaseResult]:
-    """Runs inside a Ray worker, whose working directory is the suite's folder."""
-    from agenteval.process import Processes
-    from agenteval.runner import Runner
-
-    path = Path(suite_file).resolve()
-    key = (str(path), run_id)
-    runner = _RUNNERS.get(key)
+    """Runs inside a Ray worker, whose working directory is the suite's folder: scores the batch
+    with the runner a local run builds (agenteval.api.make_runner)."""
+    runner = _RUNNERS.get(run_id)
     if runner is None:
-        runner = _RUNNERS[key] = Runner(_suite_definition(path), run_id, Processes(), None, only)
+        from agenteval.api import make_runner, open_endpoints
+        from agenteval.process import Processes
+        from agenteval.suite.loader import load_definition
+
+        loaded = load_definition(Path(definition).resolve() if isinstance(definition, str) else definition)
+        endpoints = open_endpoints(loaded, settings)
+        runner = _RUNNERS[run_id] = make_runner(loaded, run_id, Processes(), None, only, endpoints, settings)
     runner.predictions = _BatchAnswers(batch) if any(answer is not None for _, answer in batch) else None
     return list(runner.score((case for case, _ in batch), workers))
-
-
-def _suite_definition(path: Path) -> Any:
-    """The suite's target and evaluators, without its cases: the driver validated those and sends them."""
-    from agenteval.suite.loader import load_definition
-
-    return load_definition(path)

@@ -223,7 +223,7 @@ def mutated_text(draw, text: str) -> str:
     if operation == "cut":
         return text[:at]
     if operation == "insert":
-        return text[:at] + draw(st.sampled_from(list(":-[]{}&*!|>'\"#\t\n ")) | st.characters()) + text[at:]
+        return text[:at] + draw(st.sampled_from(list(":-[]{}&*!|>'\"#\t\n ")) | st.characters(exclude_categories=["Cs"])) + text[at:]
     if operation == "delete":
         return text[:at] + text[at + 1 :]
     lines = text.splitlines(keepends=True)

@@ -59,6 +59,8 @@ def _comparable(path):
     for row in read_jsonl(path):
         for key in ("run_id", "duration_ms", "timestamp"):
             row.pop(key)
+        if row["usage"] is not None:  # the command target's wall time, a timing like duration_ms
+            assert row["usage"].pop("latency_ms") > 0
         for evaluator in row["evaluator_results"]:
             evaluator.pop("duration_ms")
         rows.append(row)
@@ -148,3 +150,58 @@ def test_an_unknown_executor_is_refused(tmp_path):
     _suite(tmp_path, count=2)
     done = run_cli("run", "suite.yaml", "--executor", "spark", cwd=tmp_path)
     assert done.returncode == 2 and "--executor takes local or ray, got 'spark'" in done.stderr
+
+
+def test_the_response_cache_and_repeats_reach_the_ray_workers(tmp_path):
+    from llm_server import LLMServer
+
+    with LLMServer() as server:
+        write(tmp_path, "suite.yaml", f"""
+name: live-on-ray
+target: {{type: openai, base_url: "{server.base_url}", model: m1, temperature: 0, backoff: 0.01}}
+evaluators:
+  - {{type: contains, path: content, reference: capital}}
+cases:
+""" + "".join(f'  - {{id: q{i}, input: {{question: "capital number {i}?"}}, expected: x}}\n' for i in range(6)))
+        first = run_cli("run", "suite.yaml", "-o", "first.jsonl", "-q", "--executor", "ray", "--batch-size", "2", cwd=tmp_path, timeout=240)
+        assert first.returncode == 0, first.stderr
+        assert server.count() == 6
+        assert (tmp_path / ".agenteval" / "cache" / "responses.sqlite").is_file()  # the driver's cache, written by the workers
+
+        again = run_cli("run", "suite.yaml", "-o", "again.jsonl", "-q", "--executor", "ray", "--repeat", "3", cwd=tmp_path, timeout=240)
+        assert again.returncode == 0, again.stderr
+        assert server.count() == 18  # repetition 0 from the cache; 1 and 2 have cache keys of their own
+        assert sorted((row["repetition"], row["usage"].get("cached", False)) for row in read_jsonl(tmp_path / "again.jsonl")) == (
+            [(0, True)] * 6 + [(1, False)] * 6 + [(2, False)] * 6
+        )
+        again = run_cli("run", "suite.yaml", "-o", "again2.jsonl", "-q", "--executor", "ray", "--repeat", "3", cwd=tmp_path, timeout=240)
+        assert again.returncode == 0, again.stderr
+        assert server.count() == 18  # every repetition came from the cache
+        rows = read_jsonl(tmp_path / "again2.jsonl")
+        assert sorted((row["case_id"], row["repetition"]) for row in rows) == [(f"q{i}", r) for i in range(6) for r in range(3)]
+        assert all(row["usage"]["cached"] is True for row in rows)
+        summary = json.loads((tmp_path / "again2.summary.json").read_text())
+        assert summary["counts"]["total"] == 18 and summary["repeats"]["repeat"] == 3
+
+        fresh = run_cli("run", "suite.yaml", "-o", "fresh.jsonl", "-q", "--executor", "ray", "--no-cache", cwd=tmp_path, timeout=240)
+        assert fresh.returncode == 0, fresh.stderr
+        assert server.count() == 24  # --no-cache asks again
+
+
+def test_the_python_api_runs_a_suite_given_as_data_on_ray(tmp_path):
+    import agenteval
+
+    write(tmp_path, "judge.py", JUDGE)
+    suite = {
+        "name": "data-on-ray",
+        "evaluators": [
+            {"name": "fields", "type": "field_accuracy", "fields": [{"path": "a"}]},
+            {"name": "judge", "type": "code_judge", "command": ["python", "judge.py"], "protocol": "jsonl"},
+        ],
+        "cases": [{"id": f"c{i}", "expected": {"a": i}, "output": {"a": i if i % 3 else -1}} for i in range(9)],
+    }
+    local = {result.case_id: (result.verdict, result.score) for result in agenteval.run_suite(suite, base_dir=tmp_path)}
+    on_ray = agenteval.run_suite(suite, base_dir=tmp_path, executor="ray", batch_size=2)
+    assert {result.case_id: (result.verdict, result.score) for result in on_ray} == local
+    assert sorted(case for case, (verdict, _) in local.items() if verdict == "fail") == ["c0", "c3", "c6"]
+    assert on_ray.summary["counts"] == {"total": 9, "passed": 6, "failed": 3, "errored": 0}

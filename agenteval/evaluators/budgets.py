@@ -55,7 +55,7 @@ def _show(value: float, unit: str) -> str:
 
 
 class Latency(_Budget):
-    """Latency of each answer: the request that got it from an `openai` or `http` target."""
+    """Latency of each answer: the request of an `openai` or `http` target, or the `command` target's process."""
 
     type: Literal["latency"]
     max_ms: float | None = Field(None, gt=0, description="Per case: the answer took at most this many ms.")
@@ -64,7 +64,7 @@ class Latency(_Budget):
 
     type_name = "latency"
     figures = (("latency_ms", "max_ms", "ms"),)
-    nothing_recorded = "no latency recorded for this answer (only openai and http targets record one)"
+    nothing_recorded = "no latency recorded for this answer (recorded answers and --predictions have none)"
 
     def suite_limits(self) -> list[tuple[str, float]]:
         return [(figure, limit) for figure, limit in (("latency_p50_ms", self.p50_ms), ("latency_p95_ms", self.p95_ms)) if limit]

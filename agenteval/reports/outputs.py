@@ -18,9 +18,7 @@ from typing import IO, Any
 import orjson
 
 from agenteval.reports.failures import FailureCollector, render_failures
-from agenteval.reports.html import HtmlWriter
-from agenteval.reports.junit import JunitWriter
-from agenteval.results import CaseResult, read_results
+from agenteval.results import CaseResult
 
 FORMATS = ("table", "json", "markdown", "junit", "html")
 DEFAULT_SHOWN_FAILURES = 10
@@ -88,8 +86,16 @@ class Reports:
         self.targets = list(targets)
         self.failures = FailureCollector(show_failures)
         wanted = {fmt for fmt, _ in self.targets}
-        self._junit = JunitWriter() if "junit" in wanted else None
-        self._html = HtmlWriter() if "html" in wanted else None
+        self._junit: Any = None
+        self._html: Any = None
+        if "junit" in wanted:  # each imported only when asked for (junit's XML brings urllib, email...)
+            from agenteval.reports.junit import JunitWriter
+
+            self._junit = JunitWriter()
+        if "html" in wanted:
+            from agenteval.reports.html import HtmlWriter
+
+            self._html = HtmlWriter()
 
     def add(self, result: CaseResult) -> None:
         self.failures.add(result)
@@ -97,11 +103,6 @@ class Reports:
             self._junit.add(result)
         if self._html is not None:
             self._html.add(result)
-
-    def add_file(self, path: Path) -> None:
-        """Results already on disk (a resumed run) count in the reports like the new ones."""
-        for result in read_results(path):
-            self.add(result)
 
     def render_failures(self, console: Any) -> None:
         render_failures(self.failures, console)

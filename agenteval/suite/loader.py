@@ -168,9 +168,14 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints)
 
 
-def load_definition(path: Path) -> LoadedSuite:
-    """The suite's target and evaluators without its cases (a worker that is sent validated cases)."""
-    data, _, _ = _read_suite_file(path)
+def load_definition(source: Path | Mapping[str, Any]) -> LoadedSuite:
+    """The suite's target and evaluators without its cases (a worker that is sent validated cases):
+    from a suite file, or from a suite given as data, whose files are relative to the current folder."""
+    if isinstance(source, Mapping):
+        data, path = dict(source), Path.cwd() / IN_MEMORY
+    else:
+        data, _, _ = _read_suite_file(source)
+        path = source
     data = _without_extensions(data)
     suite = Suite.model_validate({**data, "cases": []}, context=validation_context(path))
     return LoadedSuite(suite, path, None, CaseIndex(Selection()), cases=[])

@@ -1,0 +1,563 @@
+"""The Python API: `run_suite` runs a suite, `evaluate` scores answers held in memory.
+
+`agenteval run` is this API plus a terminal: the command prints what a `SuiteRun` reports and
+turns its summary into an exit code. Nothing here prints, exits, installs signal handlers or
+changes process-wide state; problems are exceptions (`SuiteInvalid` lists every problem of a
+suite, `RunError` names a bad option or input) and warnings are data (`SuiteRun.warnings`).
+
+    run = agenteval.run_suite("suite.yaml", output="results.jsonl")
+    for result in run:             # one CaseResult per case, as it finishes (already saved)
+        print(result.case_id, result.verdict, result.score)
+    run.summary["pass_rate"]       # what <results>.summary.json holds
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from agenteval import __version__
+
+if TYPE_CHECKING:
+    from agenteval.evaluators.base import EvaluatorConfig
+    from agenteval.results import CaseResult, Summary
+    from agenteval.stores.base import Store
+    from agenteval.suite.loader import LoadedSuite
+    from agenteval.suite.models import Case
+    from agenteval.suite.problems import Problem
+
+__all__ = ["RESULTS_DIR", "RunError", "SuiteRun", "evaluate", "exit_code", "run_suite"]
+
+RESULTS_DIR = "agenteval-results"  # where output="auto" puts results files
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class RunError(Exception):
+    """An option or input of the run is invalid (a bad shard, a missing predictions file, a results
+    file another run holds...): nothing ran."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSettings:
+    """How targets and model judges reach their endpoints: the response cache, and repeats."""
+
+    cache: bool = True
+    cache_dir: Path | None = None  # default: .agenteval/cache next to the suite
+    refresh_cache: bool = False
+    repeat: int = 1
+
+
+def run_suite(
+    suite: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    output: str | os.PathLike[str] | IO[bytes] | Literal["auto"] | None = None,
+    store: str | Store | None = None,
+    predictions: str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    evaluators: Iterable[str] | None = None,
+    filters: Iterable[str] = (),
+    tags: Iterable[str] = (),
+    shard: str | tuple[int, int] | None = None,
+    resume: bool = False,
+    repeat: int = 1,
+    cache: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    refresh_cache: bool = False,
+    executor: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+    batch_size: int = 64,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> SuiteRun:
+    """Validate a suite and prepare its run; iterate the returned `SuiteRun` to run the cases.
+
+    `suite` is a suite file, or a suite as data (a mapping with the YAML's keys) whose files are
+    relative to `base_dir` (default: the current folder). Results are saved to `store` (a URL such
+    as `sqlite:///runs.db`, or a `Store`), else to `output` (a JSONL path, a binary stream, or
+    "auto": `agenteval-results/<suite>-<time>-<run>.jsonl`), else to the suite's own `store:`,
+    else nowhere (only yielded). `resume` continues the run in that file or store, skipping its
+    finished cases. The other options are `agenteval run`'s (see `agenteval run --help`).
+
+    Raises SuiteInvalid (every problem of the suite), RunError (a bad option or input) and
+    StoreError (a store or results file that cannot be opened).
+    """
+    from agenteval.results import Summary
+    from agenteval.runner import Predictions, PredictionsError
+    from agenteval.suite.loader import load_suite, load_suite_data
+    from agenteval.suite.selection import Selection
+
+    shard = parse_shard(shard) if isinstance(shard, str) else shard
+    filters, tags = tuple(filters), tuple(tags)
+    _check_options(workers, repeat, resume, cache, cache_dir, refresh_cache, executor, ray_address, batch_size)
+    if resume and output is not None and not isinstance(output, (str, os.PathLike)):
+        raise RunError("--resume needs a results file, not a stream (-o -)")
+
+    selection = Selection(filters, tags, shard)
+    if isinstance(suite, Mapping):
+        loaded = load_suite_data(suite, Path(base_dir or Path.cwd()).resolve(), selection)
+    else:
+        loaded = load_suite(Path(suite), selection)
+    selected = loaded.selected  # None: every case; else len() and `in`, counted while validating
+    selected_count = loaded.case_count if selected is None else len(selected)
+    if not selected_count:
+        raise RunError(
+            f"no case selected: the suite has {loaded.case_count} cases and none matches"
+            + "".join(f" --filter {g}" for g in filters)
+            + "".join(f" --tag {t}" for t in tags)
+            + (f" --shard {shard[0]}/{shard[1]}" if shard else "")
+        )
+    only, skipped = chosen_evaluators(loaded, list(evaluators or ()))
+
+    answers = None
+    if predictions is not None:
+        try:
+            answers = Predictions(Path(predictions))
+        except PredictionsError as exc:
+            raise RunError(str(exc)) from None
+
+    run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    summary = Summary(repeat)
+    try:
+        destination = _destination(loaded, output, store, resume, run_id)
+        if resume and destination is None:
+            raise RunError("--resume continues a run in a results file or a store: give output= or store=")
+        done: set[str] = set()
+        if destination is not None:
+            run_id, done = _start(destination, loaded, run_id, resume, summary)
+    except BaseException:
+        if answers is not None:
+            answers.close()
+        raise
+    settings = EndpointSettings(cache, None if cache_dir is None else Path(cache_dir), refresh_cache, repeat)
+    source = {key: value for key, value in suite.items() if key != "cases"} if isinstance(suite, Mapping) else loaded.path
+    return SuiteRun(
+        loaded, source, run_id, destination, summary, done, selected_count, skipped, answers, only,
+        workers or auto_workers(loaded), settings, executor, ray_address, batch_size,
+    )
+
+
+def evaluate(
+    cases: Iterable[Mapping[str, Any] | Case],
+    evaluators: Iterable[Mapping[str, Any] | EvaluatorConfig],
+    *,
+    name: str = "evaluate",
+    workers: int = 1,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> SuiteRun:
+    """Score answers held in memory: each case has `id`, `input`, `expected` and the candidate
+    answer as `output`; evaluators are configs as the YAML writes them (dicts) or typed configs
+    (e.g. `FieldAccuracy(...)`). Nothing is written. Iterate the result, or read its `summary`.
+
+        run = agenteval.evaluate(
+            [{"id": "1", "expected": {"total": 10}, "output": {"total": 10}}],
+            [{"type": "field_accuracy", "fields": [{"path": "total"}]}],
+        )
+        [result.verdict for result in run]  # ['pass']
+
+    Raises SuiteInvalid when a case or an evaluator is invalid (every problem at once).
+    """
+    data = {
+        "name": name,
+        "evaluators": [_as_data(evaluator) for evaluator in evaluators],
+        "cases": [_as_data(case) for case in cases],
+    }
+    return run_suite(data, workers=workers, base_dir=base_dir, cache=False)
+
+
+def _as_data(item: Any) -> Any:
+    """A typed config or case as the mapping it was validated from (pydantic models dump to it)."""
+    dump = getattr(item, "model_dump", None)
+    return dump(mode="json", exclude_unset=True) | _type_of(item) if dump is not None else item
+
+
+def _type_of(config: Any) -> dict[str, Any]:
+    type_name = getattr(type(config), "type_name", None)
+    return {"type": type_name} if type_name else {}
+
+
+class SuiteRun:
+    """A run in progress. Iterate it once for each case's result as it finishes (saved before it is
+    yielded); `summary` runs whatever is left and returns the run's summary; `close()` (or leaving
+    a `with` block) stops early, keeping every finished case. Not thread-safe."""
+
+    def __init__(
+        self,
+        loaded: LoadedSuite,
+        source: Path | dict[str, Any],
+        run_id: str,
+        destination: Store | None,
+        summary: Summary,
+        done: set[str],
+        selected_count: int,
+        skipped: list[str],
+        answers: Any,
+        only: frozenset[str] | None,
+        workers: int,
+        settings: EndpointSettings,
+        executor: str,
+        ray_address: str | None,
+        batch_size: int,
+    ) -> None:
+        from agenteval.process import Processes
+
+        self.loaded = loaded
+        self._source = source  # what Ray workers load the suite's definition from
+        self.run_id = run_id
+        self.store = destination
+        self.selected_count = selected_count
+        selected = loaded.selected
+        self.resumed_count = len(done) if selected is None else len(selected & done)
+        self.skipped_evaluators = skipped
+        self.workers = workers
+        self.interrupted = False
+        self.write_failure: str | None = None  # the results could not be saved: why
+        self._summary = summary
+        self._done = done
+        self._answers = answers
+        self._only = only
+        self._settings = settings
+        self._executor = (executor, ray_address, batch_size)
+        self._processes = Processes()
+        self._endpoints: Any = None
+        self._results: Iterator[CaseResult] | None = None  # the runner's (or Ray's) results
+        self._saving: Iterator[CaseResult] | None = None  # the same, saved and counted: what iterating yields
+        self._finished = False
+        self._report: dict[str, Any] | None = None
+        self._started = time.perf_counter()
+        self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+    @property
+    def suite_name(self) -> str:
+        return self.loaded.suite.name
+
+    @property
+    def warnings(self) -> list[Problem]:
+        """What the suite's validation warned about (the run goes on)."""
+        return self.loaded.warnings
+
+    @property
+    def todo_count(self) -> int:
+        """Selected cases this run still has to score (an earlier run's are skipped with resume)."""
+        return self.selected_count - self.resumed_count
+
+    @property
+    def results_file(self) -> Path | None:
+        """The JSONL file the results go to, if they go to a file."""
+        from agenteval.stores.jsonl import JsonlStore
+
+        store = self.store
+        return store.path if isinstance(store, JsonlStore) else None
+
+    def previous_results(self) -> Iterator[CaseResult]:
+        """With resume: the results the earlier run left, read back from the file or store."""
+        if self.store is None or not self.resumed_count:
+            return iter(())
+        return self.store.read_run(self.run_id)
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        if self._results is not None or self._report is not None:
+            raise RuntimeError("a SuiteRun is iterated once")
+        self._results = self._start_results()
+        self._saving = self._saved(self._results)
+        return self._saving
+
+    def _saved(self, results: Iterator[CaseResult]) -> Iterator[CaseResult]:
+        from agenteval.results import ResultsWriteError
+
+        save = (lambda result: None) if self.store is None else self.store.save
+        try:
+            for result in results:
+                save(result)
+                self._summary.add(result)
+                yield result
+            self._finished = True
+        except ResultsWriteError as exc:
+            self.write_failure = str(exc)
+            raise
+        finally:
+            if not self._finished:  # an exception, Ctrl-C, or the caller stopped iterating
+                self._stop()
+
+    def _stop(self) -> None:
+        self.interrupted = True
+        self._processes.stop_all()
+        if self._results is not None:
+            self._results.close()  # type: ignore[attr-defined]
+
+    def _start_results(self) -> Iterator[CaseResult]:
+        from agenteval.endpoints import CacheError
+
+        try:
+            self._endpoints = open_endpoints(self.loaded, self._settings)
+        except CacheError as exc:
+            raise RunError(str(exc)) from None
+        cases = (case for case in self.loaded.iter_cases() if case.id not in self._done)  # the selected ones
+        executor, address, batch_size = self._executor
+        if executor == "ray":
+            from agenteval.ray_executor import RayOptions, run_on_ray
+
+            options = RayOptions(address, batch_size, self.workers, self._settings)
+            return run_on_ray(self._source, self.loaded.base_dir, cases, self.run_id, options, self._answers, self._only)
+        runner = make_runner(self.loaded, self.run_id, self._processes, self._answers, self._only, self._endpoints, self._settings)
+        return runner.run(cases, self.workers)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The run's summary (counts, pass rate, per-evaluator and per-field figures, usage), as
+        written beside the results; runs the cases not yet run first."""
+        if self._report is None:
+            if self._results is None:
+                for _ in self:
+                    pass
+            self.close()
+        assert self._report is not None
+        return self._report
+
+    def exit_code(self, min_pass_rate: float | None = None) -> int:
+        """`agenteval run`'s exit code for this run: 0 passed, 1 failed, 3 errored, 130 interrupted."""
+        report = self.summary
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        code = exit_code(report["counts"]["total"], report["counts"]["passed"], report["counts"]["errored"], min_pass_rate)
+        failed_limits = [check for check in report.get("suite_limits", []) if not check["passed"]]
+        return EXIT_FAILED if failed_limits and code == EXIT_OK else code
+
+    def close(self) -> None:
+        """Stop (if cases remain), save the summary and release files, processes and connections.
+        A failure to save is kept in `write_failure`."""
+        if self._report is not None:
+            return
+        if self._saving is not None:
+            self._saving.close()  # runs its `finally` if it had started
+        if not self._finished and (self._results is not None or self.todo_count > 0):
+            self._stop()
+        self._processes.stop_all()
+        for resource in (self._answers, self._endpoints):
+            if resource is not None:
+                resource.close()
+        self._report = self._build_summary()
+        if self.store is not None:
+            from agenteval.results import ResultsWriteError
+
+            try:
+                self.store.close_run(self.run_id, self._report)
+            except ResultsWriteError as exc:
+                self.write_failure = self.write_failure or str(exc)
+            finally:
+                self.store.close()
+
+    def __enter__(self) -> SuiteRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _build_summary(self) -> dict[str, Any]:
+        from agenteval.stores.jsonl import JsonlStore
+
+        loaded, summary = self.loaded, self._summary
+        results_file = self.results_file
+        report = {
+            "run_id": self.run_id,
+            "suite": loaded.suite.name,
+            "agenteval_version": __version__,
+            "started_at": self._started_at,
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "duration_s": time.perf_counter() - self._started,
+            "interrupted": self.interrupted,
+            "results_file": str(results_file) if results_file else None,
+            "selected_cases": self.selected_count,
+            "workers": self.workers,
+            "evaluators_skipped": self.skipped_evaluators,
+            **summary.to_dict(),
+        }
+        if _has_limits(loaded):  # latency, token_usage and cost evaluators also set run-wide limits
+            from agenteval.evaluators.budgets import check_suite_limits
+
+            checks = check_suite_limits(loaded.suite.evaluators, summary.usage.to_dict())
+            if checks:
+                report["suite_limits"] = checks
+        report["resolved_suite"] = redact(loaded.suite.model_dump(mode="json", exclude={"cases"})) | {
+            "cases": str(loaded.cases_file) if loaded.cases_file else f"{loaded.case_count} inline cases"
+        }
+        if self.store is not None and not isinstance(self.store, JsonlStore):
+            report["results_store"] = self.store.url
+        return report
+
+
+def _has_limits(loaded: LoadedSuite) -> bool:
+    return any(evaluator.type in ("latency", "token_usage", "cost") for evaluator in loaded.suite.evaluators)
+
+
+# -- the pieces `run_suite` is made of (also used by Ray workers) ------------------------------
+
+
+def make_runner(
+    loaded: LoadedSuite, run_id: str, processes: Any, answers: Any, only: frozenset[str] | None, endpoints: Any,
+    settings: EndpointSettings,
+) -> Any:
+    from agenteval.runner import Runner
+
+    return Runner(loaded, run_id, processes, answers, only, endpoints=endpoints, repeat=settings.repeat)
+
+
+def open_endpoints(loaded: LoadedSuite, settings: EndpointSettings) -> Any:
+    """The run's HTTP client and response cache. Raises CacheError."""
+    from agenteval.endpoints import open_endpoints as open_
+
+    return open_(loaded, settings.cache_dir, settings.cache, settings.refresh_cache)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` (1-based): this process runs every N-th case starting with the I-th."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise RunError(f"--shard takes I/N with 1 <= I <= N, e.g. 2/4; got {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _check_options(
+    workers: int | None, repeat: int, resume: bool, cache: bool, cache_dir: Any, refresh_cache: bool,
+    executor: str, ray_address: str | None, batch_size: int,
+) -> None:
+    if workers is not None and workers < 1:
+        raise RunError(f"--workers must be at least 1, got {workers}")
+    if repeat < 1:
+        raise RunError(f"--repeat must be at least 1, got {repeat}")
+    if repeat > 1 and resume:
+        raise RunError("--repeat cannot continue a run (--resume): start a new one")
+    if not cache and (refresh_cache or cache_dir is not None):
+        raise RunError("--no-cache goes with neither --refresh-cache nor --cache-dir")
+    if executor not in ("local", "ray"):
+        raise RunError(f"--executor takes local or ray, got {executor!r}")
+    if batch_size < 1:
+        raise RunError(f"--batch-size must be at least 1, got {batch_size}")
+    if executor == "local":
+        if ray_address:
+            raise RunError("--ray-address goes with --executor ray")
+        return
+    from agenteval.extras import MissingDependency
+    from agenteval.ray_executor import require_ray
+
+    try:
+        require_ray()
+    except MissingDependency as exc:
+        raise RunError(str(exc)) from None
+
+
+def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run_id: str) -> Store | None:
+    """Where the results go: `store`, else `output`, else the suite's `store:`, else (output="auto")
+    a new file in agenteval-results/, else nowhere."""
+    from agenteval.stores import Store, open_store
+    from agenteval.stores.jsonl import JsonlStore
+
+    if store is not None and output is not None:
+        raise RunError("--store and -o are two destinations for the results; give one")
+    if isinstance(store, Store):
+        return store
+    if store is not None:
+        return open_store(store, Path.cwd())
+    if output is not None and output != "auto":
+        return JsonlStore(Path(output)) if isinstance(output, (str, os.PathLike)) else JsonlStore(stream=output)
+    if loaded.suite.store is not None:
+        return open_store(loaded.suite.store, loaded.base_dir)
+    if output == "auto":
+        return JsonlStore(_default_output(loaded.suite.name, resume, run_id))
+    return None
+
+
+def _start(store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary: Summary) -> tuple[str, set[str]]:
+    """Record the run in the store, or with `resume` continue the newest run there: its saved cases
+    are counted into `summary` and skipped."""
+    from agenteval.stores import RunStart
+
+    config = redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
+    try:
+        run_id = store.open_run(RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config), resume)
+        done: set[str] = set()
+        for result in store.read_run(run_id) if resume else ():
+            done.add(result.case_id)
+            summary.add(result)
+    except BaseException:
+        store.close()
+        raise
+    return run_id, done
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "suite"
+
+
+def _default_output(suite_name: str, resume: bool, run_id: str) -> Path:
+    """agenteval-results/<suite>-<time>-<run>.jsonl; with resume, the newest run of this suite."""
+    folder = Path(RESULTS_DIR)
+    slug = _slug(suite_name)
+    if resume:
+        own = re.compile(re.escape(slug) + r"-\d{8}-\d{6}(-[0-9a-f]{6})?\.jsonl")
+        runs = sorted(
+            (path for path in folder.glob(f"{slug}-*.jsonl") if own.fullmatch(path.name)),
+            key=lambda path: path.stat().st_mtime,
+        )
+        if not runs:
+            raise RunError(f"--resume found no earlier run of {suite_name!r} in {folder}/ (give -o)")
+        return runs[-1]
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return folder / f"{slug}-{stamp}-{run_id[-6:]}.jsonl"
+
+
+def chosen_evaluators(loaded: LoadedSuite, names: list[str]) -> tuple[frozenset[str] | None, list[str]]:
+    """(names to run, or None for all; the suite's evaluators left out). Unknown names: RunError."""
+    if not names:
+        return None, []
+    import difflib
+
+    known = [evaluator.label for evaluator in loaded.suite.evaluators]
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise RunError(f"--evaluator {name}: the suite has no evaluator of that name{hint} (known: {', '.join(known)})")
+    return frozenset(names), [name for name in known if name not in names]
+
+
+def auto_workers(loaded: LoadedSuite) -> int:
+    """In-process scoring runs fastest inline; commands and judges wait on processes, so overlap them."""
+    from agenteval.endpoints import endpoint_workers
+
+    waits = loaded.suite.target.type == "command" or any(e.type == "code_judge" for e in loaded.suite.evaluators)
+    return max(min(8, (os.cpu_count() or 2) * 2) if waits else 1, endpoint_workers(loaded.suite))
+
+
+def exit_code(total: int, passed: int, errored: int, min_pass_rate: float | None) -> int:
+    """3 when any case could not be evaluated; else 0 when all passed (or the pass rate is met); else 1."""
+    if errored:
+        return EXIT_ERRORED
+    if passed == total:
+        return EXIT_OK
+    if min_pass_rate is not None and total and passed / total >= min_pass_rate:
+        return EXIT_OK
+    return EXIT_FAILED
+
+
+_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|passw(or)?d|authorization|credential)")
+
+
+def redact(data: Any) -> Any:
+    """The resolved suite as written to the summary, without secrets: every value of an `env`
+    mapping, and string values under keys that name a credential (`api_key`, `token`...)."""
+    if isinstance(data, dict):
+        return {
+            key: {name: "<redacted>" for name in value} if key == "env" and isinstance(value, dict)
+            else "<redacted>" if isinstance(value, str) and _SECRET_KEY.search(str(key)) and not str(key).endswith("_env")
+            else redact(value)
+            for key, value in data.items()
+        }
+    if isinstance(data, list):
+        return [redact(item) for item in data]
+    return data
