@@ -146,12 +146,12 @@ def _render(run: Any, report: dict[str, Any], reports: Any, options: RunOptions)
 
 
 def _stored_where(run: Any) -> str | None:
-    store, path = run.store, run.results_file
-    if path is not None and store.is_file:
-        return f"results: {path}  summary: {summary_path(path)}"
-    if store is not None and path is None:
-        return f"results: run {run.run_id} in {store.url}"
-    return None
+    from agenteval.stores.jsonl import JsonlStore
+
+    store = run.store
+    if isinstance(store, JsonlStore):
+        return f"results: {store.path}  summary: {summary_path(store.path)}" if store.is_file else None
+    return None if store is None else f"results: run {run.run_id} in {store.url}"
 
 
 def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
