@@ -233,10 +233,6 @@ class SuiteRun:
         self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
 
     @property
-    def suite_name(self) -> str:
-        return self.loaded.suite.name
-
-    @property
     def warnings(self) -> list[Problem]:
         """What the suite's validation warned about (the run goes on)."""
         return self.loaded.warnings
@@ -325,8 +321,7 @@ class SuiteRun:
         if self.interrupted:
             return EXIT_INTERRUPTED
         code = exit_code(report["counts"]["total"], report["counts"]["passed"], report["counts"]["errored"], min_pass_rate)
-        failed_limits = [check for check in report.get("suite_limits", []) if not check["passed"]]
-        return EXIT_FAILED if failed_limits and code == EXIT_OK else code
+        return EXIT_FAILED if failed_limits(report) and code == EXIT_OK else code
 
     def close(self) -> None:
         """Stop (if cases remain), save the summary and release files, processes and connections.
@@ -392,7 +387,13 @@ class SuiteRun:
 
 
 def _has_limits(loaded: LoadedSuite) -> bool:
-    return any(evaluator.type in ("latency", "token_usage", "cost") for evaluator in loaded.suite.evaluators)
+    """Whether some evaluator sets run-wide limits (budgets: latency, token_usage, cost)."""
+    return any(hasattr(evaluator, "suite_limits") for evaluator in loaded.suite.evaluators)
+
+
+def failed_limits(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run-wide limits the summary says were not met."""
+    return [check for check in summary.get("suite_limits", []) if not check["passed"]]
 
 
 # -- the pieces `run_suite` is made of (also used by Ray workers) ------------------------------

@@ -20,6 +20,7 @@ from agenteval.api import (  # noqa: F401  (re-exported for the commands)
     RESULTS_DIR,
     RunError as UsageError,
     exit_code,
+    failed_limits,
     redact,
 )
 from agenteval.stores.jsonl import summary_path
@@ -81,8 +82,6 @@ def execute(options: RunOptions) -> int:
     to_stdout = options.output == "-"
     if options.min_pass_rate is not None and not 0 <= options.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {options.min_pass_rate}")
-    if options.resume and to_stdout:
-        raise UsageError("--resume needs a results file, not -o -")
     reports = run_reports(options)
     tracer = _run_tracer(options.otel)  # --otel
     try:
@@ -184,13 +183,12 @@ def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
                 f"`agenteval run {options.suite} -o {run.results_file} --resume` continues"
             ])
         return EXIT_INTERRUPTED
-    code = run.exit_code(options.min_pass_rate)
-    failed_limits = [check for check in report.get("suite_limits", []) if not check["passed"]]
-    if failed_limits:
+    unmet = failed_limits(report)
+    if unmet:
         from agenteval.evaluators.budgets import describe_limit
 
-        _print_lines(f"suite limit not met: {describe_limit(check)}" for check in failed_limits)
-    return code
+        _print_lines(f"suite limit not met: {describe_limit(check)}" for check in unmet)
+    return run.exit_code(options.min_pass_rate)
 
 
 def _store_resume_hint(options: RunOptions, store: Any) -> str:

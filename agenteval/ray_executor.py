@@ -64,9 +64,9 @@ def run_on_ray(
     as data; `base_dir` (its folder) becomes each worker's working directory. `answers` (from
     --predictions) is read here on the driver and travels with each batch, so the file need not
     exist on the cluster."""
-    ray = require_ray(local=options.address is None)
-    started_here = not ray.is_initialized()
     local = options.address is None
+    ray = require_ray(local=local)
+    started_here = not ray.is_initialized()
     if started_here:
         ray.init(
             address=options.address,
@@ -108,10 +108,9 @@ def _worker_settings(settings: EndpointSettings, base_dir: Path, local: bool) ->
         return settings
     from dataclasses import replace
 
-    from agenteval.endpoints import DEFAULT_DIR
+    from agenteval.endpoints import cache_folder
 
-    folder = settings.cache_dir if settings.cache_dir is not None else base_dir / DEFAULT_DIR
-    return replace(settings, cache_dir=folder.resolve())
+    return replace(settings, cache_dir=cache_folder(base_dir, settings.cache_dir).resolve())
 
 
 def _batches(cases: Iterable[Case], size: int, answers: Any) -> Iterator[list[tuple[Case, Answer | None]]]:

@@ -28,9 +28,13 @@ __all__ = [
 ]
 
 
-def cache_path(suite_dir: Path, cache_dir: Path | None) -> Path:
+def cache_folder(suite_dir: Path, cache_dir: Path | None) -> Path:
     """`--cache-dir DIR`, else `.agenteval/cache` next to the suite."""
-    return (cache_dir if cache_dir is not None else suite_dir / DEFAULT_DIR) / CACHE_FILE
+    return cache_dir if cache_dir is not None else suite_dir / DEFAULT_DIR
+
+
+def cache_path(suite_dir: Path, cache_dir: Path | None) -> Path:
+    return cache_folder(suite_dir, cache_dir) / CACHE_FILE
 
 
 def open_endpoints(loaded: LoadedSuite, cache_dir: Path | None = None, use_cache: bool = True, refresh: bool = False) -> Endpoints:
