@@ -129,7 +129,7 @@ class Runner:
             )
         ctx = EvalContext(
             case.id, case.input, case.expected, answer.output, case.metadata, self.loaded.base_dir, self.processes,
-            endpoints=self.endpoints, usage=answer.usage,
+            endpoints=self.endpoints, usage=answer.usage, limits=self.loaded.suite.limits,
         )
         evaluators = self.loaded.evaluators_for(case)
         if self.only is not None:

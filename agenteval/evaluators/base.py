@@ -13,6 +13,7 @@ from pydantic_core import PydanticKnownError, core_schema
 
 from agenteval.config import StrictModel
 from agenteval.extras import MissingDependency
+from agenteval.limits import DEFAULT_LIMITS, Limits
 from agenteval.paths import MISSING, compile_path, resolve
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class EvalContext:
     processes: Processes | None = None
     endpoints: Endpoints | None = None  # the run's HTTP client and response cache (model judges)
     usage: dict[str, Any] | None = None  # latency/tokens/cost of getting the answer (agenteval.usage)
+    limits: Limits = DEFAULT_LIMITS  # the suite's `limits:` (agenteval.limits): bounds on the work one answer causes
 
 
 class Criterion(StrictModel):

@@ -9,6 +9,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from agenteval.config import StrictModel
 from agenteval.evaluators.base import EvaluatorSpec
+from agenteval.limits import Limits
 from agenteval.endpoints.settings import ModelEndpoint, unknown_endpoint_references
 from agenteval.targets import RecordedTarget, TargetSpec
 from agenteval.usage import Price
@@ -87,6 +88,11 @@ class Suite(StrictModel):
     )
     prices: dict[str, Price] = Field(
         default_factory=dict, description="USD per million tokens by model name: cost is then recorded per case and summed."
+    )
+    limits: Limits = Field(
+        default_factory=Limits,
+        description="Bounds on the work one answer may cause (time per case and per pattern, text and list sizes); "
+        "a case past one is an error naming it.",
     )
     store: str | None = Field(
         None,
