@@ -63,9 +63,12 @@ def _human_console(to_stderr: bool) -> Any:
 
 
 def _print_lines(lines: Iterable[str]) -> None:
-    """Messages for people and editors: one unwrapped line each, on stderr."""
+    """Messages for people and editors: one unwrapped line each, on stderr, with control characters
+    from the data (an escape sequence in a suite name, a case id, a target's stderr) shown as escapes."""
+    from agenteval.reports.terminal import visible
+
     for line in lines:
-        print(line, file=sys.stderr)
+        print(visible(line), file=sys.stderr)
 
 
 def _wants_progress(quiet: bool) -> bool:
@@ -74,20 +77,26 @@ def _wants_progress(quiet: bool) -> bool:
 
 def execute(options: RunOptions) -> int:
     """`agenteval run`: the Python API's run, with progress, reports, messages and an exit code."""
-    from agenteval.api import run_suite
     from agenteval.reports.outputs import run_reports
-    from agenteval.results import ResultsWriteError
-    from agenteval.suite.loader import CasesChanged, SuiteInvalid
 
     to_stdout = options.output == "-"
     if options.min_pass_rate is not None and not 0 <= options.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {options.min_pass_rate}")
     reports = run_reports(options)
     tracer = _run_tracer(options.otel)  # --otel
+    with _StdoutForResults(to_stdout) as results_stream:
+        return _execute(options, reports, tracer, results_stream)
+
+
+def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any) -> int:
+    from agenteval.api import run_suite
+    from agenteval.results import ResultsWriteError
+    from agenteval.suite.loader import CasesChanged, SuiteInvalid
+
     try:
         run = run_suite(
             options.suite,
-            output=sys.stdout.buffer if to_stdout else options.output or ("auto" if options.store is None else None),
+            output=results_stream if results_stream is not None else options.output or ("auto" if options.store is None else None),
             store=options.store, predictions=options.predictions, workers=options.workers, evaluators=options.evaluators,
             filters=options.filters, tags=options.tags, shard=options.shard, resume=options.resume, repeat=options.repeat,
             cache=not options.no_cache, cache_dir=options.cache_dir, refresh_cache=options.refresh_cache,
@@ -118,13 +127,48 @@ def execute(options: RunOptions) -> int:
         except CasesChanged as exc:  # the cases file was edited mid-run: stop rather than run unvalidated cases
             _print_lines([f"error: {exc}"])
         except BrokenPipeError:  # the reader of `-o -` went away (e.g. `| head`)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            os.dup2(os.open(os.devnull, os.O_WRONLY), results_stream.fileno())
         except ResultsWriteError:  # disk full, file system gone read-only...: kept in run.write_failure
             pass
     report = run.summary
     _render(run, report, reports, options)
     reports.write(report)
     return _outcome(run, report, options)
+
+
+class _StdoutForResults:
+    """`-o -`: the results go to a private copy of stdout while stdout itself points at stderr, so
+    whatever an in-process evaluator or plugin prints cannot break the JSONL stream. Restored on exit."""
+
+    def __init__(self, wanted: bool) -> None:
+        self._wanted = wanted
+        self._saved: int | None = None
+        self.stream: Any = None
+
+    def __enter__(self) -> Any:
+        if not self._wanted:
+            return None
+        try:
+            stdout_fd, stderr_fd = sys.stdout.fileno(), sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):  # not real files (an embedding program): share stdout
+            self.stream = sys.stdout.buffer
+            return self.stream
+        sys.stdout.flush()
+        self._saved = os.dup(stdout_fd)
+        os.dup2(stderr_fd, stdout_fd)
+        self.stream = open(os.dup(self._saved), "wb")  # noqa: SIM115 - closed in __exit__
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        if self._saved is None:
+            return
+        sys.stdout.flush()
+        try:
+            self.stream.close()
+        except BrokenPipeError:
+            pass
+        os.dup2(self._saved, sys.stdout.fileno())
+        os.close(self._saved)
 
 
 def _render(run: Any, report: dict[str, Any], reports: Any, options: RunOptions) -> None:

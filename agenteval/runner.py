@@ -1,8 +1,9 @@
 """Cases x evaluators: get each candidate answer, score it, yield one CaseResult per case.
 
 With one worker the loop runs inline (no thread overhead on fast in-process scoring); with more,
-a bounded thread pool keeps at most a few cases in flight per worker, since targets and judges
-spend their time waiting on other processes. Results come back as they finish.
+daemon threads (agenteval.scheduling) keep at most a few cases in flight per worker, since
+targets and judges spend their time waiting on other processes. Results come back as they
+finish. Either way a watchdog holds each case's scoring to `limits.case_seconds`.
 """
 
 from __future__ import annotations
@@ -10,17 +11,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
+from agenteval.answers import admit
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.base import run_evaluator
 from agenteval.process import Processes, decode_json
 from agenteval.results import CaseResult, CaseVerdict
+from agenteval.scheduling import CaseThreads, CaseTimeout, Slot, Watchdog
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
 from agenteval.targets import Answer, TargetRun
@@ -78,7 +80,13 @@ class Predictions:
         with self._lock:
             self._handle.seek(offset)
             line = self._handle.readline()
-        return Answer(decode_json(line)["output"])
+        try:
+            record = decode_json(line)
+        except ValueError as exc:  # the file changed since it was read
+            return Answer(error=f"{self.path.name}: the prediction for case {case_id!r} is no longer valid JSON: {exc}")
+        if _prediction_id(record) != case_id:
+            return Answer(error=f"{self.path.name} changed during the run: the prediction for case {case_id!r} moved")
+        return Answer(record["output"])
 
     def close(self) -> None:
         self._handle.close()
@@ -102,6 +110,7 @@ class Runner:
     only: frozenset[str] | None = None  # --evaluator: run just these evaluators (by name)
     endpoints: Endpoints | None = None  # the run's HTTP client and response cache; without one, no cache
     repeat: int = 1  # --repeat: each case this many times
+    _watchdog: Watchdog | None = field(default=None, init=False, repr=False)  # the case time limit, while scoring
 
     def __post_init__(self) -> None:
         if self.endpoints is None:
@@ -110,16 +119,38 @@ class Runner:
             self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices)
 
     def answer(self, case: Case, repetition: int = 0) -> Answer:
-        """The candidate answer from --predictions, else from the suite's target (every target has `answer`)."""
+        """The candidate answer from --predictions, else from the suite's target (every target has `answer`),
+        admitted here for every source: a value no evaluator or store can take is the case's error."""
         if self.predictions is not None:
-            return self.predictions.answer(case.id)
-        run = TargetRun(self.loaded.base_dir, self.processes, self.endpoints, repetition)
-        return self.loaded.suite.target.answer(case, run)
+            answer = self.predictions.answer(case.id)
+        else:
+            answer = self.loaded.suite.target.answer(case, TargetRun(self.loaded.base_dir, self.processes, self.endpoints, repetition))
+        return admit(answer, self.loaded.suite.limits)
 
     def run_case(self, case: Case, repetition: int = 0) -> CaseResult:
+        try:
+            return self._run_case(case, repetition)
+        except CaseTimeout:  # raised at the very edge of the case's scoring: still this case's error
+            return self.given_up(case, repetition, None)
+
+    def given_up(self, case: Case, repetition: int, slot: Slot | None) -> CaseResult:
+        """The result of a case whose evaluators ran past `limits.case_seconds`."""
+        where = f" (in evaluator `{slot.evaluator}`)" if slot is not None and slot.evaluator else ""
+        message = self.loaded.suite.limits.message(
+            "case_seconds", f"scoring took longer than {self.loaded.suite.limits.case_seconds:g} s{where}"
+        )
+        return CaseResult(
+            self.run_id, self.loaded.suite.name, case.id, 0.0, "error", None, [], message, 0.0, case.tags, case.metadata,
+            repetition=repetition, **provenance(case),
+        )
+
+    def _run_case(self, case: Case, repetition: int) -> CaseResult:
         started = time.perf_counter()
         suite_name = self.loaded.suite.name
-        answer = self.answer(case, repetition)
+        try:
+            answer = self.answer(case, repetition)
+        except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
+            answer = Answer(error=f"{self.loaded.suite.target.type} target failed: {type(exc).__name__}: {exc}")
         if answer.error is not None:
             return CaseResult(
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
@@ -134,7 +165,7 @@ class Runner:
         evaluators = self.loaded.evaluators_for(case)
         if self.only is not None:
             evaluators = [evaluator for evaluator in evaluators if evaluator.label in self.only]
-        results = [run_evaluator(evaluator, ctx) for evaluator in evaluators]
+        results = self._scores(evaluators, ctx)
         for own in case.evaluators or ():
             own.close()
         score, verdict = combine(evaluators, results)
@@ -144,6 +175,30 @@ class Runner:
             usage=answer.usage, repetition=repetition,
             **provenance(case),
         )
+
+    def _scores(self, evaluators: list[EvaluatorConfig], ctx: EvalContext) -> list[EvaluatorResult]:
+        """Each evaluator's result, within the case's time limit (the watchdog's CaseTimeout ends a
+        runaway one: it and the evaluators after it become errors naming the limit)."""
+        watchdog = self._watchdog
+        if watchdog is None:
+            return [run_evaluator(evaluator, ctx) for evaluator in evaluators]
+        results: list[EvaluatorResult] = []
+        slot = watchdog.begin()
+        try:
+            for evaluator in evaluators:
+                slot.evaluator = evaluator.label
+                results.append(run_evaluator(evaluator, ctx))
+        except CaseTimeout:
+            limits = ctx.limits
+            stuck = limits.message("case_seconds", f"scoring took longer than {limits.case_seconds:g} s in this evaluator")
+            results.append(evaluators[len(results)].error_result(stuck))
+            results.extend(
+                evaluator.error_result(f"not run: the case ran past `limits.case_seconds` in `{slot.evaluator}`")
+                for evaluator in evaluators[len(results):]
+            )
+        finally:
+            watchdog.end(slot)
+        return results
 
     def run(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         try:
@@ -155,26 +210,19 @@ class Runner:
     def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
         runs = ((case, repetition) for case in cases for repetition in range(self.repeat))
-        if workers <= 1:
-            for case, repetition in runs:
-                yield self.run_case(case, repetition)
-            return
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agenteval")
-        pending: set[Future[CaseResult]] = set()
+        self._watchdog = watchdog = Watchdog(self.loaded.suite.limits.case_seconds)
         try:
-            while True:
-                while len(pending) < workers * 2:
-                    item = next(runs, None)
-                    if item is None:
-                        break
-                    pending.add(pool.submit(self.run_case, *item))
-                if not pending:
-                    return
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
+            if workers <= 1:
+                for case, repetition in runs:
+                    yield self.run_case(case, repetition)
+                return
+            threads = CaseThreads(
+                lambda item: self.run_case(*item), workers, watchdog,
+                lambda item, slot: self.given_up(item[0], item[1], slot),
+            )
+            yield from threads.results(runs)
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            watchdog.close()
 
 
 def provenance(case: Case) -> dict[str, Any]:
