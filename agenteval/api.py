@@ -66,6 +66,7 @@ def run_suite(
     tags: Iterable[str] = (),
     shard: str | tuple[int, int] | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     repeat: int = 1,
     cache: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -82,7 +83,9 @@ def run_suite(
     as `sqlite:///runs.db`, or a `Store`), else to `output` (a JSONL path, a binary stream, or
     "auto": `agenteval-results/<suite>-<time>-<run>.jsonl`), else to the suite's own `store:`,
     else nowhere (only yielded). `resume` continues the run in that file or store, skipping its
-    finished cases. The other options are `agenteval run`'s (see `agenteval run --help`).
+    finished cases. A results file that holds a finished run is replaced when the new run ends
+    (readers never see a mix); one that holds an interrupted run is refused (RunError's sibling
+    StoreError) unless `resume` or `overwrite`. The other options are `agenteval run`'s (see `agenteval run --help`).
 
     Raises SuiteInvalid (every problem of the suite), RunError (a bad option or input) and
     StoreError (a store or results file that cannot be opened).
@@ -97,6 +100,8 @@ def run_suite(
     _check_options(workers, repeat, resume, cache, cache_dir, refresh_cache, executor, ray_address, batch_size)
     if resume and output is not None and not isinstance(output, (str, os.PathLike)):
         raise RunError("--resume needs a results file, not a stream (-o -)")
+    if resume and overwrite:
+        raise RunError("--resume continues the results file and --overwrite starts it again; give one")
 
     selection = Selection(filters, tags, shard)
     if isinstance(suite, Mapping):
@@ -124,7 +129,7 @@ def run_suite(
     run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     summary = Summary(repeat)
     try:
-        destination = _destination(loaded, output, store, resume, run_id)
+        destination = _destination(loaded, output, store, resume, run_id, overwrite)
         if resume and destination is None:
             raise RunError("--resume continues a run in a results file or a store: give output= or store=")
         done: set[str] = set()
@@ -444,15 +449,16 @@ def _check_options(
             raise RunError("--ray-address goes with --executor ray")
         return
     from agenteval.extras import MissingDependency
-    from agenteval.ray_executor import require_ray
+    from agenteval.ray_executor import check_address, require_ray
 
     try:
         require_ray()
     except MissingDependency as exc:
         raise RunError(str(exc)) from None
+    check_address(ray_address)  # the cluster answers and lets us in, before any results file exists
 
 
-def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run_id: str) -> Store | None:
+def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run_id: str, overwrite: bool = False) -> Store | None:
     """Where the results go: `store`, else `output`, else the suite's `store:`, else (output="auto")
     a new file in agenteval-results/, else nowhere."""
     from agenteval.stores import Store, open_store
@@ -465,7 +471,7 @@ def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run
     if store is not None:
         return open_store(store, Path.cwd())
     if output is not None and output != "auto":
-        return JsonlStore(Path(output)) if isinstance(output, (str, os.PathLike)) else JsonlStore(stream=output)
+        return JsonlStore(Path(output), overwrite=overwrite) if isinstance(output, (str, os.PathLike)) else JsonlStore(stream=output)
     if loaded.suite.store is not None:
         return open_store(loaded.suite.store, loaded.base_dir)
     if output == "auto":
@@ -547,11 +553,14 @@ def exit_code(total: int, passed: int, errored: int, min_pass_rate: float | None
 
 
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|passw(or)?d|authorization|credential)")
+# `scheme://user:PASSWORD@`: the password, unless it is only a `${NAME}` reference (not a secret).
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:)(?!\$\{\w+\}@)[^\s@]*@")
 
 
 def redact(data: Any) -> Any:
     """The resolved suite as written to the summary, without secrets: every value of an `env`
-    mapping, and string values under keys that name a credential (`api_key`, `token`...)."""
+    mapping, string values under keys that name a credential (`api_key`, `token`...), and the
+    password of any URL in a string (`store: postgresql://user:PASSWORD@host/db`) as `***`."""
     if isinstance(data, dict):
         return {
             key: {name: "<redacted>" for name in value} if key == "env" and isinstance(value, dict)
@@ -561,4 +570,6 @@ def redact(data: Any) -> Any:
         }
     if isinstance(data, list):
         return [redact(item) for item in data]
+    if isinstance(data, str) and "://" in data:
+        return _URL_PASSWORD.sub(r"\1***@", data)
     return data

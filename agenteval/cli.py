@@ -69,6 +69,9 @@ def run(
         Optional[float], typer.Option("--min-pass-rate", metavar="RATE", help="Exit 0 when at least this fraction of cases passed (e.g. 0.95).")
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run: skip cases already in the results file.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Start again over an interrupted run's results file (a finished one is replaced anyway).")
+    ] = False,
     shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Run shard I of N (1-based), e.g. 2/4.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or tables; one summary line on stderr.")] = False,
     evaluators: Annotated[
@@ -107,7 +110,7 @@ def run(
 
     options = RunOptions(
         suite=suite, output=output, predictions=predictions, workers=workers, filters=filters or [], tags=tags or [],
-        min_pass_rate=min_pass_rate, resume=resume, shard=shard, quiet=quiet, evaluators=evaluators or [],
+        min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, quiet=quiet, evaluators=evaluators or [],
         executor=executor, ray_address=ray_address, batch_size=batch_size,
         show_failures=show_failures, junit=junit, markdown=markdown, html=html,
         repeat=repeat, cache_dir=cache_dir, no_cache=no_cache, refresh_cache=refresh_cache, store=store, otel=otel,

@@ -36,6 +36,7 @@ class RunOptions:
     tags: list[str] = field(default_factory=list)
     min_pass_rate: float | None = None
     resume: bool = False
+    overwrite: bool = False  # --overwrite: start again over an interrupted run's results file
     shard: str | None = None
     quiet: bool = False
     evaluators: list[str] = field(default_factory=list)
@@ -98,7 +99,7 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
             options.suite,
             output=results_stream if results_stream is not None else options.output or ("auto" if options.store is None else None),
             store=options.store, predictions=options.predictions, workers=options.workers, evaluators=options.evaluators,
-            filters=options.filters, tags=options.tags, shard=options.shard, resume=options.resume, repeat=options.repeat,
+            filters=options.filters, tags=options.tags, shard=options.shard, resume=options.resume, overwrite=options.overwrite, repeat=options.repeat,
             cache=not options.no_cache, cache_dir=options.cache_dir, refresh_cache=options.refresh_cache,
             executor=options.executor, ray_address=options.ray_address, batch_size=options.batch_size,  # type: ignore[arg-type]
         )

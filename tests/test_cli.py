@@ -167,13 +167,18 @@ def test_selecting_no_case_is_an_error_not_a_pass(tmp_path):
     assert run_cli("run", suite, "--shard", "3/2").returncode == 2
 
 
-def test_refuses_to_append_to_an_existing_results_file_without_resume(tmp_path):
+def test_running_the_same_command_twice_replaces_the_results_never_appends(tmp_path):
     suite = write(tmp_path, "s.yaml", SUITE)
     out = tmp_path / "r.jsonl"
     assert run_cli("run", suite, "-o", out, "-q").returncode == 1
+    first = {line["run_id"] for line in read_jsonl(out)}
     again = run_cli("run", suite, "-o", out, "-q")
-    assert again.returncode == 2 and "already has results; use --resume" in again.stderr
-    assert len(read_jsonl(out)) == 4
+    assert again.returncode == 1, again.stderr
+    lines = read_jsonl(out)
+    assert len(lines) == 4
+    assert len({line["run_id"] for line in lines}) == 1 and {line["run_id"] for line in lines} != first
+    assert json.loads((tmp_path / "r.summary.json").read_text())["run_id"] == lines[0]["run_id"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["r.jsonl", "r.summary.json", "s.yaml"]
 
 
 # --- targets -----------------------------------------------------------------------------------

@@ -3,6 +3,11 @@
 The file is opened for appending, unbuffered, and locked against a second run writing it; a
 finished case is on disk when `save` returns. `-o -` (a stream) and `-o /dev/null` (not a
 regular file) get no lock and no summary file.
+
+Running the same command twice gives fresh results: when the file holds a finished run, the new
+run streams into a hidden file beside it (`.NAME.partial`) and replaces it when the run ends, so
+a reader sees the old results or the new ones, never a mix. A file holding an interrupted run is
+refused, with the two ways on: `--resume` continues it, `--overwrite` starts again.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import IO, Any
 
 import orjson
 
-from agenteval.results import CaseResult, JsonlWriter, ResultsWriteError, read_results, repair_torn_tail
+from agenteval.results import CaseResult, JsonlWriter, ResultsWriteError, dump_summary, read_results, repair_torn_tail
 from agenteval.stores.base import RunStart, Store, StoreError
 
 
@@ -27,12 +32,15 @@ def summary_path(results: Path) -> Path:
 class JsonlStore(Store):
     """Results in a JSONL file at `path`, or written to `stream` (a binary stream such as stdout)."""
 
-    def __init__(self, path: Path | None = None, stream: IO[bytes] | None = None) -> None:
+    def __init__(self, path: Path | None = None, stream: IO[bytes] | None = None, overwrite: bool = False) -> None:
         if (path is None) == (stream is None):
             raise ValueError("JsonlStore takes a path or a stream")
         self.path = path
         self.url = str(path) if path is not None else "results"
+        self._overwrite = overwrite  # start again even over an interrupted run's results
         self._handle: IO[bytes] | None = None
+        self._lock: IO[bytes] | None = None  # the old file, locked while a new run replaces it
+        self._partial: Path | None = None  # where a replacing run writes until it ends
         self._writer = None if stream is None else JsonlWriter(stream, self.url)
         self.is_file = False  # a regular file: locked, and the summary is written beside it
 
@@ -40,7 +48,9 @@ class JsonlStore(Store):
         """Open (and lock) the file; with `resume`, the run id of the results already in it."""
         if self.path is None:
             return run.run_id
-        self._handle, self.is_file = _open_locked(self.path, resume)
+        self._handle, self.is_file = _open_locked(self.path)
+        if self.is_file and not resume and os.fstat(self._handle.fileno()).st_size:
+            self._replace_later()
         self._writer = JsonlWriter(self._handle, self.url)
         if not (resume and self.is_file):
             return run.run_id
@@ -63,9 +73,40 @@ class JsonlStore(Store):
             return
         target = summary_path(self.path)
         try:
-            target.write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+            if self._partial is None:
+                target.write_bytes(dump_summary(summary))
+                return
+            fresh = target.with_name(f".{target.name}.partial")
+            fresh.write_bytes(dump_summary(summary))
+            self._finish_replacing()
+            os.replace(fresh, target)
         except OSError as exc:
             raise ResultsWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+    def _replace_later(self) -> None:
+        """The file holds results: a finished run is replaced when this one ends (it goes to a
+        partial file until then); an interrupted one is kept for --resume unless overwriting."""
+        assert self.path is not None and self._handle is not None
+        if not self._overwrite:
+            unfinished = _unfinished(self.path)
+            if unfinished:
+                self.close()
+                raise StoreError(
+                    f"{self.path} holds an interrupted run ({unfinished}); --resume continues it, --overwrite starts again"
+                )
+        self._lock, self._partial = self._handle, self.path.with_name(f".{self.path.name}.partial")
+        try:
+            self._handle = self._partial.open("wb", buffering=0)
+        except OSError as exc:
+            self.close()
+            raise StoreError(f"cannot write results next to {self.path}: {exc.strerror or exc}") from None
+
+    def _finish_replacing(self) -> None:
+        """The new results take the old ones' place, in one rename."""
+        if self._partial is None or self.path is None:
+            return
+        partial, self._partial = self._partial, None
+        os.replace(partial, self.path)
 
     def read_run(self, run_id: str) -> Iterator[CaseResult]:
         """The file's results (a results file holds one run)."""
@@ -77,9 +118,18 @@ class JsonlStore(Store):
         if self._handle is not None:
             self._handle.close()  # releases the lock
             self._handle = None
+        if self._partial is not None and self.path is not None:  # ended without a summary: keep what finished
+            try:
+                self._finish_replacing()
+                summary_path(self.path).unlink(missing_ok=True)  # the old run's summary no longer describes the file
+            except OSError:
+                pass
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
 
-def _open_locked(path: Path, resume: bool) -> tuple[IO[bytes], bool]:
+def _open_locked(path: Path) -> tuple[IO[bytes], bool]:
     """The results file opened for appending and locked against a second run, and whether it is a
     regular file (`-o /dev/null` is not: no lock, no summary beside it). Raises StoreError."""
     import fcntl
@@ -99,7 +149,29 @@ def _open_locked(path: Path, resume: bool) -> tuple[IO[bytes], bool]:
     except OSError:
         handle.close()
         raise StoreError(f"{path} is being written by another agenteval run; wait for it, or give another -o") from None
-    if not resume and os.fstat(handle.fileno()).st_size:
-        handle.close()
-        raise StoreError(f"{path} already has results; use --resume to continue it, or another -o")
     return handle, True
+
+
+def _unfinished(path: Path) -> str | None:
+    """Why the results in `path` are not a finished run (None when they are): no summary beside
+    them, a summary that says the run was interrupted, or one of another run."""
+    try:
+        summary = orjson.loads(summary_path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return "no summary beside it"
+    if not isinstance(summary, dict) or summary.get("interrupted") is not False:
+        return f"its summary says it stopped after {_total(summary)} cases"
+    with path.open("rb") as handle:
+        first = handle.readline()
+    try:
+        run_id = orjson.loads(first).get("run_id")
+    except (orjson.JSONDecodeError, AttributeError):
+        return "its first line is not a result"
+    if run_id != summary.get("run_id"):
+        return "its summary is of another run"
+    return None
+
+
+def _total(summary: Any) -> Any:
+    counts = summary.get("counts") if isinstance(summary, dict) else None
+    return counts.get("total", "?") if isinstance(counts, dict) else "?"
