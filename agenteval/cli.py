@@ -49,7 +49,7 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-@app.command(epilog=EXIT_CODES)
+@app.command(epilog=EXIT_CODES, short_help="Run a suite and stream one JSON line per case.")
 def run(
     suite: Annotated[Path, typer.Argument(metavar="SUITE.yaml", help="The suite YAML file.")],
     output: Annotated[
@@ -126,7 +126,7 @@ def run(
     raise typer.Exit(code)
 
 
-@app.command(epilog="Exit codes: 0 every suite is valid; 2 some suite has errors.")
+@app.command(epilog="Exit codes: 0 every suite is valid; 2 some suite has errors.", short_help="Validate suites without running them: every error at once.")
 def validate(
     suites: Annotated[list[Path], typer.Argument(metavar="SUITE.yaml...", help="Suite YAML files.")],
 ) -> None:
@@ -151,7 +151,7 @@ def validate(
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(short_help="Print a JSON Schema: suite, result line or judge reply.")
 def schema(
     name: Annotated[str, typer.Argument(metavar="[suite|result|judge]", help="Which schema.")] = "suite",
 ) -> None:
@@ -165,7 +165,7 @@ def schema(
     sys.stdout.write(orjson.dumps(build(name), option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-@app.command(epilog="Exit codes as for run, so sharded runs can be gated on their combined results.")
+@app.command(epilog="Exit codes as for run, so sharded runs can be gated on their combined results.", short_help="Tables and JUnit/Markdown/HTML reports of finished runs.")
 def report(
     results: Annotated[list[Path], typer.Argument(metavar="RESULTS.jsonl...", help="Results JSONL files (e.g. the shards of one run).")],
     min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", metavar="RATE", help="Exit 0 when at least this fraction passed.")] = None,
@@ -193,7 +193,7 @@ def report(
     raise typer.Exit(exit_code(summary.total, summary.passed, summary.verdicts["error"], min_pass_rate))
 
 
-@app.command(epilog="Exit codes: 0 the gate passed; 1 it failed; 2 unreadable input, or runs of two different suites.")
+@app.command(epilog="Exit codes: 0 the gate passed; 1 it failed; 2 unreadable input, or runs of two different suites.", short_help="What changed between two runs, and a gate for CI.")
 def compare(
     base: Annotated[Path, typer.Argument(metavar="BASE.jsonl", help="Results JSONL of the baseline run.")],
     new: Annotated[Path, typer.Argument(metavar="NEW.jsonl", help="Results JSONL of the new run.")],
@@ -228,7 +228,7 @@ def compare(
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(short_help="Write a small working suite to start from.")
 def init(
     directory: Annotated[Path, typer.Argument(metavar="[DIR]", help="Where to write the example suite.")] = Path("agenteval-example"),
 ) -> None:
@@ -255,7 +255,7 @@ def _stored_runs(items: list[Path], url: str | None) -> tuple[list[Any], Any]:
     return [item if item.is_file() else StoredRun(opened, opened.find_run(str(item))) for item in items], opened
 
 
-@app.command()
+@app.command(short_help="Runs over time: pass rate, mean score, trends.")
 def history(
     store: Annotated[
         Optional[str], typer.Option("--store", metavar="URL|DIR", help="A SQL store URL, or a folder of JSONL runs. Default: agenteval-results.")
@@ -346,7 +346,7 @@ def feedback_add(
     typer.echo(f"{written} human result{'s' if written != 1 else ''} from {files[-1]} folded into {where}")
 
 
-@app.command("evaluators")
+@app.command("evaluators", short_help="Every evaluator type, built-in or from a plugin.")
 def list_evaluators() -> None:
     """Every evaluator type, built-in or from an installed plugin, with a one-line description."""
     from agenteval.evaluators import BUILT_IN_TYPES, registry
@@ -360,11 +360,27 @@ def list_evaluators() -> None:
         typer.echo(f"{name:<{width}}  {describe(cls)}{source}")
 
 
+def _plain_argument_help() -> None:
+    """typer writes an argument's Python type after its name (`RESULTS.jsonl... <list[Path]>`) and
+    braces around it in the usage line; our metavars already say what to give, so show just them."""
+    from typer.core import TyperArgument
+
+    def usage_name(self: Any) -> str:
+        name = self.display_name_raw
+        name = name if self.required else f"[{name}]"
+        return name if self.nargs == 1 or name.endswith("...") else f"{name}..."
+
+    if hasattr(TyperArgument, "display_type_rich") and hasattr(TyperArgument, "_usage_display_name"):
+        TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+        TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
+
+
 def main() -> None:
     from agenteval.plugins import PluginError
 
+    _plain_argument_help()
     try:
-        app()
+        app(prog_name="agenteval")
     except PluginError as exc:  # a broken plugin stops only the commands that need evaluator types
         typer.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from None

@@ -116,7 +116,7 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
         stack.callback(signal.signal, signal.SIGTERM, previous_term)
         progress = _progress(run.todo_count * options.repeat, options.quiet, stack)
         if tracer is not None:
-            stack.callback(tracer.close)
+            stack.callback(lambda: _print_lines(filter(None, [tracer.close()])))
         trace = (lambda result: None) if tracer is None else tracer.case
         try:
             for result in run:
@@ -246,12 +246,15 @@ def _run_tracer(enabled: bool) -> Any:
     if not enabled:
         return None
     from agenteval.extras import MissingDependency
-    from agenteval.tracing import run_tracer
+    from agenteval.tracing import CollectorUnreachable, run_tracer
 
     try:
         return run_tracer()
     except MissingDependency as exc:
         raise UsageError(str(exc)) from None
+    except CollectorUnreachable as exc:  # the run goes on without spans: one line says so
+        _print_lines([f"warning: {exc}; the run goes on without spans"])
+        return None
 
 
 def _one_line(report: dict[str, Any]) -> str:
@@ -270,11 +273,12 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 def _progress(total: int, quiet: bool, stack: ExitStack) -> Any:
     if not _wants_progress(quiet):
         return lambda result: None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    bar = Progress(
+    bar = Progress(  # running ━━━━╺━━━ 40/100 31 passed  elapsed 0:00:04  left 0:00:06
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("[green]{task.fields[passed]} passed"), TimeRemainingColumn(), transient=True,
+        TextColumn("[green]{task.fields[passed]} passed"), TextColumn(" elapsed"), TimeElapsedColumn(),
+        TextColumn(" left"), TimeRemainingColumn(), transient=True,
         console=_human_console(to_stderr=True),
     )
     stack.enter_context(bar)

@@ -24,12 +24,17 @@ from agenteval.results import CaseResult
 FEATURE = "--otel"
 
 
+class CollectorUnreachable(Exception):
+    """The OTLP collector does not answer: no spans can be exported."""
+
+
 class RunTracer:
     """Turns case results into spans; `close` flushes them when the provider is ours."""
 
-    def __init__(self, provider: Any, owned: bool) -> None:
+    def __init__(self, provider: Any, owned: bool, exporter: Any = None) -> None:
         self._provider = provider
         self._owned = owned
+        self._exporter = exporter  # ours (_CountingExporter) when the provider is ours
         self._tracer = provider.get_tracer("agenteval", __version__)
 
     def case(self, result: CaseResult) -> None:
@@ -67,16 +72,19 @@ class RunTracer:
             child.end(end_time=cursor)
         span.end(end_time=end)
 
-    def close(self) -> None:
-        if self._owned:
-            self._provider.shutdown()  # exports what the batch processor still holds
-        else:
+    def close(self) -> str | None:
+        """Flush the spans; a one-line warning when some could not be exported."""
+        if not self._owned:
             self._provider.force_flush()
+            return None
+        self._provider.shutdown()  # exports what the batch processor still holds
+        return self._exporter.warning() if self._exporter is not None else None
 
 
 def run_tracer() -> RunTracer:
     """The application's SDK provider when it set one, else one exporting over OTLP as the
-    environment says. Raises MissingDependency without the `otel` extra."""
+    environment says. Raises MissingDependency without the `otel` extra, CollectorUnreachable
+    when nothing listens at the collector's address (so a run never waits on retries)."""
     trace = require("opentelemetry.trace", FEATURE)
     sdk_trace = require("opentelemetry.sdk.trace", FEATURE)
     current = trace.get_tracer_provider()
@@ -88,16 +96,72 @@ def run_tracer() -> RunTracer:
     resource = Resource.create()
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": "agenteval"}))
+    exporter, address = _otlp_exporter()
+    _check_reachable(address)
+    import logging
+
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # failed exports: one line at the end, not a log per retry
+    counting = _CountingExporter(exporter, address)
     provider = sdk_trace.TracerProvider(resource=resource)
-    provider.add_span_processor(BatchSpanProcessor(_otlp_exporter()))
-    return RunTracer(provider, owned=True)
+    provider.add_span_processor(BatchSpanProcessor(counting))
+    return RunTracer(provider, owned=True, exporter=counting)
 
 
-def _otlp_exporter() -> Any:
+def _otlp_exporter() -> tuple[Any, str]:
+    """The OTLP exporter the environment asks for, and the collector's address (for messages)."""
     protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
     if protocol == "grpc":
-        return require("opentelemetry.exporter.otlp.proto.grpc.trace_exporter", FEATURE).OTLPSpanExporter()
-    return require("opentelemetry.exporter.otlp.proto.http.trace_exporter", FEATURE).OTLPSpanExporter()
+        return require("opentelemetry.exporter.otlp.proto.grpc.trace_exporter", FEATURE).OTLPSpanExporter(), endpoint or "http://localhost:4317"
+    return require("opentelemetry.exporter.otlp.proto.http.trace_exporter", FEATURE).OTLPSpanExporter(), endpoint or "http://localhost:4318"
+
+
+def _check_reachable(address: str) -> None:
+    """A quick TCP connect to the collector, so a missing one is said once, at the start."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"http://{address}")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise CollectorUnreachable(f"--otel: the collector address {address!r} is not a URL") from None
+    try:
+        socket.create_connection((parts.hostname or "localhost", port), timeout=1.0).close()
+    except OSError as exc:
+        raise CollectorUnreachable(
+            f"--otel: no OpenTelemetry collector answers at {address} ({exc.strerror or exc}); "
+            "set OTEL_EXPORTER_OTLP_ENDPOINT, or run without --otel"
+        ) from None
+
+
+class _CountingExporter:
+    """The OTLP exporter, counting the spans it could not deliver (said in one line at the end)."""
+
+    def __init__(self, inner: Any, address: str) -> None:
+        self._inner = inner
+        self._address = address
+        self.failed = 0
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        try:
+            outcome = self._inner.export(spans)
+        except Exception:  # noqa: BLE001 - a collector problem must not stop the run
+            outcome = SpanExportResult.FAILURE
+        if outcome != SpanExportResult.SUCCESS:
+            self.failed += len(spans)
+        return outcome
+
+    def shutdown(self) -> None:
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self._inner.force_flush(timeout_millis))
+
+    def warning(self) -> str | None:
+        return f"warning: --otel: {self.failed} spans could not be exported to {self._address}" if self.failed else None
 
 
 def _ns(milliseconds: float) -> int:

@@ -1,0 +1,84 @@
+"""Small things a newcomer meets in the first ten minutes: help texts, the progress bar, --otel without a collector."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+
+from conftest import read_jsonl, run_cli, write
+
+
+def test_help_shows_metavars_not_python_types_and_never_cuts_a_command_description():
+    top = subprocess.run([sys.executable, "-m", "agenteval", "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"})
+    assert top.returncode == 0
+    commands = top.stdout.split("Commands:")[1]
+    assert "..." not in commands
+    assert "run         Run a suite and stream one JSON line per case." in commands
+    report = subprocess.run(
+        [sys.executable, "-m", "agenteval", "report", "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"}
+    )
+    assert "Usage: agenteval report [OPTIONS] RESULTS.jsonl..." in report.stdout
+    assert "<list[Path]>" not in report.stdout and "<path>" not in report.stdout and "{" not in report.stdout.splitlines()[0]
+    run = subprocess.run([sys.executable, "-m", "agenteval", "run", "--help"], capture_output=True, text=True)
+    assert run.stdout.startswith("Usage: agenteval run [OPTIONS] SUITE.yaml\n")
+
+
+def test_the_progress_bar_labels_elapsed_and_remaining_time(tmp_path):
+    write(tmp_path, "judges.py", "import time\ndef slow(payload):\n    time.sleep(0.05)\n    return 1.0\n")
+    cases = [{"id": f"c{i}", "expected": "x", "output": "x"} for i in range(40)]
+    suite = write(tmp_path, "s.yaml", json.dumps({"name": "bar", "evaluators": [{"type": "python", "function": "judges:slow"}], "cases": cases}))
+    leader, follower = pty.openpty()
+    env = {key: value for key, value in os.environ.items() if key != "CI"} | {"COLUMNS": "120", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(tmp_path / "r.jsonl")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower, cwd=tmp_path, env=env,
+    )
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=30)
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))  # without colours
+    assert proc.returncode == 0
+    assert re.search(r"running .* \d+/40 \d+ passed  elapsed 0:00:\d\d  left 0:00:\d\d", text), text[-2000:]
+
+
+def test_otel_without_a_collector_says_so_in_one_line_and_does_not_slow_the_run(tmp_path):
+    cases = [{"id": f"c{i}", "expected": "x", "output": "x"} for i in range(8)]
+    suite = write(tmp_path, "s.yaml", json.dumps({"name": "otel", "evaluators": [{"type": "equals"}], "cases": cases}))
+    env_port = "http://127.0.0.1:9"  # the discard port: nothing listens on it here
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(tmp_path / "r.jsonl"), "-q", "--otel"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        env={**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": env_port},
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Transient error" not in done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: --otel")]
+    assert warnings == [
+        f"warning: --otel: no OpenTelemetry collector answers at {env_port} (Connection refused); "
+        "set OTEL_EXPORTER_OTLP_ENDPOINT, or run without --otel; the run goes on without spans"
+    ]
+    assert len(read_jsonl(tmp_path / "r.jsonl")) == 8
+    assert took < 5, f"the run took {took:.1f} s"
+    assert run_cli("run", suite, "-o", tmp_path / "r2.jsonl", "-q").returncode == 0
