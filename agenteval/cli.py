@@ -231,12 +231,16 @@ def compare(
 @app.command(short_help="Write a small working suite to start from.")
 def init(
     directory: Annotated[Path, typer.Argument(metavar="[DIR]", help="Where to write the example suite.")] = Path("agenteval-example"),
+    template: Annotated[
+        str, typer.Option("--template", metavar="extraction|llm|agent", help="Fields from documents, a model's answers, or an agent's tool calls.")
+    ] = "extraction",
 ) -> None:
-    """Write a small working suite (cases, field checks, a Python judge) to start from."""
+    """Write a small working suite to start from: extraction (field checks and a Python judge),
+    llm (text rules on a model's answers) or agent (tool calls and the reply)."""
     from agenteval.scaffold import ScaffoldExists, write_scaffold
 
     try:
-        written = write_scaffold(directory)
+        written = write_scaffold(directory, template)
     except ScaffoldExists as exc:
         raise _fail(str(exc)) from None
     for path in written:

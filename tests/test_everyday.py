@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import read_jsonl, run_cli, write
 
 
@@ -82,3 +84,28 @@ def test_otel_without_a_collector_says_so_in_one_line_and_does_not_slow_the_run(
     assert len(read_jsonl(tmp_path / "r.jsonl")) == 8
     assert took < 5, f"the run took {took:.1f} s"
     assert run_cli("run", suite, "-o", tmp_path / "r2.jsonl", "-q").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("template", "verdicts", "code"),
+    [
+        ("llm", {"q-1": "pass", "q-2": "pass", "q-3": "fail"}, 1),
+        ("agent", {"order-1": "pass", "order-2": "fail"}, 1),
+        ("extraction", {"email-1": "pass", "email-2": "fail"}, 1),
+    ],
+)
+def test_init_templates_write_suites_that_run_as_written(tmp_path, template, verdicts, code):
+    done = run_cli("init", tmp_path / template, "--template", template)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"next: agenteval run {tmp_path / template / 'suite.yaml'}"
+    assert run_cli("validate", tmp_path / template / "suite.yaml").returncode == 0
+    ran = run_cli("run", tmp_path / template / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q")
+    assert ran.returncode == code, ran.stderr
+    assert {line["case_id"]: line["verdict"] for line in read_jsonl(tmp_path / "r.jsonl")} == verdicts
+
+
+def test_init_names_the_templates_when_given_an_unknown_one(tmp_path):
+    done = run_cli("init", tmp_path / "x", "--template", "chat")
+    assert done.returncode == 2
+    assert "unknown template 'chat'; choose one of extraction, llm, agent" in done.stderr
+    assert not (tmp_path / "x").exists()
