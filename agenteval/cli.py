@@ -54,7 +54,7 @@ def run(
     suite: Annotated[Path, typer.Argument(metavar="SUITE.yaml", help="The suite YAML file.")],
     output: Annotated[
         Optional[str],
-        typer.Option("-o", "--output", metavar="PATH|-", help="Results JSONL path, or - for stdout. Default: agenteval-results/<suite>-<time>.jsonl"),
+        typer.Option("-o", "--output", metavar="PATH|-", help="Results JSONL path, or - for stdout. Default: agenteval-results/<suite>-<time>-<run>.jsonl"),
     ] = None,
     predictions: Annotated[
         Optional[Path],
