@@ -9,6 +9,12 @@ where `WordCount` is an `EvaluatorConfig` subclass with `type: Literal["word_cou
 `evaluate` method. Entry points are read once, when a suite names a type that is not built in or
 a command lists every type (`agenteval evaluators`, `agenteval schema suite`): never for `--help`,
 for reading results, or for a suite of built-in types. Each plugin is checked like a built-in type.
+
+What a plugin's `evaluate` returns is checked by `run_evaluator` like a judge's answer (an
+EvaluatorResult with a finite score in [0, 1], a known verdict, details that serialize);
+anything else, or an exception (`sys.exit()` included), is that case's `error`. A plugin type
+whose evaluate runs programs or talks to a network says so with the class flags
+`runs_programs` / `uses_network`, and a cases file then needs `trust_cases` to use it.
 """
 
 from __future__ import annotations
@@ -68,7 +74,11 @@ def _load(plugin: Plugin, where: str) -> type[EvaluatorConfig]:
 
     try:
         target = EntryPoint(plugin.type_name, plugin.reference, GROUP).load()
-    except Exception as exc:  # noqa: BLE001 - any failure of foreign code is reported, naming the plugin
+    except BaseException as exc:  # noqa: BLE001 - any failure of foreign code is reported, naming the plugin
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if isinstance(exc, SystemExit):  # never agenteval's exit code: e.g. a module parsing the command line
+            raise PluginError(f"{where} called sys.exit({exc.code!r}) while being imported") from None
         raise PluginError(f"{where} failed to load: {type(exc).__name__}: {exc}") from None
     problem = evaluator_problem(target, plugin.type_name)
     if problem:

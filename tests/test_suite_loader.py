@@ -413,7 +413,7 @@ def test_a_program_in_a_cases_file_is_refused_without_trust(tmp_path):
     suite = write(tmp_path, "s.yaml", "name: demo\n" + GOOD_EVALUATORS + "cases: cases.jsonl\n")
     assert problems_of(suite) == [
         f"{tmp_path / 'cases.jsonl'}:2: evaluators[0].type: case 'c1': a `code_judge` evaluator in a cases file runs a "
-        "program; cases files are data, so this needs `trust_case_commands: true` in the suite (only for a file you "
+        "program or code; cases files are data, so this needs `trust_cases: true` in the suite (only for a file you "
         "trust like your own code), or move the evaluator into the suite"
     ]
 

@@ -405,7 +405,11 @@ def test_json_schema_references_resolve_inside_the_schema_and_others_are_an_erro
     result = check("json_schema", '{"sku": "bl200"}', schema=schema)
     assert result.misses == library_misses(schema, {"sku": "bl200"}) == ["$.sku: 'bl200' does not match '^[A-Z]+-[0-9]+$'"]
     elsewhere = check("json_schema", "{}", schema={"$ref": "other.json"})
-    assert (elsewhere.verdict, elsewhere.error) == ("error", "the schema has a reference that cannot be resolved: Unresolvable: other.json")
+    assert (elsewhere.verdict, elsewhere.error) == (
+        "error",
+        "json_schema 'json_schema': the schema's $ref 'other.json' points outside the schema; "
+        "other documents are never fetched or read (only references inside it, like '#/$defs/...', resolve)",
+    )
 
 
 def test_json_schema_with_invalid_json_or_a_structured_candidate():
@@ -415,16 +419,16 @@ def test_json_schema_with_invalid_json_or_a_structured_candidate():
 
 
 def test_json_schema_from_a_file_next_to_the_suite_is_read_at_load(tmp_path, monkeypatch):
-    write(tmp_path, "schemas/order.json", json.dumps(ORDER_SCHEMA))
-    write(tmp_path, "schemas/tags.yaml", "type: array\nmaxItems: 3\n")
+    write(tmp_path, "suite/schemas/order.json", json.dumps(ORDER_SCHEMA))
+    write(tmp_path, "suite/schemas/tags.yaml", "type: array\nmaxItems: 3\n")
     suite = write(tmp_path, "suite/s.yaml", """
         name: t
         evaluators:
-          - {name: order, type: json_schema, schema_file: ../schemas/order.json}
-          - {name: tags, type: json_schema, path: tags, as_json: true, schema_file: ../schemas/tags.yaml}
+          - {name: order, type: json_schema, schema_file: schemas/order.json}
+          - {name: tags, type: json_schema, path: tags, as_json: true, schema_file: schemas/tags.yaml}
         cases: [{id: c, expected: 1, output: {id: 1}}]
     """)
-    monkeypatch.chdir(tmp_path / "schemas")  # relative to the suite, not the working directory
+    monkeypatch.chdir(tmp_path / "suite" / "schemas")  # relative to the suite, not the working directory
     loaded = load_suite(suite)
     order, tags = loaded.suite.evaluators
     assert order.evaluate(ctx('{"id": 1, "email": "a@b.co", "items": []}')).verdict == "pass"
@@ -520,3 +524,39 @@ def test_text_evaluators_survive_pickling_as_sent_to_worker_processes():
         for answer in ("a b", '"abc"'):
             before, after = evaluator.evaluate(ctx(answer)), copy.evaluate(ctx(answer))
             assert (after.score, after.verdict, after.hits, after.misses) == (before.score, before.verdict, before.hits, before.misses)
+
+
+# --- the pattern engine's untimed path ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "steps"),
+    [
+        (r"#\d{5}", 6),
+        (r"refund|return", 10),
+        (r"^\d{3}-\d{4}$", 8),
+        (r"[a-z]{5}(?=x)", 6),
+        (r"^(a|aa)+$", None),  # alternation under a repetition: exponential
+        (r"^(a+)+$", None),
+        (r"\d+", None),  # variable length: quadratic on a long run of digits
+        (r"colou?r", None),
+        (r"(?:abc){3}", None),
+        (r"(a)\1", None),
+        (r"(?:cat|dog) (?:red|blue)", None),  # two alternations multiply
+    ],
+)
+def test_only_patterns_that_cannot_backtrack_skip_the_timer(pattern, steps):
+    from agenteval import patterns
+
+    assert patterns.steps_per_position(pattern) == steps
+
+
+def test_a_pattern_that_skips_the_timer_on_short_texts_is_timed_on_long_ones():
+    from agenteval import patterns
+
+    compiled = patterns.compile(r"#\d{5}")
+    assert patterns.search(compiled, "order #48213 shipped").group(0) == "#48213"
+    long_text = "x" * 2_000_000 + "#12345"  # 6 steps x 2 million positions: past the untimed bound
+    assert patterns.search(compiled, long_text, 5.0).start() == 2_000_000
+    assert [found.group(0) for found in patterns.findall(compiled, "#11111 #22222")] == ["#11111", "#22222"]
+    assert patterns.fullmatch(patterns.compile("refund|return"), "return") is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from numbers import Real
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
@@ -77,6 +78,7 @@ class EvaluatorConfig(StrictModel):
 
     type_name: ClassVar[str]
     runs_programs: ClassVar[bool] = False  # evaluate() starts programs named in its config (a cases file needs trust)
+    uses_network: ClassVar[bool] = False  # evaluate() sends requests to a server named in its config (a cases file needs trust)
 
     @property
     def label(self) -> str:
@@ -130,7 +132,8 @@ _expanding: ContextVar[frozenset[type]] = ContextVar("_expanding", default=froze
 
 def _reference(cls: type[EvaluatorConfig]) -> core_schema.CoreSchema:
     schema: Any = cls.__pydantic_core_schema__
-    ref = schema["ref"] if "ref" in schema else schema["schema"]["schema_ref"]  # a model, or its definitions
+    inner = schema if "ref" in schema else schema["schema"]  # a model, or its definitions (a reference, or a validated model)
+    ref = inner["ref"] if "ref" in inner else inner["schema_ref"]
     return core_schema.definition_reference_schema(ref)
 
 
@@ -185,7 +188,10 @@ class PathEvaluator(EvaluatorConfig):
 
 
 def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResult:
-    """Evaluators return failures as data; a bug that raises anyway becomes an `error` verdict too.
+    """Evaluators return failures as data; a bug that raises anyway becomes an `error` verdict too,
+    and so does a result the results file could not hold (see `result_problem`). `sys.exit()` and
+    other BaseExceptions raised by an evaluator's code are that case's error as well, never the
+    run's exit code; only Ctrl-C and agenteval's own control flow (a case's deadline) pass through.
     The result is stamped with the evaluator's criterion and its duration."""
     started = time.perf_counter()
     try:
@@ -194,10 +200,107 @@ def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResu
         result = evaluator.error_result(str(exc))
     except Exception as exc:  # noqa: BLE001 - the run must go on; the error is kept in the result
         result = evaluator.error_result(f"evaluator failed: {type(exc).__name__}: {exc}")
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt) or type(exc).__module__.startswith("agenteval."):
+            raise
+        result = evaluator.error_result(f"evaluator failed: {escaped(exc)}")
+    foreign = _FOREIGN.get(type(evaluator))
+    if foreign is None:
+        foreign = _foreign(type(evaluator))
+    if foreign or type(result) is not EvaluatorResult or type(result.score) is not float or not 0.0 <= result.score <= 1.0 \
+            or result.verdict not in VERDICTS:
+        problem = result_problem(result, foreign)
+        if problem is not None:
+            result = evaluator.error_result(f"{evaluator.label} ({evaluator.type}) returned {problem}")
     if evaluator.criterion is not None:
         result.criterion = evaluator.criterion.as_dict()
     result.duration_ms = (time.perf_counter() - started) * 1000
     return result
+
+
+VERDICTS = frozenset(("pass", "partial", "fail", "error"))
+_FOREIGN: dict[type, bool] = {}
+
+
+def _foreign(cls: type[EvaluatorConfig]) -> bool:
+    """Whether results of this type come from code agenteval does not own (a plugin, a `python`
+    function, a judge program), so their details and lists get the full check."""
+    known = _FOREIGN.get(cls)
+    if known is None:
+        known = _FOREIGN[cls] = cls.runs_programs or not cls.__module__.startswith("agenteval.")
+    return known
+
+
+def escaped(exc: BaseException) -> str:
+    """A BaseException raised by an evaluator's code, in words (`sys.exit(2)` for a SystemExit)."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def result_problem(result: Any, full: bool = True) -> str | None:
+    """What makes `result` unfit for the results file, in words, or None. A score that is a number
+    of another type (a numpy float) is converted in place. `full` also checks the lists and texts
+    and that `details` serializes (a dict holding itself would abort the writer)."""
+    if not isinstance(result, EvaluatorResult):
+        return f"{'None' if result is None else type(result).__name__}, not an EvaluatorResult"
+    score = result.score
+    if type(score) is not float:
+        if isinstance(score, bool) or not isinstance(score, Real):
+            return f"a score of {_shown(score)}; a score is a number in [0, 1]"
+        result.score = score = float(score)
+    if not 0.0 <= score <= 1.0:
+        return f"a score of {score!r}; a score is a finite number in [0, 1]"
+    if result.verdict not in VERDICTS:
+        return f"the verdict {_shown(result.verdict)}; a verdict is pass, partial, fail or error"
+    if not full:
+        return None
+    for key in ("hits", "misses"):
+        items = getattr(result, key)
+        if type(items) is not list or not all(type(item) is str for item in items):
+            return f"`{key}` that is not a list of strings: {_shown(items)}"
+    for key in ("reasoning", "error"):
+        text = getattr(result, key)
+        if text is not None and type(text) is not str:
+            return f"`{key}` that is not a string: {_shown(text)}"
+    details = result.details
+    if details is not None:
+        if type(details) is not dict:
+            return f"`details` that is not a dict: {_shown(details)}"
+        import orjson
+
+        from agenteval.results import DUMP_OPTIONS
+
+        try:
+            orjson.dumps(details, option=DUMP_OPTIONS)
+        except (orjson.JSONEncodeError, RecursionError):
+            return _unwritable(details)
+    return None
+
+
+def _unwritable(details: dict[str, Any]) -> str | None:
+    """Why the results writer's fallback (the standard library's, with str() for other types)
+    cannot write `details` either, or None when it can (deep values are cut by the writer)."""
+    import json
+
+    try:
+        json.dumps(details, default=str, allow_nan=True)
+    except RecursionError:
+        return None
+    except ValueError as exc:  # "Circular reference detected"
+        why = "it contains itself" if "ircular" in str(exc) else str(exc)
+        return f"details that cannot be serialized ({why})"
+    except Exception as exc:  # noqa: BLE001 - a foreign object whose str() fails
+        return f"details that cannot be serialized ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a foreign object whose repr fails
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def graded_verdict(score: float) -> Verdict:

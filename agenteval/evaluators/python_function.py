@@ -1,9 +1,15 @@
 """python: a judge written as a Python function, called in-process with a code_judge's payload.
 
 No process starts per case, so it costs microseconds where a subprocess judge costs milliseconds.
-The function returns a number, a bool or a judge's answer object; an exception becomes verdict
-`error` with the traceback's last lines. The module is looked for next to the suite first, then
-among installed modules, and importing it leaves `sys.path` and `sys.modules` as they were.
+The function returns a number, a bool or a judge's answer object; an exception (`sys.exit()`
+included) becomes verdict `error` with the traceback's last lines. The module is looked for next
+to the suite first, then among installed modules, and importing it leaves `sys.path` and
+`sys.modules` as they were.
+
+Each call (the first one imports the module) runs on a helper daemon thread, waited for at most
+`timeout` seconds: a call past it is that case's error and the run goes on. Python cannot kill a
+thread, so an abandoned call keeps running in the background until it returns or agenteval
+exits; idle helper threads are reused, so a call costs a thread hand-over (about 20 µs).
 """
 
 from __future__ import annotations
@@ -13,11 +19,14 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import queue
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from numbers import Real
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +44,7 @@ from agenteval.evaluators.code_judge import (
 from agenteval.evaluators.scales import Scale
 
 TRACEBACK_LINES_KEPT = 4
+DEFAULT_TIMEOUT = 60.0  # seconds one call may take
 
 # sys.path and sys.modules belong to the whole interpreter: two evaluators importing suite modules
 # from two worker threads at once must not interleave their scoped changes.
@@ -60,9 +70,16 @@ class PythonFunction(EvaluatorConfig):
     )
     config: dict[str, Any] = Field(default_factory=dict, description="Passed to the function; unknown keys are merged in.")
     scale: Scale = "unit"
+    timeout: float = Field(
+        DEFAULT_TIMEOUT,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds one call may take (the first includes importing the module); past it the case errors "
+        "and the run goes on. The late call is abandoned, not stopped: Python cannot kill a thread.",
+    )
 
     type_name = "python"
-    runs_programs = True  # it runs code named in its config: a cases file needs trust_case_commands
+    runs_programs = True  # it runs code named in its config: a cases file needs trust_cases
 
     _loaded: Callable[[dict[str, Any]], Any] | str | None = PrivateAttr(None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -71,18 +88,32 @@ class PythonFunction(EvaluatorConfig):
     warnings = CodeJudge.warnings  # an unknown key close to a known one is probably a typo
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
-        function = self._function(ctx.base_dir)
-        if isinstance(function, str):
-            return self.error_result(function)
         # A JSON round trip gives the function exactly a code_judge's payload, and a copy it may mutate.
         payload = orjson.loads(judge_payload(ctx, self.judge_config))
-        try:
-            answer = function(payload)
-            if inspect.isawaitable(answer):
-                answer = asyncio.run(_awaited(answer))
-        except Exception as exc:  # noqa: BLE001 - the user's bug is kept in the result; the run goes on
-            return self.error_result(f"{self.function} raised {type(exc).__name__}: {exc}\n{traceback_tail(exc)}")
+        call = _HELPERS.call(self._call, (payload, ctx.base_dir), self.timeout)
+        if call is None:
+            return self.error_result(
+                f"{self.function} took longer than its timeout of {self.timeout:g} s; the call was abandoned "
+                "(it may still be running in the background)"
+            )
+        answer, failure = call
+        if failure is not None:
+            if isinstance(failure, SystemExit):
+                return self.error_result(f"{self.function} called sys.exit({failure.code!r})\n{traceback_tail(failure)}")
+            return self.error_result(f"{self.function} raised {type(failure).__name__}: {failure}\n{traceback_tail(failure)}")
+        if isinstance(answer, _ImportFailed):
+            return self.error_result(answer.message)
         return self.from_answer(answer)
+
+    def _call(self, payload: dict[str, Any], base_dir: Path) -> Any:
+        """On a helper thread: import (first time), call, await. An import failure is returned as _ImportFailed."""
+        function = self._function(base_dir)
+        if isinstance(function, str):
+            return _ImportFailed(function)
+        answer = function(payload)
+        if inspect.isawaitable(answer):
+            answer = asyncio.run(_awaited(answer))
+        return answer
 
     def from_answer(self, answer: Any) -> EvaluatorResult:
         """A number or bool is the score; an object is read like a code_judge's output."""
@@ -117,6 +148,57 @@ async def _awaited(answer: Any) -> Any:
     return await answer
 
 
+@dataclass(frozen=True, slots=True)
+class _ImportFailed:
+    message: str
+
+
+class _Helpers:
+    """Daemon threads that make the calls, so a caller can stop waiting for one. A thread whose
+    call was abandoned serves again only if that call ever returns; idle threads wait for the next
+    call (there are at most as many as calls that ran at the same time, plus the abandoned ones)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], list[Any], threading.Lock]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def call(self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tuple[Any, BaseException | None] | None:
+        """(answer, None) or (None, the exception it raised), or None when `timeout` seconds passed first."""
+        box: list[Any] = []
+        done = threading.Lock()
+        done.acquire()
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            else:
+                threading.Thread(target=self._serve, name="agenteval-python-evaluator", daemon=True).start()
+        self._jobs.put((function, args, box, done))
+        deadline = time.monotonic() + timeout
+        # Short waits, so an exception raised in this thread (a case's deadline) is not held up.
+        while not done.acquire(timeout=max(0.0, min(_WAIT_SLICE, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                return None
+        return box[0]
+
+    def _serve(self) -> None:
+        while True:
+            function, args, box, done = self._jobs.get()
+            try:
+                box.append((function(*args), None))
+            except BaseException as exc:  # noqa: BLE001 - sys.exit() included: it is the caller's case error
+                box.append((None, exc))
+            finally:
+                del function, args
+                with self._lock:
+                    self._idle += 1
+                done.release()
+
+
+_HELPERS = _Helpers()
+_WAIT_SLICE = 0.25
+
+
 def traceback_tail(exc: BaseException, kept: int = TRACEBACK_LINES_KEPT) -> str:
     """The last lines of the traceback: where it was raised, the source line, and the exception."""
     lines = "".join(traceback.format_exception(exc)).rstrip().splitlines()
@@ -139,7 +221,9 @@ def import_function(reference: str, base_dir: Path) -> Callable[[dict[str, Any]]
                     f"(in {base_dir}) and no installed module of that name"
                 ) from None
             raise FunctionImportError(f"cannot import {module_name!r}: {_failure(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 - the module's own code failed while importing
+        except BaseException as exc:  # noqa: BLE001 - the module's own code failed (or called sys.exit) while importing
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             raise FunctionImportError(f"cannot import {module_name!r}: {_failure(exc)}") from None
     target: Any = module
     for part in attribute.split("."):
@@ -176,7 +260,9 @@ def _import_suite_module(module_name: str, source: Path, base_dir: Path) -> Any:
         sys.modules[private_name] = module  # dataclasses and typing look the module up while it runs
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - the module's own code failed while importing
+        except BaseException as exc:  # noqa: BLE001 - the module's own code failed (or called sys.exit) while importing
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             raise FunctionImportError(f"cannot import {source.name} (next to the suite): {_failure(exc)}") from None
         finally:
             sys.modules.pop(private_name, None)
@@ -204,4 +290,6 @@ def _suite_importable(base_dir: Path) -> Iterator[None]:
 
 
 def _failure(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):  # e.g. a script that parses its command line (agenteval's) when imported
+        return f"it called sys.exit({exc.code!r}) while being imported\n{traceback_tail(exc)}"
     return f"{type(exc).__name__}: {exc}\n{traceback_tail(exc)}"

@@ -35,6 +35,7 @@ from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.suite.models import Case, Suite
 from agenteval.suite.problems import Problem, from_validation_error, line_of
 from agenteval.suite.selection import Selection
+from agenteval.suite.trust import outside_files, trusted_by, unknown_endpoints, untrusted_files, untrusted_uses
 from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml
 
 __all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteInvalid", "load_definition", "load_suite", "load_suite_data"]
@@ -130,6 +131,7 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     if suite is not None:
         warnings += _evaluator_warnings(suite.evaluators, path, lines, ("evaluators",))
         problems += _duplicate_names(suite.evaluators, path, lines, ("evaluators",))
+        problems += _located(outside_files(suite.evaluators, path.parent), path, lines, ("evaluators",))
         if suite.evaluators and not any(evaluator.weight for evaluator in suite.evaluators):
             message = "every evaluator has weight 0: case scores are always 0"
             warnings.append(Problem(path, line_of(lines, ("evaluators",)), ("evaluators",), message, "warning"))
@@ -140,6 +142,7 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         problems=problems,
         warnings=warnings,
         context=validation_context(path),
+        models=None if suite is None else suite.models,
     )
     index = CaseIndex(selection)
     loaded_cases: list[Case] | None = None
@@ -147,7 +150,7 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     cases_file: Path | None = None
     if isinstance(reference, str):
         cases_file = _cases_path(reference, path, lines, problems)
-        checks.trusted = data.get("trust_case_commands") is True if suite is None else suite.trust_case_commands
+        checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
         if cases_file is not None and cases_file.suffix.lower() == ".jsonl":
             fingerprints = _validate_jsonl(cases_file, checks, index)
         elif cases_file is not None:
@@ -155,6 +158,11 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     elif isinstance(reference, list):
         located = [(record, lines.get(("cases", i)), ("cases", i)) for i, record in enumerate(reference)]
         loaded_cases = _validate_records(located, path, lines, checks, index)
+        for number, case in enumerate(loaded_cases if suite is not None and not problems else ()):
+            for evaluator in merged_evaluators(suite.evaluators, case.evaluators):  # type: ignore[union-attr]
+                for message in getattr(evaluator, "expected_problems", lambda _: [])(case.expected):  # a path splitting a dotted key
+                    key = ("cases", number, "expected")
+                    problems.append(Problem(path, line_of(lines, key), key, f"case {case.id!r}: {evaluator.label}: {message}"))
     if suite is not None and not index.count and not problems:
         where = f"{suite.cases} has no cases" if cases_file else "the suite has no cases"
         problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
@@ -222,16 +230,22 @@ class _CaseChecks:
 
     suite_evaluators: list[EvaluatorConfig] | None  # None: the suite's own keys are invalid
     has_evaluators: bool
-    trusted: bool  # may case-level evaluators run programs (inline cases, or trust_case_commands)
+    trusted: bool  # may case-level evaluators run code, use networks, files, variables (inline cases, or trust_cases)
     problems: list[Problem]
     warnings: list[Problem]
     context: dict[str, Any] = field(default_factory=dict)  # validation context: the suite's folder
+    models: dict[str, Any] | None = None  # the suite's `models:`; None: the suite's own keys are invalid
 
     def case(self, record: Any, file: Path, line: int | None, prefix: KeyPath, lines: Lines) -> Case | None:
         """The validated case, or None with its problems recorded."""
         if not isinstance(record, dict):
             self.problems.append(Problem(file, line, prefix, "a case must be an object with `id` and `expected`"))
             return None
+        if record.get("evaluators"):  # before validation, which may read the files
+            reads = list(untrusted_files(record.get("id"), record["evaluators"], self.context["base_dir"]))
+            if reads:
+                self.problems.extend(_located(reads, file, lines, prefix))
+                return None
         try:
             case = Case.model_validate(record, context=self.context)
         except ValidationError as exc:
@@ -242,7 +256,10 @@ class _CaseChecks:
             self.problems.extend(_duplicate_names(case.evaluators, file, lines, where))
             self.warnings.extend(_evaluator_warnings(case.evaluators, file, lines, where))
             if not self.trusted:
-                self.problems.extend(_untrusted_programs(case, file, lines, where))
+                self.problems.extend(_located(untrusted_uses(case.id, case.evaluators, self.models), file, lines, where))
+            if self.models is not None:
+                self.problems.extend(_located(unknown_endpoints(case.id, case.evaluators, self.models), file, lines, where))
+            self.problems.extend(_located(outside_files(case.evaluators, self.context["base_dir"], f"case {case.id!r}: "), file, lines, where))
             self._weights(case, file, line, prefix)
         elif not self.has_evaluators:
             self.problems.append(Problem(file, line, prefix, f"case {case.id!r} has no evaluators and the suite defines none"))
@@ -255,31 +272,9 @@ class _CaseChecks:
             self.warnings.append(Problem(file, line, prefix + ("evaluators",), message, "warning"))
 
 
-def _untrusted_programs(case: Case, file: Path, lines: Lines, where: KeyPath) -> list[Problem]:
-    """A cases file is data, often from someone else: an evaluator in it may not run programs unless the suite says so."""
-    problems = []
-    for index, evaluator in enumerate(case.evaluators or ()):
-        for inner, kind in _programs(evaluator, (index,)):
-            key = where + inner + ("type",)
-            message = (
-                f"case {case.id!r}: a `{kind}` evaluator in a cases file runs a program; cases files are data, so this "
-                "needs `trust_case_commands: true` in the suite (only for a file you trust like your own code), "
-                "or move the evaluator into the suite"
-            )
-            problems.append(Problem(file, line_of(lines, key), key, message))
-    return problems
-
-
-def _programs(evaluator: EvaluatorConfig, where: KeyPath) -> Iterator[tuple[KeyPath, str]]:
-    """(key path, type) of the evaluator and of every evaluator inside it (composites) that runs programs."""
-    if evaluator.runs_programs:
-        yield where, evaluator.type
-    for name in type(evaluator).model_fields:
-        value = getattr(evaluator, name)
-        children = enumerate(value) if isinstance(value, list) else [(None, value)]
-        for index, child in children:
-            if isinstance(child, EvaluatorConfig):
-                yield from _programs(child, where + ((name,) if index is None else (name, index)))
+def _located(found: Iterable[tuple[KeyPath, str]], file: Path, lines: Lines, prefix: KeyPath) -> list[Problem]:
+    """(key path under `prefix`, message) pairs as problems with their lines."""
+    return [Problem(file, line_of(lines, prefix + key), prefix + key, message) for key, message in found]
 
 
 def _validate_jsonl(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:

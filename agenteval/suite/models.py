@@ -78,10 +78,15 @@ class Suite(StrictModel):
     cases: str | list[Case] = Field(
         description="A .jsonl, .json or .yaml file relative to this file, or an inline list."
     )
-    trust_case_commands: bool = Field(
+    trust_cases: bool = Field(
         False,
-        description="Let case-level evaluators in the cases file run programs (code_judge). A cases file is data: "
-        "allow this only for files you trust like your own code.",
+        description="Let case-level evaluators in the cases file run programs or code (code_judge, python, plugins "
+        "that say so), talk to servers of their own (llm_judge, semantic_similarity without `endpoint:`), read files "
+        "(`*_file` keys) and name environment variables (`api_key_env`, `${NAME}`). A cases file is data: allow "
+        "this only for files you trust like your own code.",
+    )
+    trust_case_commands: bool | None = Field(
+        None, description="The old name of `trust_cases` (still read).", json_schema_extra={"deprecated": True}
     )
     models: dict[str, ModelEndpoint] = Field(
         default_factory=dict, description="Named endpoints, defined once and used by `endpoint: NAME` in targets and model judges."
@@ -99,6 +104,14 @@ class Suite(StrictModel):
         description="Where results go instead of a JSONL file: sqlite:///runs.db (relative to this file) or "
         "postgresql://USER@HOST/DB. `--store` overrides it, and so does `-o`.",
     )
+
+    @model_validator(mode="after")
+    def _old_trust_name(self) -> Suite:
+        if self.trust_case_commands is not None:
+            if "trust_cases" in self.model_fields_set and self.trust_cases != self.trust_case_commands:
+                raise ValueError("`trust_case_commands` is the old name of `trust_cases`: give only `trust_cases`")
+            self.trust_cases = self.trust_case_commands
+        return self
 
     @model_validator(mode="after")
     def _endpoint_names_exist(self) -> Suite:

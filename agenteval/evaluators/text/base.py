@@ -8,9 +8,11 @@ Normalizations and literal references are prepared once, when the config is vali
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from pydantic import BaseModel, Field, model_validator
@@ -56,15 +58,34 @@ def case_and_whitespace_folded(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def folding(case_sensitive: bool, normalize_whitespace: bool) -> Callable[[str], str]:
-    """The normalization both candidate and reference go through, chosen once per config."""
+Unicode = Literal["nfc", "nfkc", "raw"]
+"""How text is normalized before comparing: canonical composition (NFC), compatibility (NFKC), or as written."""
+
+
+def folding(case_sensitive: bool, normalize_whitespace: bool, unicode: Unicode = "raw") -> Callable[[str], str]:
+    """The normalization both candidate and reference go through, chosen once per config.
+
+    Unicode normalization comes last, so case folding cannot leave a decomposed form behind;
+    `unicodedata.normalize` returns an already-normalized text (all ASCII ones) at once.
+    """
     if case_sensitive and not normalize_whitespace:
-        return str
-    if case_sensitive:
-        return whitespace_folded
-    if not normalize_whitespace:
-        return str.casefold
-    return case_and_whitespace_folded
+        fold: Callable[[str], str] = str
+    elif case_sensitive:
+        fold = whitespace_folded
+    elif not normalize_whitespace:
+        fold = str.casefold
+    else:
+        fold = case_and_whitespace_folded
+    if unicode == "raw":
+        return fold
+    form = unicode.upper()
+    if fold is str:
+        return partial(unicodedata.normalize, form)
+    return partial(_then_normalized, form, fold)  # a partial of module functions: evaluators are pickled
+
+
+def _then_normalized(form: str, fold: Callable[[str], str], text: str) -> str:
+    return unicodedata.normalize(form, fold(text))
 
 
 def suite_file(name: str, context: Any, what: str) -> Path:
@@ -149,17 +170,22 @@ class TextEvaluator(EvaluatorConfig):
 
 
 class TextOptions(TextEvaluator):
-    """Text compared as written by default; `case_sensitive: false` and `normalize_whitespace` relax it."""
+    """Text compared in NFC, case and spaces as written by default; `case_sensitive: false`, `normalize_whitespace` and `unicode` change it."""
 
     case_sensitive: bool = Field(True, description="Compare case as written (false: Unicode case folding).")
     normalize_whitespace: bool = Field(False, description="Fold runs of whitespace to one space and trim the ends first.")
+    unicode: Unicode = Field(
+        "nfc",
+        description="Unicode normalization of both texts: nfc (default: composed and decomposed accents are equal), "
+        "nfkc (also compatibility forms: ligatures, full-width letters, superscripts), raw (code points as written).",
+    )
 
     if TYPE_CHECKING:
         _fold: Callable[[str], str]
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
-        keep(self, _fold=folding(self.case_sensitive, self.normalize_whitespace))
+        keep(self, _fold=folding(self.case_sensitive, self.normalize_whitespace, self.unicode))
 
 
 Reference = tuple[str, str]
@@ -213,7 +239,7 @@ class ReferenceText(TextOptions):
                 where = f"expected {self.reference_path or self.path or 'answer'}"
                 reason = "missing" if value is MISSING else "an empty list" if value == [] else f"{kind_of(value)}, not text"
                 return self.result(0.0, "fail", misses=[f"{where} (no reference: {reason})"], reasoning="nothing to compare with")
-        return self.compare(self._fold(text), references)
+        return self.compare(self._fold(text), references, ctx)
 
     def _references_in(self, value: Any) -> tuple[Reference, ...]:
         if type(value) is list and all(type(item) is str for item in value):
@@ -221,5 +247,5 @@ class ReferenceText(TextOptions):
         text = self.as_text(value)
         return () if text is None else ((text, self._fold(text)),)
 
-    def compare(self, text: str, references: tuple[Reference, ...]) -> EvaluatorResult:
+    def compare(self, text: str, references: tuple[Reference, ...], ctx: EvalContext) -> EvaluatorResult:
         raise NotImplementedError

@@ -2,7 +2,8 @@
 
 The schema is inline (`schema:`) or a .json/.yaml file next to the suite (`schema_file:`); it is
 read and checked when the suite loads, with the `jsonschema` library (the draft the schema's
-`$schema` names, else 2020-12). Every violation is a miss that starts with its JSON path.
+`$schema` names, else 2020-12), its pattern, uniqueness and format keywords replaced by bounded
+ones (schema_keywords, json_formats). Every violation is a miss that starts with its JSON path.
 """
 
 from __future__ import annotations
@@ -12,10 +13,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
 
+from agenteval import patterns
 from agenteval.evaluators.base import EvalContext, EvaluatorResult
 from agenteval.evaluators.text.base import TextEvaluator, keep, read_suite_file
+from agenteval.evaluators.text.json_formats import format_checker
+from agenteval.evaluators.text.schema_keywords import bounded_class
+from agenteval.limits import DEFAULT_LIMITS
 
 
 def _no_constant(name: str) -> Any:
@@ -65,21 +70,23 @@ def load_schema_file(name: str, context: Any) -> Any:
     return value
 
 
-def schema_validator(schema: Any) -> Any:
-    """A jsonschema validator for `schema` (with format checks); ValueError when the schema is invalid.
+def schema_validator(schema: Any, pattern_seconds: float = DEFAULT_LIMITS.pattern_seconds) -> Any:
+    """A jsonschema validator for `schema`, bounded (see schema_keywords); ValueError when the schema is invalid.
 
-    Built once per distinct schema: checking a schema against its metaschema takes milliseconds,
-    and case-level evaluators repeat the same schema on every case.
+    Built once per distinct schema and bound: checking a schema against its metaschema takes
+    milliseconds, and case-level evaluators repeat the same schema on every case. Its registry
+    holds only the schema itself, so a `$ref` to another document is never fetched or read.
     """
     if not isinstance(schema, (dict, bool)):
         raise ValueError(f"a JSON Schema is an object (or true/false), got {type(schema).__name__}")
-    return _validator(orjson.dumps(schema))
+    return _validator(orjson.dumps(schema), pattern_seconds)
 
 
 @lru_cache(maxsize=256)
-def _validator(schema_json: bytes) -> Any:
+def _validator(schema_json: bytes, pattern_seconds: float) -> Any:
     from jsonschema import SchemaError
     from jsonschema.validators import Draft202012Validator, validator_for
+    from referencing import Registry
 
     schema = orjson.loads(schema_json)
     cls = validator_for(schema, default=Draft202012Validator)
@@ -87,7 +94,8 @@ def _validator(schema_json: bytes) -> Any:
         cls.check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"invalid JSON Schema at {exc.json_path}: {exc.message}") from None
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    checker = format_checker()
+    return bounded_class(cls, pattern_seconds, checker)(schema, registry=Registry(), format_checker=checker)
 
 
 class JsonSchema(TextEvaluator):
@@ -95,18 +103,20 @@ class JsonSchema(TextEvaluator):
 
     type: Literal["json_schema"]
     type_name = "json_schema"
-    inline_schema: dict[str, Any] | None = Field(None, alias="schema", description="The JSON Schema, inline.")
+    inline_schema: dict[str, Any] | StrictBool | None = Field(
+        None, alias="schema", description="The JSON Schema, inline (an object, or true: anything valid, false: nothing valid)."
+    )
     schema_file: str | None = Field(None, description="A .json or .yaml file holding the schema, relative to the suite file.")
     max_errors: int = Field(20, ge=1, description="Violations listed as misses (the rest are counted).")
 
     if TYPE_CHECKING:
         _schema: Any
-        _validator: Any
+        _validators: dict[float, Any]
         _unresolvable: type[Exception]
 
     @field_validator("inline_schema")
     @classmethod
-    def _valid_inline(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _valid_inline(cls, schema: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
         if schema is not None:
             schema_validator(schema)
         return schema
@@ -129,17 +139,24 @@ class JsonSchema(TextEvaluator):
         from referencing.exceptions import Unresolvable
 
         schema = self.inline_schema if self.schema_file is None else load_schema_file(self.schema_file, context)
-        keep(self, _schema=schema, _validator=None if schema is None else schema_validator(schema), _unresolvable=Unresolvable)
+        keep(self, _schema=schema, _validators={}, _unresolvable=Unresolvable)
 
     def __getstate__(self) -> dict[Any, Any]:
         """A validator holds local functions that cannot be pickled; it is rebuilt from the schema."""
         state = super().__getstate__()
-        state["__dict__"] = {key: value for key, value in state["__dict__"].items() if key != "_validator"}
+        state["__dict__"] = {key: value for key, value in state["__dict__"].items() if key != "_validators"}
         return state
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         super().__setstate__(state)
-        keep(self, _validator=schema_validator(self._schema))
+        keep(self, _validators={})
+
+    def validator(self, pattern_seconds: float) -> Any:
+        """The validator for this schema with patterns bounded by `pattern_seconds` (one per suite's limits)."""
+        found = self._validators.get(pattern_seconds)
+        if found is None:
+            found = self._validators[pattern_seconds] = schema_validator(self._schema, pattern_seconds)
+        return found
 
     def score_text(self, text: str, ctx: EvalContext) -> EvaluatorResult:
         instance, problem = parse_json(text)
@@ -147,12 +164,20 @@ class JsonSchema(TextEvaluator):
             return self.result(0.0, "fail", misses=[f"{self.where} (invalid JSON: {problem})"])
         misses, count = [], 0
         try:
-            for error in self._validator.iter_errors(instance):
+            for error in self.validator(ctx.limits.pattern_seconds).iter_errors(instance):
                 count += 1
                 if count <= self.max_errors:
                     misses.append(f"{error.json_path}: {error.message}")
-        except self._unresolvable as exc:  # a $ref to another document: only references inside the schema resolve
-            return self.error_result(f"the schema has a reference that cannot be resolved: {exc}")
+        except self._unresolvable as exc:  # the registry holds only this schema: nothing else is fetched or read
+            ref = getattr(exc, "ref", None) or str(exc)
+            return self.error_result(
+                f"json_schema {self.label!r}: the schema's $ref {ref!r} points outside the schema; "
+                "other documents are never fetched or read (only references inside it, like '#/$defs/...', resolve)"
+            )
+        except patterns.PatternTimeout as exc:
+            return self.error_result(f"json_schema {self.label!r}: {exc}")
+        except RecursionError:
+            return self.error_result(f"json_schema {self.label!r}: {self.where} is nested too deeply to validate")
         if not count:
             return self.result(1.0, "pass", hits=[f"{self.where} matches the schema"])
         if count > self.max_errors:

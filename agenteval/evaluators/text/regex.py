@@ -1,4 +1,9 @@
-"""regex: the candidate text matches (or, with `must_match: false`, does not match) a pattern."""
+"""regex: the candidate text matches (or, with `must_match: false`, does not match) a pattern.
+
+The pattern is Python `re` syntax, checked with `re` when the suite loads (its messages name the
+position). It is matched with agenteval.patterns, the one time-bounded engine: a pattern that
+backtracks without end on some answer makes that case an `error`, not a hung run.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from agenteval import patterns
 from agenteval.evaluators.base import EvalContext, EvaluatorResult
 from agenteval.evaluators.text.base import TextOptions, folding, keep, show
 
@@ -14,22 +20,24 @@ Flag = Literal["ignorecase", "multiline", "dotall", "verbose", "ascii"]
 _FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL, "verbose": re.VERBOSE, "ascii": re.ASCII}
 
 
-def compile_pattern(pattern: str, flags: list[Flag], case_sensitive: bool) -> re.Pattern[str]:
-    """The compiled pattern; ValueError naming the position when it is invalid."""
+def compile_pattern(pattern: str, flags: list[Flag], case_sensitive: bool) -> Any:
+    """The pattern compiled for agenteval.patterns; ValueError naming the position when it is invalid."""
     value = 0
     for flag in flags:
         value |= _FLAGS[flag]
     if not case_sensitive:
         value |= re.IGNORECASE
     try:
-        return re.compile(pattern, value)
-    except re.error as exc:
-        where = f"line {exc.lineno}, column {exc.colno}" if exc.lineno and "\n" in pattern else f"position {exc.pos}"
+        re.compile(pattern, value)  # the syntax users write is re's, and re's messages are the clearest
+        return patterns.compile(pattern, value)
+    except (re.error, patterns.PatternError) as exc:
+        pos, lineno, colno = getattr(exc, "pos", None), getattr(exc, "lineno", None), getattr(exc, "colno", None)
+        where = f"line {lineno}, column {colno}" if lineno and "\n" in pattern else f"position {pos}"
         raise ValueError(f"invalid regular expression at {where}: {exc.msg} in {pattern!r}") from None
 
 
 class Regex(TextOptions):
-    """re.search over the text; an invalid pattern is a load-time error."""
+    """A search over the text, bounded by `limits.pattern_seconds`; an invalid pattern is a load-time error."""
 
     type: Literal["regex"]
     type_name = "regex"
@@ -38,7 +46,7 @@ class Regex(TextOptions):
     must_match: bool = Field(True, description="false: pass only when the pattern is not found.")
 
     if TYPE_CHECKING:
-        _regex: re.Pattern[str]
+        _regex: Any
         _shown: str
 
     @field_validator("pattern")
@@ -52,10 +60,13 @@ class Regex(TextOptions):
         # case is the IGNORECASE flag's job, so the text keeps its case
         regex = compile_pattern(self.pattern, self.flags, self.case_sensitive)
         shown = f"/{self.pattern}/" if len(self.pattern) <= 40 else f"/{self.pattern[:37]}.../"
-        keep(self, _fold=folding(True, self.normalize_whitespace), _regex=regex, _shown=shown)
+        keep(self, _fold=folding(True, self.normalize_whitespace, self.unicode), _regex=regex, _shown=shown)
 
     def score_text(self, text: str, ctx: EvalContext) -> EvaluatorResult:
-        found = self._regex.search(self._fold(text))
+        try:
+            found = patterns.search(self._regex, self._fold(text), ctx.limits.pattern_seconds)
+        except patterns.PatternTimeout as exc:
+            return self.error_result(f"regex {self.label!r}: {exc}")
         shown = self._shown
         if found is None:
             if self.must_match:

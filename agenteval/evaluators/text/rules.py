@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from agenteval.evaluators.base import EvaluatorResult, graded_verdict
+from agenteval.evaluators.base import EvalContext, EvaluatorResult, graded_verdict
 from agenteval.evaluators.text.base import Reference, ReferenceText, show
 
 
@@ -24,7 +24,7 @@ class _AnyOf(ReferenceText):
     relation: ClassVar[str]  # "equals": how a hit reads
     verb: ClassVar[str]  # "equal": how a miss reads
 
-    def compare(self, text: str, references: tuple[Reference, ...]) -> EvaluatorResult:
+    def compare(self, text: str, references: tuple[Reference, ...], ctx: EvalContext) -> EvaluatorResult:
         for shown, reference in references:
             if self.holds(text, reference):
                 return self.result(1.0, "pass", hits=[f"{self.where} {self.relation} {show(shown)}"])
@@ -63,7 +63,7 @@ class Contains(ReferenceText):
     type_name = "contains"
     mode: Literal["all", "any"] = Field("all", description="all: every string must appear (score: share found); any: one is enough.")
 
-    def compare(self, text: str, references: tuple[Reference, ...]) -> EvaluatorResult:
+    def compare(self, text: str, references: tuple[Reference, ...], ctx: EvalContext) -> EvaluatorResult:
         hits, misses = [], []
         for shown, reference in references:
             (hits if reference in text else misses).append(show(shown))
@@ -81,7 +81,7 @@ class NotContains(ReferenceText):
     type: Literal["not_contains"]
     type_name = "not_contains"
 
-    def compare(self, text: str, references: tuple[Reference, ...]) -> EvaluatorResult:
+    def compare(self, text: str, references: tuple[Reference, ...], ctx: EvalContext) -> EvaluatorResult:
         found = [show(shown) for shown, reference in references if reference in text]
         if found:
             return self.result(0.0, "fail", misses=[f"{self.where} contains {shown}" for shown in found])

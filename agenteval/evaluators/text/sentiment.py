@@ -62,6 +62,23 @@ def _afinn() -> AfinnLexicon:
     return AfinnLexicon()
 
 
+@lru_cache(maxsize=None)
+def _emoji_as_words() -> dict[int, str]:
+    """Each emoji VADER reads as words (its keys of one character), mapped to its description between spaces."""
+    return {ord(char): f" {description} " for char, description in _vader().emojis.items() if len(char) == 1}
+
+
+def vader_words(text: str) -> int:
+    """How many words VADER weighs, at most: the text split on whitespace, each emoji read as its description.
+
+    VADER's time grows with the square of this count, not of the characters: 20,000 characters of
+    emoji become up to 26,666 words (25 s), the same length of prose about 3,500.
+    """
+    if text.isascii():
+        return len(text.split())
+    return len(text.translate(_emoji_as_words()).split())
+
+
 def vader_figures(text: str) -> dict[str, Any]:
     scores = _vader().polarity_scores(text)
     return {"compound": scores["compound"], "pos": scores["pos"], "neu": scores["neu"], "neg": scores["neg"], "polarity": scores["compound"]}
@@ -91,8 +108,11 @@ class Sentiment(TextEvaluator):
     expect: Literal["positive", "neutral", "negative", "not_negative"] | None = Field(
         None, description="Makes it a check: score 1 (pass) when the category is as expected, else 0 (fail)."
     )
-    max_chars: int = Field(
-        20_000, ge=1, description="Longer texts are an error: VADER's time grows with the square of the length (1 s near 25,000 characters)."
+    max_chars: int = Field(20_000, ge=1, description="Longer texts are an error (both analyzers).")
+    max_words: int = Field(
+        2_000, ge=1,
+        description="vader: texts of more words are an error, counted as VADER reads them (each emoji as the words of its description); "
+        "its time grows with the square of that count (up to about 0.5 s at 2,000 words).",
     )
 
     @model_validator(mode="after")
@@ -118,6 +138,10 @@ class Sentiment(TextEvaluator):
         if len(text) > self.max_chars:
             return self.error_result(f"{self.where} has {len(text)} characters, more than max_chars ({self.max_chars})")
         try:
+            if self.analyzer == "vader" and (words := vader_words(text)) > self.max_words:
+                return self.error_result(
+                    f"{self.where} has {words:,} words as VADER reads it (emoji as their descriptions), more than max_words ({self.max_words:,})"
+                )
             figures = vader_figures(text) if self.analyzer == "vader" else afinn_figures(text)
         except MissingDependency as exc:
             return self.error_result(str(exc))
