@@ -36,7 +36,8 @@ def chatty(payload):
 def _suite(tmp_path, evaluators, cases, limits=None):
     write(tmp_path, "judges.py", JUDGES)
     write(tmp_path, "cases.jsonl", "".join(json.dumps(case) + "\n" for case in cases))
-    suite = {"name": "limits", "evaluators": evaluators, "cases": "cases.jsonl"}
+    trusted = any("evaluators" in case for case in cases)  # case-level python evaluators: our own cases file
+    suite = {"name": "limits", "evaluators": evaluators, "cases": "cases.jsonl", "trust_cases": trusted}
     if limits:
         suite["limits"] = limits
     return write(tmp_path, "suite.yaml", json.dumps(suite))
@@ -153,3 +154,29 @@ def test_results_of_a_case_limit_read_back_with_report(tmp_path):
     assert figures["counts"] == json.loads((tmp_path / "r.summary.json").read_text())["counts"]
     assert figures["counts"]["errored"] == 2
     assert [line["score"] for line in read_jsonl(out)] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_ends_a_run_at_once_while_workers_sleep_in_a_hanging_python_evaluator(tmp_path, how):
+    """E14: the interrupt was handled, then the interpreter waited for the pool's threads for ever."""
+    evaluators = [{"name": "hang", "type": "python", "function": "judges:sleep", "timeout": 3600}]
+    suite = _suite(tmp_path, [{"type": "equals"}], [
+        *_cases(3), *[{"id": f"h{i}", "expected": "x", "output": "x", "evaluators": evaluators} for i in range(2)],
+    ])
+    out = tmp_path / "r.jsonl"
+    proc = start_run(suite, out, "--workers", "2")
+    try:
+        wait_for_lines(out, 3, proc)
+        time.sleep(0.3)  # both workers are inside the hanging evaluator now
+        sent = time.monotonic()
+        proc.send_signal(how)
+        stderr = proc.communicate(timeout=30)[1]
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback (most recent call last)" not in stderr, stderr
+    assert proc.returncode == 130, stderr
+    assert took < 2.0, f"{how.name} took {took:.2f} s to end the run"
+    assert set(assert_each_case_once(out, {"c0", "c1", "c2"})) == {"c0", "c1", "c2"}
