@@ -269,6 +269,7 @@ def history(
     fmt: Annotated[str, typer.Option("--format", metavar="table|json|markdown", help="What to print.")] = "table",
 ) -> None:
     """Runs over time: pass rate, mean score, and per-evaluator and per-field trends."""
+    from agenteval.execute import RESULTS_DIR
     from agenteval.stores import is_store_url
     from agenteval.stores.history import folder_runs, history_json, history_markdown, render_history
 
@@ -287,12 +288,16 @@ def history(
             raise _fail(str(exc)) from None
         opened.close()
     else:
-        from agenteval.execute import RESULTS_DIR
-
         folder = Path(store or RESULTS_DIR)
-        if not folder.is_dir():
+        if store is None and not folder.exists():  # a fresh folder: nothing has run here yet
+            typer.echo(f"no runs yet: `agenteval run SUITE.yaml` writes them to {RESULTS_DIR}/ (or give --store)", err=True)
+            runs = []
+        elif not folder.is_dir():
             raise _fail(f"{folder} is not a folder of runs; give --store URL (a SQL store) or --store DIR")
-        runs = folder_runs(folder, suite, limit)
+        else:
+            runs = folder_runs(folder, suite, limit)
+    if fmt == "table" and store is None and not runs and not Path(RESULTS_DIR).exists():
+        return  # said above
     if fmt == "json":
         sys.stdout.write(history_json(runs) + "\n")
     elif fmt == "markdown":
