@@ -6,7 +6,8 @@ Each evaluation reads the trajectory (OpenAI-style chat messages: 50 assistant t
 JSON-string arguments, each followed by its tool result message), decodes the arguments,
 checks every same-name pair, aligns the calls 1:1 and builds the details. Rows:
 - 10 expected calls (exact, fuzzy, numeric_tolerance, regex and any_of arguments) against the
-  50-call trajectory, for each `order`;
+  50-call trajectory, for each `order`; then with BFCL's strict options (no unexpected
+  arguments, strict types, folded text), and with a `result:` check on each call;
 - 50 expected calls over 5 tools against the 50 calls (500 same-name pairs);
 - the worst case: 50 identical expected calls against 50 identical calls (every pair satisfies).
 The script asserts the scores, so it measures right answers.
@@ -74,6 +75,16 @@ def main() -> None:
         result = evaluator.evaluate(ctx)
         assert result.score == 1.0 and result.verdict == "pass", result.misses
         rows.append((f"10 expected, order: {order}", *time_us(evaluator, ctx)))
+    strict = {"extra_arguments": False, "strict_types": True, "case_sensitive": False, "ignore_characters": " ,./-_*^"}
+    evaluator = ToolCalls.model_validate({"type": "tool_calls", "calls": ten, **strict})
+    result = evaluator.evaluate(ctx)
+    assert result.score == 1.0 and result.verdict == "pass", result.misses
+    rows.append(("10 expected, BFCL-strict options", *time_us(evaluator, ctx)))
+    with_results = [{**call, "result": {"match": "object", "properties": {"ok": True}}} for call in ten]
+    evaluator = ToolCalls.model_validate({"type": "tool_calls", "calls": with_results})
+    result = evaluator.evaluate(ctx)
+    assert result.score == 1.0 and result.verdict == "pass", result.misses
+    rows.append(("10 expected, each with a `result:` check", *time_us(evaluator, ctx)))
     every = [expected_call(i) for i in range(CALLS)]
     for order in ("any", "exact"):
         evaluator = ToolCalls.model_validate({"type": "tool_calls", "calls": every, "order": order})

@@ -227,8 +227,9 @@ def test_missing_null_and_optional_arguments():
     assert check_one({"order_id": "A-1"}, {"order_id": None})["arguments"] == {"order_id": "null value"}
     optional = {"order_id": "A-1", "note": {"match": "exact", "value": "x", "required": False}}
     assert check_one(optional, {"order_id": "A-1"})["status"] == "hit"
-    row = check_one(optional, {"order_id": "A-1", "note": "y"})  # present and wrong: reported, not counted
-    assert (row["status"], row["arguments"]) == ("hit", {"note": "expected 'x', got 'y'"})
+    row = check_one(optional, {"order_id": "A-1", "note": "y"})  # optional means checked when present
+    assert (row["status"], row["arguments"]) == ("miss", {"note": "expected 'x', got 'y'"})
+    assert check_one(optional, {"order_id": "A-1", "note": None})["status"] == "hit"  # null: left out
     expects_null = {"coupon": {"match": "exact", "value": None}}
     assert check_one(expects_null, {})["status"] == "hit"
     assert check_one(expects_null, {"coupon": None})["status"] == "hit"
@@ -460,3 +461,13 @@ def test_result_details_are_plain_json():
     answer = [openai("lookup_order", '{"order_id": "A-1001"}'), openai("issue_refund", "{oops")]
     result = run(tool_calls(calls=LOOKUP_THEN_REFUND, forbidden=["delete_account"]), answer)
     assert json.loads(json.dumps(result.details)) == result.details
+
+
+def test_assignment_shifts_a_long_chain_of_earlier_pairs_without_recursion():
+    from agenteval.evaluators.tools.alignment import align_any_order
+
+    count = 5000  # expected i takes call i or i+1; the last one only call 0: every pair must shift by one
+    satisfying = [[i, i + 1] for i in range(count)] + [[0]]
+    pairs = align_any_order(satisfying, [True] * (count + 1))
+    assert len(pairs) == count + 1
+    assert pairs[count] == 0 and all(pairs[i] == i + 1 for i in range(count))

@@ -9,27 +9,53 @@ from __future__ import annotations
 
 def align_any_order(satisfying: list[list[int]], required: list[bool]) -> dict[int, int]:
     """The most expected calls satisfied, in any order (maximum bipartite matching by augmenting
-    paths). Returns expected index -> actual index."""
+    paths, searched with an explicit stack: a path may be thousands of pairs long, deeper than
+    Python's recursion limit). Returns expected index -> actual index."""
     owner: dict[int, int] = {}  # actual -> expected
+    for expected in sorted(range(len(satisfying)), key=lambda i: not required[i]):
+        if satisfying[expected]:
+            _augment(expected, satisfying, owner)
+    return {expected: actual for actual, expected in owner.items()}
 
-    def augment(expected: int, seen: set[int]) -> bool:
-        for actual in satisfying[expected]:  # a free call first: earlier pairs move only when they must
-            if actual not in owner:
-                owner[actual] = expected
-                return True
-        for actual in satisfying[expected]:
+
+def _free_call(expected: int, satisfying: list[list[int]], owner: dict[int, int]) -> int | None:
+    for actual in satisfying[expected]:  # a free call first: earlier pairs move only when they must
+        if actual not in owner:
+            return actual
+    return None
+
+
+def _augment(root: int, satisfying: list[list[int]], owner: dict[int, int]) -> bool:
+    """Give `root` a call, moving earlier pairs along one augmenting path (depth-first, iterative)."""
+    free = _free_call(root, satisfying, owner)
+    if free is not None:
+        owner[free] = root
+        return True
+    seen: set[int] = set()
+    stack = [(root, iter(satisfying[root]))]
+    path: list[tuple[int, int]] = []  # (expected, the call it takes over) at each level below the top
+    while stack:
+        expected, candidates = stack[-1]
+        for actual in candidates:
             if actual in seen:
                 continue
             seen.add(actual)
-            if augment(owner[actual], seen):
+            displaced = owner[actual]
+            free = _free_call(displaced, satisfying, owner)
+            if free is not None:
+                owner[free] = displaced
                 owner[actual] = expected
+                for earlier, taken in path:
+                    owner[taken] = earlier
                 return True
-        return False
-
-    for expected in sorted(range(len(satisfying)), key=lambda i: not required[i]):
-        if satisfying[expected]:
-            augment(expected, set())
-    return {expected: actual for actual, expected in owner.items()}
+            path.append((expected, actual))
+            stack.append((displaced, iter(satisfying[displaced])))
+            break
+        else:
+            stack.pop()
+            if path:
+                path.pop()
+    return False
 
 
 def align_in_order(satisfying: list[list[int]], required: list[bool], call_count: int) -> dict[int, int]:

@@ -1,152 +1,30 @@
-"""Expected tool calls and the per-argument checks that decide whether an actual call satisfies one.
+"""Expected tool calls, and whether an actual call satisfies one.
 
-An argument is checked with the field matchers (`exact`, `fuzzy`, `numeric_tolerance`, `date`)
-plus `regex` and `any_of`. In YAML a bare value means `exact`; an object with a `match` key is a
-check with options, so `{order_id: A-1}` and `{order_id: {match: exact, value: A-1}}` agree.
+Each argument is a check (`checks.ArgumentCheck`): in YAML a bare value means `exact`, an object
+with a `match` key is a check with options, so `{order_id: A-1}` and
+`{order_id: {match: exact, value: A-1}}` agree. A call may also check its tool's `result`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field
 
-from agenteval import matching
 from agenteval.config import StrictModel
-from agenteval.evaluators.fields import ValueMatch
+from agenteval.evaluators.tools.checks import ArgumentCheck, Defaults, Env, Rule, as_check
+from agenteval.evaluators.tools.trajectory import ToolCall
 from agenteval.paths import MISSING
+from agenteval.process import decode_json
 
-ArgumentMatch = Literal["exact", "fuzzy", "numeric_tolerance", "date", "regex", "any_of"]
-Status = Literal["hit", "miss", "skipped"]
-_SHOWN_CHARS = 40
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+RESULT = "(result)"  # the key of a result's miss among the argument misses
 
 
-class ArgumentCheck(ValueMatch):
-    """One argument of an expected call."""
-
-    match: ArgumentMatch = "exact"
-    value: Any = Field(None, description="The expected value (exact, fuzzy, numeric_tolerance, date).")
-    pattern: str | None = Field(None, description="regex: the whole value must match this pattern.")
-    values: list[Any] | None = Field(
-        None, min_length=1, description="any_of: the acceptable values; an empty string allows leaving the argument out."
-    )
-    required: bool = Field(True, description="A call that misses a required argument does not satisfy the expected call.")
-
-    @model_validator(mode="after")
-    def _check_operands(self) -> ArgumentCheck:
-        given = self.model_fields_set
-        if self.match == "regex":
-            if self.pattern is None:
-                raise ValueError("match: regex needs `pattern`")
-            try:
-                re.compile(self.pattern)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {self.pattern!r}: {exc}") from None
-        elif self.match == "any_of":
-            if self.values is None:
-                raise ValueError("match: any_of needs `values`")
-        elif "value" not in given:
-            raise ValueError(f"match: {self.match} needs `value`")
-        for key, owner in (("pattern", "regex"), ("values", "any_of")):
-            if key in given and self.match != owner:
-                raise ValueError(f"`{key}` (match: {owner}) does not apply to match: {self.match}")
-        if "value" in given and self.match in ("regex", "any_of"):
-            raise ValueError(f"`value` does not apply to match: {self.match}")
-        return self
-
-    def compile(self, name: str) -> ArgumentRule:
-        """The check as a plain object with its comparison bound, for the per-pair loop."""
-        values = tuple(self.values) if self.values is not None else None
-        scalars, objects = set(), []
-        for value in values or ():
-            try:
-                scalars.add(_strict_key(value))
-            except TypeError:  # unhashable: an object or a list
-                objects.append(value)
-        return ArgumentRule(
-            name, self.match, self.required, self.value, self.comparison(),
-            re.compile(self.pattern) if self.pattern is not None else None,
-            values, frozenset(scalars), tuple(objects),
-        )
-
-
-def _strict_key(value: Any) -> tuple[Any, Any]:
-    """A set key under which two values are equal exactly when `matching.exact` says so."""
-    return ("number", value) if type(value) in (int, float) else (type(value), value)
-
-
-@dataclass(frozen=True, slots=True)
-class ArgumentRule:
-    name: str
-    match: str
-    required: bool
-    value: Any
-    compare: Callable[[Any, Any], matching.Match]
-    regex: re.Pattern[str] | None
-    values: tuple[Any, ...] | None  # any_of, as written
-    accepted: frozenset[tuple[Any, Any]]  # any_of: the scalar values, by strict key
-    accepted_objects: tuple[Any, ...]  # any_of: the object and list values
-
-    def check(self, arguments: dict[str, Any], explain: bool = False) -> tuple[Status, str | None]:
-        """Whether this argument of an actual call hits; with `explain`, why not."""
-        got = arguments.get(self.name, MISSING)
-        if self.values is not None:  # any_of
-            if got is MISSING:
-                if "" in self.values:
-                    return "hit", None
-                return ("miss", "missing") if self.required else ("skipped", "optional, missing")
-            try:
-                if _strict_key(got) in self.accepted:
-                    return "hit", None
-            except TypeError:  # an object or a list: compared one by one
-                if any(matching.exact(got, value).hit for value in self.accepted_objects):
-                    return "hit", None
-            return "miss", f"{_show(got)} is not one of {_show(list(self.values))}" if explain else None
-        if self.regex is None and self.value is None:  # an expected null: absent or null hits
-            if got is MISSING or got is None:
-                return "hit", None
-            return "miss", f"expected null, got {_show(got)}" if explain else None
-        if got is MISSING or got is None:
-            if not self.required:
-                return "skipped", "optional, missing"
-            return "miss", "missing" if got is MISSING else "null value"
-        if self.regex is not None:
-            text = str(got) if type(got) in (int, float) else got  # numbers match as written
-            if type(text) is not str:
-                return "miss", "type mismatch"
-            if self.regex.fullmatch(text):
-                return "hit", None
-            return "miss", f"{_show(got)} does not match {self.regex.pattern!r}" if explain else None
-        if self.match == "exact" and type(got) is type(self.value) and not explain:
-            return ("hit", None) if got == self.value else ("miss", None)  # the common case, quickly
-        outcome = self.compare(got, self.value)
-        if outcome.hit:
-            return "hit", None
-        if not explain:
-            return "miss", None
-        why = f"expected {_show(self.value)}, got {_show(got)}"
-        if outcome.reason:
-            why = f"{outcome.reason}: {why}"
-        elif outcome.similarity is not None:
-            why += f" (similarity {outcome.similarity:.2f})"
-        return "miss", why
-
-
-def _bare_values_as_exact(arguments: Any) -> Any:
+def _bare_values_as_checks(arguments: Any) -> Any:
     if not isinstance(arguments, dict):
         return arguments
-    return {
-        name: check if isinstance(check, dict) and "match" in check else {"match": "exact", "value": check}
-        for name, check in arguments.items()
-    }
+    return {name: as_check(check) for name, check in arguments.items()}
 
 
 class ExpectedCall(StrictModel):
@@ -155,48 +33,92 @@ class ExpectedCall(StrictModel):
     name: str = Field(min_length=1, description="The tool's name.")
     arguments: Annotated[
         dict[str, ArgumentCheck],
-        BeforeValidator(_bare_values_as_exact, json_schema_input_type=dict[str, Any]),
+        BeforeValidator(_bare_values_as_checks, json_schema_input_type=dict[str, Any]),
     ] = Field(
         default_factory=dict,
-        description="Per argument: a bare value (exact) or a check {match, value | pattern | values, options, required}.",
+        description="Per argument: a bare value (exact) or a check {match, value | pattern | values | properties | items | function, options, required}.",
     )
     required: bool = Field(True, description="Optional calls do not count in the score but may be made.")
+    extra_arguments: bool | None = Field(
+        None, description="Whether the call may have arguments not listed in `arguments` (default: the evaluator's `extra_arguments`).",
+    )
+    result: Annotated[ArgumentCheck, BeforeValidator(as_check, json_schema_input_type=Any)] | None = Field(
+        None, description="What the tool returned for this call (its tool / tool_result / functionResponse): a bare value (exact) or a check.",
+    )
 
-    def compile(self) -> CompiledCall:
-        rules = tuple(check.compile(name) for name, check in self.arguments.items())
-        required = sorted((rule for rule in rules if rule.required), key=lambda rule: _COST[rule.match])
-        return CompiledCall(self.name, self.required, rules, tuple(required))
+    def compile(self, defaults: Defaults) -> CompiledCall:
+        rules = tuple((name, check.compile(defaults)) for name, check in self.arguments.items())
+        cheapest = tuple(sorted(rules, key=lambda pair: _COST[pair[1].match]))
+        extra = defaults.extra_arguments if self.extra_arguments is None else self.extra_arguments
+        result = self.result.compile(defaults) if self.result is not None else None
+        return CompiledCall(self.name, self.required, rules, cheapest, extra, frozenset(self.arguments), result)
+
+    def runs_code(self) -> bool:
+        checks = list(self.arguments.values()) + ([self.result] if self.result is not None else [])
+        return any(check.runs_code() for check in checks)
 
 
-_COST = {"exact": 0, "any_of": 1, "numeric_tolerance": 2, "regex": 3, "date": 4, "fuzzy": 5}  # cheapest first
+_COST = {"exact": 0, "any_of": 1, "numeric_tolerance": 2, "object": 3, "array": 3, "regex": 4, "date": 5, "fuzzy": 6, "python": 7}
 
 
 @dataclass(frozen=True, slots=True)
 class CompiledCall:
     name: str
     required: bool
-    rules: tuple[ArgumentRule, ...]  # in the order written, for the details
-    required_rules: tuple[ArgumentRule, ...]  # cheapest first, to reject a call early
+    rules: tuple[tuple[str, Rule], ...]  # in the order written, for the details
+    cheapest: tuple[tuple[str, Rule], ...]  # cheapest first, to reject a call early
+    extra_allowed: bool
+    known: frozenset[str]
+    result: Rule | None
 
-    def satisfied_by(self, arguments: dict[str, Any]) -> bool:
-        """Every required argument hits."""
-        for rule in self.required_rules:
-            if rule.check(arguments)[0] == "miss":
+    def satisfied_by(self, call: ToolCall, env: Env) -> bool:
+        """Every argument given hits, every required one is given, nothing unexpected, the result hits."""
+        arguments = call.arguments or {}
+        for name, rule in self.cheapest:
+            got = arguments.get(name, MISSING)
+            if got is MISSING or got is None:
+                if rule.status(got, env, False)[0] == "miss":
+                    return False
+            elif rule.test(got, env, False) is not None:  # the common case, without the absent/null layer
                 return False
-        return True
+        if not self.extra_allowed and any(name not in self.known for name in arguments):
+            return False
+        return self.result is None or _result_status(self.result, call.result, env, False)[0] != "miss"
 
-    def hits(self, arguments: dict[str, Any]) -> int:
+    def hits(self, call: ToolCall, env: Env) -> int:
         """How many arguments hit: how close a call that does not satisfy this one came."""
-        return sum(rule.check(arguments)[0] == "hit" for rule in self.rules)
+        arguments = call.arguments or {}
+        return sum(rule.status(arguments.get(name, MISSING), env, False)[0] == "hit" for name, rule in self.rules)
 
-    def missed(self, arguments: dict[str, Any]) -> dict[str, str]:
-        """Why each argument that missed did, for the details."""
+    def missed(self, call: ToolCall, env: Env) -> dict[str, str]:
+        """Why each argument that missed did (and each unexpected one, and the result), for the details."""
+        arguments = call.arguments or {}
         found = {}
-        for rule in self.rules:
-            status, reason = rule.check(arguments, explain=True)
+        for name, rule in self.rules:
+            status, reason = rule.status(arguments.get(name, MISSING), env, True)
             if status == "miss":
-                found[rule.name] = reason or "differs"
+                found[name] = reason or "differs"
+        if not self.extra_allowed:
+            for name in arguments:
+                if name not in self.known:
+                    found[name] = "unexpected argument"
+        if self.result is not None:
+            status, reason = _result_status(self.result, call.result, env, True)
+            if status == "miss":
+                found[RESULT] = "no result recorded" if call.result is MISSING else reason or "differs"
         return found
+
+
+def _result_status(rule: Rule, result: Any, env: Env, explain: bool) -> tuple[str, str | None]:
+    """A result recorded as JSON text (a tool message's content) is checked as text, then decoded."""
+    status, reason = rule.status(result, env, explain)
+    if status == "miss" and type(result) is str and result[:1] in ("{", "["):
+        try:
+            decoded = decode_json(result)
+        except (ValueError, RecursionError):
+            return status, reason
+        return rule.status(decoded, env, explain)
+    return status, reason
 
 
 class ExpectedCalls(StrictModel):

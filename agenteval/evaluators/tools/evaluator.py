@@ -7,19 +7,35 @@ forbidden tool, an unexpected call where none is allowed, a tool called too few 
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path as FilePath
 from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
+from agenteval import patterns
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
 from agenteval.evaluators.tools.alignment import align_any_order, align_in_order
+from agenteval.evaluators.tools.bfcl import BFCL_IGNORED_CHARACTERS, bfcl_calls
 from agenteval.evaluators.tools.calls import CompiledCall, ExpectedCall, ExpectedCalls
-from agenteval.evaluators.tools.trajectory import ToolCall, Trajectory, read_trajectory
+from agenteval.evaluators.tools.checks import CheckError, Defaults, Env
+from agenteval.evaluators.tools.trajectory import ToolCall, Trajectory, read_trajectory, shape_of
 from agenteval.paths import MISSING, Path, compile_path, resolve
 
 Order = Literal["any", "in_order", "exact"]
+ExpectedFormat = Literal["calls", "bfcl"]
+_ROOTS = ("input", "metadata")  # `path` roots that read the case, not the answer
 UNNAMED = "(no name)"
+
+
+class _RunsCode:
+    """`runs_programs` per evaluator: false for the type (tool_calls runs nothing of its own), true
+    for one whose `calls` hold a `match: python` check, so a cases file needs trust to use it."""
+
+    def __get__(self, instance: ToolCalls | None, owner: type) -> bool:
+        return False if instance is None else instance.runs_code()
 
 
 class ToolCalls(EvaluatorConfig):
@@ -29,7 +45,11 @@ class ToolCalls(EvaluatorConfig):
 
     type: Literal["tool_calls"]
     path: str = Field(
-        "", description="Where the trajectory is in the candidate; empty: `messages`, or the answer itself when it is a list."
+        "",
+        description=(
+            "Where the trajectory is: in the answer (empty: `messages`, or the answer itself when it is a list), "
+            "or in the case with input.<path> / metadata.<path>."
+        ),
     )
     calls: list[ExpectedCall] | None = Field(
         None, description="The expected calls; when absent they are read from the expected answer at `expected_path`."
@@ -46,17 +66,44 @@ class ToolCalls(EvaluatorConfig):
     )
     min_calls: dict[str, int] = Field(default_factory=dict, description="Per tool: the fewest calls allowed.")
     max_calls: dict[str, int] = Field(default_factory=dict, description="Per tool: the most calls allowed.")
+    expected_format: ExpectedFormat = Field(
+        "calls",
+        description=(
+            "How the expected calls at `expected_path` are written: calls (like `calls:`, or a recorded trajectory) or "
+            "bfcl ({function: {parameter: [accepted values]}}; its defaults become BFCL's strict ones)."
+        ),
+    )
+    extra_arguments: bool | None = Field(
+        None, description="Whether a call may have arguments the expected call does not list (default true; false with expected_format: bfcl).",
+    )
+    strict_types: bool | None = Field(
+        None,
+        description="An integer expectation needs an integer, a float one takes either, a bool is never a number (default false; true with bfcl).",
+    )
+    case_sensitive: bool | None = Field(
+        None, description="Text arguments compared with case as written (default true; fuzzy: false; false with bfcl).",
+    )
+    normalize_whitespace: bool | None = Field(None, description="Fold runs of whitespace and trim text arguments before comparing (default false).")
+    ignore_characters: str | None = Field(
+        None, description=f"Characters removed from text arguments before comparing (default none; {BFCL_IGNORED_CHARACTERS!r} with bfcl).",
+    )
 
     type_name = "tool_calls"
 
+    _source: str = PrivateAttr("output")
     _trajectory_keys: Path | None = PrivateAttr(None)
     _expected_keys: Path | None = PrivateAttr(None)
     _plan: list[CompiledCall] | None = PrivateAttr(None)
+    _defaults: Defaults = PrivateAttr(default_factory=Defaults)
+    _functions: dict[tuple[str, str], Callable[..., Any] | str] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @model_validator(mode="after")
     def _consistent(self) -> ToolCalls:
         if self.calls is not None and "expected_path" in self.model_fields_set:
             raise ValueError("give the expected calls in `calls` or at `expected_path`, not both")
+        if self.expected_format == "bfcl" and self.calls is not None:
+            raise ValueError("expected_format: bfcl reads the expected answer at `expected_path`; it does not apply to `calls`")
         if self.order == "exact" and self.allow_extra:
             raise ValueError("order: exact allows no extra calls; drop `allow_extra: true` or use order: in_order")
         for tool, count in (*self.min_calls.items(), *self.max_calls.items()):
@@ -71,9 +118,28 @@ class ToolCalls(EvaluatorConfig):
         return self
 
     def model_post_init(self, context: Any) -> None:
-        self._trajectory_keys = compile_path(self.path) if self.path else ()
+        path = self.path
+        root = path.split(".", 1)[0].split("[", 1)[0]
+        if root in _ROOTS:
+            self._source, path = root, path[len(root):].lstrip(".")
+        self._trajectory_keys = compile_path(path) if path else ()
         self._expected_keys = compile_path(self.expected_path) if self.expected_path else ()
-        self._plan = [call.compile() for call in self.calls] if self.calls is not None else None
+        bfcl = self.expected_format == "bfcl"
+        self._defaults = Defaults(
+            extra_arguments=(not bfcl) if self.extra_arguments is None else self.extra_arguments,
+            strict_types=bfcl if self.strict_types is None else self.strict_types,
+            case_sensitive=(False if bfcl else None) if self.case_sensitive is None else self.case_sensitive,
+            normalize_whitespace=bool(self.normalize_whitespace),
+            ignore_characters=(BFCL_IGNORED_CHARACTERS if bfcl else "") if self.ignore_characters is None else self.ignore_characters,
+        )
+        self._plan = [call.compile(self._defaults) for call in self.calls] if self.calls is not None else None
+
+    runs_programs = _RunsCode()  # type: ignore[assignment]
+
+    def runs_code(self) -> bool:
+        """Whether this evaluator's own `calls` hold a `match: python` check (expected calls read from a
+        case's expected answer never run code: such a check there is an error)."""
+        return any(call.runs_code() for call in self.calls or ())
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         found: list[tuple[tuple[str | int, ...], str]] = []
@@ -84,40 +150,82 @@ class ToolCalls(EvaluatorConfig):
 
     @property
     def extra_allowed(self) -> bool:
-        return self.order != "exact" if self.allow_extra is None else self.allow_extra
+        if self.allow_extra is not None:
+            return self.allow_extra
+        return self.order != "exact" and self.expected_format != "bfcl"
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
-        items = self._trajectory_items(ctx.output)
+        items = self._trajectory_items(ctx)
         if type(items) is not list:
             where = f"`{self.path}`" if self.path else "`messages` or the answer itself"
             found = "nothing" if items is MISSING else f"a {type(items).__name__}"
             message = f"no tool-call trajectory: found {found} at {where}"
             return self.result(0.0, "fail", misses=[message], reasoning=message)
+        if self._plan is None and ctx.expected is None:  # the expected calls would be read from a reference the case lacks
+            return self.result(0.0, "fail", misses=[f"no expected calls: {NO_EXPECTED}"], reasoning="nothing to compare with")
         expected = self._plan if self._plan is not None else self._expected_calls(ctx.expected)
         if isinstance(expected, str):
             return self.error_result(expected)
-        return self.score(expected, read_trajectory(items))
+        env = Env(ctx.limits.pattern_seconds, self._function_loader(ctx.base_dir), ctx.limits)
+        try:
+            return self.score(expected, read_trajectory(items, any(call.result is not None for call in expected)), env)
+        except patterns.PatternTimeout as exc:
+            return self.error_result(f"{self.type} {self.label!r}: {exc}")
+        except CheckError as exc:
+            return self.error_result(str(exc))
 
-    def _trajectory_items(self, output: Any) -> Any:
+    def _trajectory_items(self, ctx: EvalContext) -> Any:
         if self._trajectory_keys is None:
             return MISSING
+        source = ctx.input if self._source == "input" else ctx.metadata if self._source == "metadata" else ctx.output
         if self._trajectory_keys:
-            return resolve(output, self._trajectory_keys)
-        if type(output) is dict:
-            return output.get("messages", MISSING)
-        return output
+            return resolve(source, self._trajectory_keys)
+        if type(source) is dict and self._source == "output" and not self.path:
+            return source.get("messages", MISSING)
+        return source
+
+    def _function_loader(self, base_dir: FilePath) -> Callable[[str], Callable[..., Any]]:
+        """`module:function` imported once per suite folder (next to the suite first, then installed)."""
+
+        def load(reference: str) -> Callable[..., Any]:
+            key = (reference, str(base_dir))
+            loaded = self._functions.get(key)
+            if loaded is None:
+                from agenteval.evaluators.python_function import FunctionImportError, import_function
+
+                with self._lock:
+                    try:
+                        loaded = self._functions[key] = import_function(reference, base_dir)
+                    except FunctionImportError as exc:
+                        loaded = self._functions[key] = f"match: python: {exc}"
+            if isinstance(loaded, str):
+                raise CheckError(loaded)
+            return loaded
+
+        return load
 
     def _expected_calls(self, answer: Any) -> list[CompiledCall] | str:
         value = MISSING if self._expected_keys is None else resolve(answer, self._expected_keys)
         where = f"`{self.expected_path}`" if self.expected_path else "the expected answer"
         if value is MISSING:
             return f"no expected calls: `calls` is not set and the expected answer has nothing at {where}"
+        if self.expected_format == "bfcl":
+            value = bfcl_calls(value, where)
+            if isinstance(value, str):
+                return value
         if type(value) is not list:
             return f"the expected calls at {where} are not a list"
         found = expected_calls_from(value, where)
-        return found if isinstance(found, str) else [call.compile() for call in found]
+        if isinstance(found, str):
+            return found
+        if any(call.runs_code() for call in found):
+            return (
+                f"the expected calls at {where} hold a `match: python` check: an expected answer is data and does not "
+                "run code; put that check in the evaluator's `calls`"
+            )
+        return [call.compile(self._defaults) for call in found]
 
-    def score(self, expected: list[CompiledCall], trajectory: Trajectory) -> EvaluatorResult:
+    def score(self, expected: list[CompiledCall], trajectory: Trajectory, env: Env) -> EvaluatorResult:
         """Align the expected calls with the trajectory and apply the rules."""
         calls = trajectory.calls
         by_name: dict[str, list[int]] = {}
@@ -125,7 +233,7 @@ class ToolCalls(EvaluatorConfig):
             if call.name is not None:
                 by_name.setdefault(call.name, []).append(call.index)
         satisfying = [
-            [j for j in by_name.get(want.name, ()) if calls[j].arguments is not None and want.satisfied_by(calls[j].arguments)]
+            [j for j in by_name.get(want.name, ()) if calls[j].arguments is not None and want.satisfied_by(calls[j], env)]
             for want in expected
         ]
         required = [want.required for want in expected]
@@ -133,11 +241,11 @@ class ToolCalls(EvaluatorConfig):
             pairs = align_any_order(satisfying, required)
         else:
             pairs = align_in_order(satisfying, required, len(calls))
-        attempts = _attempts(expected, pairs, satisfying, calls, by_name)
+        attempts = _attempts(expected, pairs, satisfying, calls, by_name, env)
         labels = _labels(expected)
         rows, hits, misses = [], [], []
         for i, want in enumerate(expected):
-            row = _row(want, i, pairs, attempts, satisfying, calls, by_name)
+            row = _row(want, i, pairs, attempts, satisfying, calls, by_name, env)
             rows.append(row)
             if row["status"] == "hit":
                 hits.append(labels[i])
@@ -204,7 +312,7 @@ def expected_calls_from(value: list[Any], where: str) -> list[ExpectedCall] | st
     try:
         return ExpectedCalls.model_validate({"calls": value}).calls
     except ValidationError as exc:
-        recorded = all(type(item) is dict and ("role" in item or "function" in item or item.get("type") == "tool_use") for item in value)
+        recorded = all(type(item) is dict and shape_of(item) not in (None, "plain") for item in value)
         reference = read_trajectory(value)
         if recorded and not reference.problems and all(call.problem is None for call in reference.calls):
             return [
@@ -236,6 +344,7 @@ def _attempts(
     satisfying: list[list[int]],
     calls: list[ToolCall],
     by_name: dict[str, list[int]],
+    env: Env,
 ) -> dict[int, int]:
     """For each unsatisfied expected call, the closest unused call to the same tool (to say what
     went wrong, and so that a wrong call is not also counted as an extra one)."""
@@ -252,7 +361,7 @@ def _attempts(
         if in_reach & set(free):
             best = min(in_reach & set(free))
         elif readable:
-            best = max(readable, key=lambda j: (want.hits(calls[j].arguments or {}), -j))
+            best = max(readable, key=lambda j: (want.hits(calls[j], env), -j))
         else:
             best = free[0]
         attempts[i] = best
@@ -268,14 +377,15 @@ def _row(
     satisfying: list[list[int]],
     calls: list[ToolCall],
     by_name: dict[str, list[int]],
+    env: Env,
 ) -> dict[str, Any]:
     """One expected call in the details: which call satisfied it, or why none did."""
     row: dict[str, Any] = {"name": want.name, "required": want.required, "status": "miss", "index": None}
     j = pairs.get(i, attempts.get(i))
     if j is not None:
         row["index"] = j
-    arguments = calls[j].arguments if j is not None else None
-    missed = want.missed(arguments) if arguments is not None else {}
+    readable = j is not None and calls[j].arguments is not None
+    missed = want.missed(calls[j], env) if readable and j is not None else {}
     if missed:
         row["arguments"] = missed
     if i in pairs:
