@@ -9,6 +9,11 @@ suite, `RunError` names a bad option or input) and warnings are data (`SuiteRun.
     for result in run:             # one CaseResult per case, as it finishes (already saved)
         print(result.case_id, result.verdict, result.score)
     run.summary["pass_rate"]       # what <results>.summary.json holds
+
+A pipeline's own values (pydantic models, dataclasses, Decimals, numpy numbers, dates...) are
+converted once where they enter (agenteval.values); a function can be the target (`task=`), an
+evaluator can be a Python callable, and `aevaluate` / `async for` fit an asyncio program
+(docs/python-api.md).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,7 +38,7 @@ if TYPE_CHECKING:
     from agenteval.suite.models import Case
     from agenteval.suite.problems import Problem
 
-__all__ = ["RESULTS_DIR", "RunError", "SuiteRun", "evaluate", "exit_code", "run_suite"]
+__all__ = ["RESULTS_DIR", "RunError", "SuiteRun", "aevaluate", "evaluate", "evaluator", "exit_code", "run_suite"]
 
 RESULTS_DIR = "agenteval-results"  # where output="auto" puts results files
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -75,6 +80,9 @@ def run_suite(
     ray_address: str | None = None,
     batch_size: int = 64,
     base_dir: str | os.PathLike[str] | None = None,
+    task: Callable[..., Any] | None = None,
+    max_concurrency: int | None = None,
+    task_timeout: float | None = None,
 ) -> SuiteRun:
     """Validate a suite and prepare its run; iterate the returned `SuiteRun` to run the cases.
 
@@ -89,6 +97,11 @@ def run_suite(
 
     Raises SuiteInvalid (every problem of the suite), RunError (a bad option or input) and
     StoreError (a store or results file that cannot be opened).
+
+    `task` is a Python function (sync or async) that answers each case in place of the suite's
+    target: at most `max_concurrency` calls at once (default 8), each within `task_timeout`
+    seconds (default 60). A suite given as data may hold Python objects: evaluators that are
+    callables (see `evaluate`) and cases whose values are the pipeline's own types.
     """
     from agenteval.results import Summary
     from agenteval.runner import Predictions, PredictionsError
@@ -103,11 +116,33 @@ def run_suite(
     if resume and overwrite:
         raise RunError("--resume continues the results file and --overwrite starts it again; give one")
 
+    if task is not None and predictions is not None:
+        raise RunError("task= and predictions= are two sources of answers; give one")
+    if (task is not None or max_concurrency is not None or task_timeout is not None) and executor == "ray":
+        raise RunError("a Python task runs in this process: it goes with executor='local'")
+    if task is None and (max_concurrency is not None or task_timeout is not None):
+        raise RunError("max_concurrency= and task_timeout= go with task= (a suite's python target sets its own)")
     selection = Selection(filters, tags, shard)
+    originals: dict[str, Any] | None = None
+    exact: dict[str, tuple[Any, Any]] | None = None
     if isinstance(suite, Mapping):
+        suite, originals, exact = _python_values(suite)
+        if executor == "ray" and _holds_python_objects(suite):
+            raise RunError("evaluators given as Python objects run in this process: they go with executor='local'")
         loaded = load_suite_data(suite, Path(base_dir or Path.cwd()).resolve(), selection)
     else:
         loaded = load_suite(Path(suite), selection)
+    if task is not None:
+        from agenteval.targets.python import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, PythonTarget
+
+        try:
+            loaded.suite.target = PythonTarget.of(
+                task, DEFAULT_MAX_CONCURRENCY if max_concurrency is None else max_concurrency,
+                DEFAULT_TIMEOUT if task_timeout is None else task_timeout,
+            )
+        except (TypeError, ValueError) as exc:
+            raise RunError(str(exc)) from None
+    _hand_originals(loaded, originals)
     selected = loaded.selected  # None: every case; else len() and `in`, counted while validating
     selected_count = loaded.case_count if selected is None else len(selected)
     if not selected_count:
@@ -141,23 +176,34 @@ def run_suite(
         raise
     settings = EndpointSettings(cache, None if cache_dir is None else Path(cache_dir), refresh_cache, repeat)
     source = {key: value for key, value in suite.items() if key != "cases"} if isinstance(suite, Mapping) else loaded.path
-    return SuiteRun(
+    run = SuiteRun(
         loaded, source, run_id, destination, summary, done, selected_count, skipped, answers, only,
         workers or auto_workers(loaded), settings, executor, ray_address, batch_size,
     )
+    run._exact_cases = exact
+    return run
 
 
 def evaluate(
     cases: Iterable[Mapping[str, Any] | Case],
-    evaluators: Iterable[Mapping[str, Any] | EvaluatorConfig],
+    evaluators: Iterable[Mapping[str, Any] | EvaluatorConfig | Callable[..., Any] | Any],
     *,
+    task: Callable[..., Any] | None = None,
+    max_concurrency: int | None = None,
+    task_timeout: float | None = None,
     name: str = "evaluate",
-    workers: int = 1,
+    workers: int | None = None,
     base_dir: str | os.PathLike[str] | None = None,
+    store: str | Store | None = None,
+    output: str | os.PathLike[str] | IO[bytes] | None = None,
 ) -> SuiteRun:
     """Score answers held in memory: each case has `id`, `input`, `expected` and the candidate
-    answer as `output`; evaluators are configs as the YAML writes them (dicts) or typed configs
-    (e.g. `FieldAccuracy(...)`). Nothing is written. Iterate the result, or read its `summary`.
+    answer as `output` (or `task`, a function sync or async, answers from `input`); evaluators are
+    configs as the YAML writes them (dicts), typed configs (e.g. `FieldAccuracy(...)`), or Python
+    objects: a callable `(ctx) -> bool | float | dict | EvaluatorResult` or an object with
+    `evaluate(ctx)` (see `evaluator()`). Values may be the pipeline's own types (pydantic models,
+    dataclasses, Decimals, numpy numbers, dates; docs/python-api.md). Nothing is written unless
+    `store` or `output` says where. Iterate the result, or read its `summary`.
 
         run = agenteval.evaluate(
             [{"id": "1", "expected": {"total": 10}, "output": {"total": 10}}],
@@ -165,20 +211,163 @@ def evaluate(
         )
         [result.verdict for result in run]  # ['pass']
 
-    Raises SuiteInvalid when a case or an evaluator is invalid (every problem at once).
+    Raises SuiteInvalid when a case or an evaluator is invalid, or a value has no plain form
+    (every problem at once, naming the case and where in it).
     """
     data = {
         "name": name,
-        "evaluators": [_as_data(evaluator) for evaluator in evaluators],
-        "cases": [_as_data(case) for case in cases],
+        "evaluators": [_evaluator_data(evaluator) for evaluator in evaluators],
+        "cases": [_case_data(case) for case in cases],
     }
-    return run_suite(data, workers=workers, base_dir=base_dir, cache=False)
+    if workers is None:
+        workers = None if task is not None else 1  # a task's calls overlap: max_concurrency workers
+    return run_suite(
+        data, workers=workers, base_dir=base_dir, cache=False, task=task, max_concurrency=max_concurrency,
+        task_timeout=task_timeout, store=store, output=output,
+    )
+
+
+async def aevaluate(*args: Any, **kwargs: Any) -> SuiteRun:
+    """`evaluate` for an asyncio program: takes the same arguments, runs every case without
+    blocking the event loop and returns the finished run (read its `summary`). Cancelling the
+    awaiting task stops the run, keeping every finished case."""
+    run = evaluate(*args, **kwargs)
+    await run.asummary()
+    return run
+
+
+def evaluator(
+    check: Any, *, name: str | None = None, weight: float = 1.0, min_score: float | None = None, timeout: float = 60.0,
+) -> EvaluatorConfig:
+    """A Python callable `(ctx) -> bool | float | dict | EvaluatorResult`, or an object with
+    `evaluate(ctx)` (sync or async), as an evaluator with a name, weight, pass mark and time limit
+    (`evaluate()` takes the bare callable too, named after it)."""
+    from agenteval.evaluators.callable import CallableEvaluator
+
+    return CallableEvaluator.of(check, name=name, weight=weight, min_score=min_score, timeout=timeout)
 
 
 def _as_data(item: Any) -> Any:
     """A typed config or case as the mapping it was validated from (pydantic models dump to it)."""
     dump = getattr(item, "model_dump", None)
     return dump(mode="json", exclude_unset=True) | _type_of(item) if dump is not None else item
+
+
+def _evaluator_data(item: Any) -> Any:
+    """A suite's evaluator as the loader takes it: a mapping, a typed config's mapping, or the
+    CallableEvaluator of a Python object (kept as an object: it holds the callable)."""
+    from agenteval.evaluators.base import EvaluatorConfig
+    from agenteval.evaluators.callable import CallableEvaluator
+
+    if isinstance(item, CallableEvaluator):
+        return item
+    if isinstance(item, EvaluatorConfig):
+        return _as_data(item)
+    if isinstance(item, Mapping) or isinstance(item, (str, bytes, int, float)) or item is None:
+        return item  # validation says what is wrong with a non-mapping
+    if callable(item) or callable(getattr(item, "evaluate", None)):
+        return CallableEvaluator.of(item)
+    return item
+
+
+def _case_data(case: Any) -> Any:
+    """A case as a mapping; a Case model's own values kept as they are (its Python objects too)."""
+    from agenteval.suite.models import Case
+
+    if isinstance(case, Case):
+        return {key: getattr(case, key) for key in case.model_fields_set}
+    return case
+
+
+_CASE_VALUES = ("input", "expected", "output", "metadata")
+
+
+def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, tuple[Any, Any]] | None]:
+    """A suite given as data with every Python value in its cases converted once (agenteval.values):
+    (the data, each changed case's originals by id, each case's exact input and output where a
+    Decimal keeps digits a float does not). Raises SuiteInvalid naming each case and path that
+    cannot be converted."""
+    from agenteval.suite.loader import IN_MEMORY, SuiteInvalid
+    from agenteval.suite.problems import Problem
+    from agenteval.values import Originals, ValueNotPlain, floats, has_exact, to_plain
+
+    data = dict(data)
+    if isinstance(data.get("evaluators"), (list, tuple)):
+        data["evaluators"] = [_evaluator_data(item) for item in data["evaluators"]]
+    cases = data.get("cases")
+    if not isinstance(cases, (list, tuple)):
+        return data, None, None
+    problems: list[Problem] = []
+    originals: dict[str, Any] = {}
+    exact: dict[str, tuple[Any, Any]] = {}
+    converted: list[Any] = []
+    for index, case in enumerate(cases):
+        case = _case_data(case)
+        if not isinstance(case, Mapping):
+            converted.append(case)  # the loader names the problem
+            continue
+        record = dict(case)
+        case_id = record.get("id")
+        shown = f"case {case_id!r}: " if isinstance(case_id, (str, int)) and not isinstance(case_id, bool) else f"case {index + 1}: "
+        changed = False
+        for key in _CASE_VALUES:
+            if key not in record:
+                continue
+            try:
+                plain = to_plain(record[key], key)
+            except ValueNotPlain as exc:
+                problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{exc.path}`: {str(exc).partition(': ')[2]}"))
+                continue
+            except RecursionError:
+                problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{key}` contains itself"))
+                continue
+            if plain is not record[key]:
+                changed = True
+                record[key] = plain
+        if isinstance(record.get("evaluators"), (list, tuple)):
+            record["evaluators"] = [_evaluator_data(item) for item in record["evaluators"]]
+        if changed and isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
+            key_id = str(case_id)
+            originals[key_id] = Originals(*(case.get(key) if key != "metadata" else case.get(key, {}) for key in _CASE_VALUES))
+            inputs, outputs = record.get("input"), record.get("output")
+            if has_exact(inputs) or has_exact(outputs):
+                exact[key_id] = (inputs if has_exact(inputs) else None, outputs if has_exact(outputs) else None)
+                for key in _CASE_VALUES:
+                    if key in record:
+                        record[key] = floats(record[key])
+            elif has_exact(record.get("expected")) or has_exact(record.get("metadata")):
+                for key in ("expected", "metadata"):
+                    if key in record:
+                        record[key] = floats(record[key])
+        converted.append(record)
+    if problems:
+        raise SuiteInvalid(problems)
+    data["cases"] = converted
+    return data, originals or None, exact or None
+
+
+def _holds_python_objects(data: Mapping[str, Any]) -> bool:
+    from agenteval.evaluators.callable import CallableEvaluator
+
+    def callable_in(items: Any) -> bool:
+        return isinstance(items, (list, tuple)) and any(isinstance(item, CallableEvaluator) for item in items)
+
+    cases = data.get("cases")
+    return callable_in(data.get("evaluators")) or (
+        isinstance(cases, (list, tuple)) and any(isinstance(case, Mapping) and callable_in(case.get("evaluators")) for case in cases)
+    )
+
+
+def _hand_originals(loaded: LoadedSuite, originals: dict[str, Any] | None) -> None:
+    """Give the python target and the Python evaluators the caller's own objects for each case."""
+    if originals is None:
+        return
+    target = loaded.suite.target
+    if target.type == "python":
+        target._originals = originals  # type: ignore[union-attr]
+    for evaluator in [*loaded.suite.evaluators, *(e for case in loaded.cases or () for e in case.evaluators or ())]:
+        if evaluator.type == "callable":
+            evaluator._originals = originals  # type: ignore[attr-defined]
 
 
 def _type_of(config: Any) -> dict[str, Any]:
@@ -236,6 +425,7 @@ class SuiteRun:
         self._report: dict[str, Any] | None = None
         self._started = time.perf_counter()
         self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self._exact_cases: dict[str, tuple[Any, Any]] | None = None  # case id -> (input, output) holding Decimal digits
 
     @property
     def warnings(self) -> list[Problem]:
@@ -271,10 +461,19 @@ class SuiteRun:
     def _saved(self, results: Iterator[CaseResult]) -> Iterator[CaseResult]:
         from agenteval.results import ResultsWriteError
 
+        from agenteval.stores.jsonl import JsonlStore
+
         save = (lambda result: None) if self.store is None else self.store.save
+        target = self.loaded.suite.target
+        exact = self._exact_line if self._exact_cases is not None or target.type == "python" else None
+        digits = isinstance(self.store, JsonlStore)  # a JSONL line keeps a Decimal's digits; a SQL column the float
         try:
             for result in results:
-                save(result)
+                if exact is not None:
+                    line = exact(result)
+                    save(line if digits else result)
+                else:
+                    save(result)
                 self._summary.add(result)
                 yield result
             self._finished = True
@@ -285,9 +484,91 @@ class SuiteRun:
             if not self._finished:  # an exception, Ctrl-C, or the caller stopped iterating
                 self._stop()
 
+    def _exact_line(self, result: CaseResult) -> CaseResult:
+        """The result as its line is written: input and answer with a Decimal's own digits
+        (agenteval.values.ExactNumber) where the case or the python target had some."""
+        from dataclasses import replace
+
+        held = self._exact_cases.get(result.case_id) if self._exact_cases is not None else None
+        given, answer = held if held is not None else (None, None)
+        target = self.loaded.suite.target
+        if target.type == "python":
+            answer = target._exact.pop((result.case_id, result.repetition), None)  # type: ignore[union-attr]
+        if answer is not None and result.error is None:
+            result = replace(result, output=answer)
+        if given is not None:
+            result = replace(result, input=given)
+        return result
+
+    def __aiter__(self) -> AsyncIterator[CaseResult]:
+        """Each case's result as it finishes, for an asyncio program: the same run as iterating
+        (the cases run on a thread; results are handed to the event loop). Cancelling the task
+        that iterates stops the run, keeping every finished case; the run is then closed."""
+        return self._async_results()
+
+    async def asummary(self) -> dict[str, Any]:
+        """`summary` without blocking the event loop: runs the cases not yet run, then closes."""
+        if self._report is None:
+            if self._results is None:
+                async for _ in self:
+                    pass
+            import asyncio
+
+            await asyncio.get_running_loop().run_in_executor(None, self.close)
+        return self.summary
+
+    async def _async_results(self) -> AsyncIterator[CaseResult]:
+        import asyncio
+        import threading
+
+        loop = asyncio.get_running_loop()
+        handed: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        iterator = iter(self)  # raises here, in the caller, if the run was iterated already
+        driver_ident: list[int] = []
+
+        def hand(kind: str, value: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(handed.put_nowait, (kind, value))
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+        def drive() -> None:
+            driver_ident.append(threading.get_ident())
+            try:
+                for result in iterator:
+                    hand("result", result)
+                hand("end", None)
+            except _Stopped:
+                hand("end", None)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the awaiting task
+                hand("error", exc)
+
+        driver = threading.Thread(target=drive, name="agenteval-run", daemon=True)
+        driver.start()
+        finished = False
+        try:
+            while True:
+                kind, value = await handed.get()
+                if kind == "result":
+                    yield value
+                elif kind == "error":
+                    finished = True
+                    raise value
+                else:
+                    finished = True
+                    return
+        finally:
+            if not finished:  # cancelled, or the caller stopped iterating: stop the run where it is
+                if _stop_thread(driver, driver_ident):
+                    self.close()
+                else:  # stuck in a call that never returns to Python: the summary is left unwritten
+                    self.interrupted = True
+
     def _stop(self) -> None:
         self.interrupted = True
         self._processes.stop_all()
+        if self.loaded.suite.target.type == "python":
+            self.loaded.suite.target.cancel_calls()  # type: ignore[union-attr]
         if self._results is not None:
             self._results.close()  # type: ignore[attr-defined]
 
@@ -389,6 +670,26 @@ class SuiteRun:
         if self.store is not None and not isinstance(self.store, JsonlStore):
             report["results_store"] = self.store.url
         return report
+
+
+class _Stopped(BaseException):
+    """Raised in the thread that drives a run iterated with `async for` when its task is cancelled:
+    the run stops as it does on Ctrl-C (finished cases kept). Raised only by agenteval (its module
+    name lets it through an evaluator's error handling)."""
+
+
+_STOP_WAIT_SECONDS = 5.0
+
+
+def _stop_thread(driver: Any, ident: list[int]) -> bool:
+    """End the driving thread's iteration (at its next Python instruction; it waits in short
+    slices) and wait a moment for it, so the run is stopped before the caller goes on."""
+    from agenteval.scheduling import _raise_in_thread
+
+    if ident and driver.is_alive():
+        _raise_in_thread(ident[0], _Stopped)
+        driver.join(_STOP_WAIT_SECONDS)
+    return not driver.is_alive()
 
 
 def _has_limits(loaded: LoadedSuite) -> bool:
@@ -538,6 +839,8 @@ def auto_workers(loaded: LoadedSuite) -> int:
     from agenteval.endpoints import endpoint_workers
 
     waits = loaded.suite.target.type == "command" or any(e.type == "code_judge" for e in loaded.suite.evaluators)
+    if loaded.suite.target.type == "python":  # a function's calls overlap up to its max_concurrency
+        return max(loaded.suite.target.max_concurrency, endpoint_workers(loaded.suite))  # type: ignore[union-attr]
     return max(min(8, (os.cpu_count() or 2) * 2) if waits else 1, endpoint_workers(loaded.suite))
 
 

@@ -22,8 +22,10 @@ def is_store_url(text: str) -> bool:
 
 
 def open_store(url: str, base_dir: Path | None = None) -> SqlStore:
-    """The store at `url`; a relative SQLite path is relative to `base_dir` (default: the current
-    folder). Raises StoreError (unknown scheme, missing extra, unreachable server)."""
+    """The store at `url` (`${NAME}` read from the environment); a relative SQLite path is relative
+    to `base_dir` (default: the current folder), and a SQLite file that cannot be written there is
+    opened read-only. Raises StoreError (malformed URL, unknown scheme, missing extra, unreachable
+    server, damaged file)."""
     return SqlStore(url, base_dir)
 
 

@@ -1,5 +1,9 @@
 """SQL stores: `sqlite:///runs.db` (a file, no server) and `postgresql://...`, one table layout.
 
+What goes in comes back: text through one reversible NUL mapping (agenteval.stores.tables), JSON
+as its text, runs read back in code point order whatever the database's collation. Every
+database error becomes a one-line StoreError (exit 2), with the URL's password hidden.
+
 Saved cases are committed in small batches: as soon as they hold 0.2 s of case work (their
 summed durations), 0.2 s after the last commit, or 500 cases. A killed run so loses at most the
 last 0.2 s of work, which `--resume` redoes, while fast in-process scoring does not pay a commit
@@ -8,11 +12,15 @@ per case. History is read as SQL aggregates, never as whole results.
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -20,6 +28,7 @@ from agenteval.evaluators.base import EvaluatorResult
 from agenteval.extras import MissingDependency, require
 from agenteval.results import CaseResult, ResultsWriteError
 from agenteval.stores.base import RunStart, Store, StoreError
+from agenteval.stores.tables import ESCAPE, REPLACEMENT, json_from_column, json_to_column
 
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 SQLITE_BUSY_MS = 30_000  # shards writing one SQLite file wait for each other's commits
@@ -50,7 +59,7 @@ class SqlStore(Store):
                 METADATA.create_all(self._engine)
             except SQLAlchemyError:
                 self._engine.dispose()
-                raise StoreError(f"cannot open store {self.url}: {reason(first)}") from None
+                raise StoreError(f"cannot open store {self.url}: {_explained(first)}") from None
 
     # -- the run loop ------------------------------------------------------------------------
     def open_run(self, run: RunStart, resume: bool = False) -> str:
@@ -58,7 +67,7 @@ class SqlStore(Store):
 
         from agenteval.stores.tables import RUNS
 
-        with self._connect() as conn:
+        with self._failing("cannot start a run in"), self._connect() as conn:
             if resume:
                 found = conn.execute(
                     select(RUNS.c.run_id).where(RUNS.c.suite == run.suite).order_by(RUNS.c.started_at.desc()).limit(1)
@@ -105,7 +114,7 @@ class SqlStore(Store):
                     conn.execute(insert(EVALUATOR_RESULTS), evaluators)
         except SQLAlchemyError as exc:
             first = cases[0]["case_id"] if len(cases) == 1 else f"{len(cases)} cases from {cases[0]['case_id']!r}"
-            raise ResultsWriteError(f"cannot save {first} to {self.url}: {reason(exc)}") from None
+            raise ResultsWriteError(f"cannot save {first} to {self.url}: {_explained(exc)}") from None
 
     def close_run(self, run_id: str, summary: dict[str, Any]) -> None:
         from sqlalchemy.exc import SQLAlchemyError
@@ -124,28 +133,38 @@ class SqlStore(Store):
 
         from agenteval.stores.tables import CASE_RESULTS, EVALUATOR_RESULTS, RUNS
 
-        with self._connect() as conn:
+        with self._failing("cannot read"), self._connect() as conn:
             suite = conn.execute(select(RUNS.c.suite).where(RUNS.c.run_id == run_id)).scalar()
             if suite is None:
                 raise StoreError(f"{self.url} has no run {run_id!r} (see `agenteval history --store ...`)")
             streamed = conn.execution_options(stream_results=True, yield_per=FETCH_ROWS)
+            case_key, evaluator_key = self._byte_order(CASE_RESULTS.c.case_id), self._byte_order(EVALUATOR_RESULTS.c.case_id)
             cases = streamed.execute(
-                select(CASE_RESULTS).where(CASE_RESULTS.c.run_id == run_id)
-                .order_by(CASE_RESULTS.c.case_id, CASE_RESULTS.c.repetition)
+                select(CASE_RESULTS, case_key).where(CASE_RESULTS.c.run_id == run_id)
+                .order_by(case_key, CASE_RESULTS.c.repetition)
             )
             evaluators = streamed.execute(
-                select(EVALUATOR_RESULTS).where(EVALUATOR_RESULTS.c.run_id == run_id)
-                .order_by(EVALUATOR_RESULTS.c.case_id, EVALUATOR_RESULTS.c.repetition, EVALUATOR_RESULTS.c.position)
+                select(EVALUATOR_RESULTS, evaluator_key).where(EVALUATOR_RESULTS.c.run_id == run_id)
+                .order_by(evaluator_key, EVALUATOR_RESULTS.c.repetition, EVALUATOR_RESULTS.c.position)
             )
             pending = next(evaluators, None)
             for row in cases:
-                key = (row.case_id, row.repetition)
+                key = (row.stored_case_id, row.repetition)
                 own: list[EvaluatorResult] = []
-                while pending is not None and (pending.case_id, pending.repetition) <= key:
-                    if (pending.case_id, pending.repetition) == key:
+                while pending is not None and (pending.stored_case_id, pending.repetition) <= key:
+                    if (pending.stored_case_id, pending.repetition) == key:
                         own.append(_evaluator_result(pending))
                     pending = next(evaluators, None)
                 yield _case_result(row, str(suite), own)
+
+    def _byte_order(self, column: Any) -> Any:
+        """A case id column as stored, sorted by code point: both streams of `read_run` come in
+        this order and are merged in it. A database's linguistic collation (ICU `en-US`, or the
+        `en_US.UTF-8` default of many servers) sorts `a` before `B`, which Python does not."""
+        from sqlalchemy import String, type_coerce
+
+        ordered = column.collate("C") if self._engine.dialect.name == "postgresql" else column  # SQLite: BINARY
+        return type_coerce(ordered, String).label("stored_case_id")
 
     def close(self) -> None:
         """Commit what is pending (the run may have stopped before close_run), then disconnect."""
@@ -168,7 +187,7 @@ class SqlStore(Store):
             query = query.order_by(RUNS.c.started_at.desc()).limit(1)
         else:
             query = query.where(RUNS.c.run_id == reference)
-        with self._connect() as conn:
+        with self._failing("cannot read"), self._connect() as conn:
             found = conn.execute(query).scalar()
         if found is None:
             what = f"no run {reference!r}" if reference != "latest" else "no run" + (f" of suite {suite!r}" if suite else "")
@@ -180,12 +199,12 @@ class SqlStore(Store):
 
         from agenteval.stores.tables import RUNS
 
-        with self._connect() as conn:
+        with self._failing("cannot read"), self._connect() as conn:
             return conn.execute(select(RUNS.c.summary).where(RUNS.c.run_id == run_id)).scalar()
 
     def refresh_summary(self, run_id: str, summary: dict[str, Any]) -> None:
         """Replace a finished run's summary figures (after human feedback was folded in)."""
-        with self._engine.begin() as conn:
+        with self._failing("cannot update the summary in"), self._engine.begin() as conn:
             _write_summary(conn, run_id, summary, None)
 
     def case_keys(self, run_id: str, case_ids: Iterable[str]) -> set[tuple[str, int]]:
@@ -196,7 +215,7 @@ class SqlStore(Store):
 
         wanted = list(case_ids)
         found: set[tuple[str, int]] = set()
-        with self._connect() as conn:
+        with self._failing("cannot read"), self._connect() as conn:
             for start in range(0, len(wanted), FETCH_ROWS):
                 rows = conn.execute(
                     select(CASE_RESULTS.c.case_id, CASE_RESULTS.c.repetition)
@@ -210,7 +229,7 @@ class SqlStore(Store):
 
         from agenteval.stores.tables import EVALUATOR_RESULTS as E
 
-        with self._connect() as conn:
+        with self._failing("cannot read"), self._connect() as conn:
             row = conn.execute(select(E).where(
                 E.c.run_id == run_id, E.c.case_id == case_id, E.c.repetition == repetition, E.c.name == name
             )).first()
@@ -223,7 +242,7 @@ class SqlStore(Store):
         from agenteval.stores.tables import EVALUATOR_RESULTS as E
 
         count = 0
-        with self._engine.begin() as conn:
+        with self._failing("cannot save feedback to"), self._engine.begin() as conn:
             for case_id, repetition, result in results:
                 same_case = (E.c.run_id == run_id, E.c.case_id == case_id, E.c.repetition == repetition)
                 position = conn.execute(select(E.c.position).where(*same_case, E.c.name == result.name)).scalar()
@@ -259,7 +278,7 @@ class SqlStore(Store):
         )
         if suite is not None:
             query = query.where(R.c.suite == suite)
-        with self._connect() as conn:
+        with self._failing("cannot read"), self._connect() as conn:
             runs = [
                 {
                     "run_id": row.run_id, "suite": row.suite, "started_at": _iso(row.started_at),
@@ -299,6 +318,17 @@ class SqlStore(Store):
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot connect to {self.url}: {reason(exc)}") from None
 
+    @contextmanager
+    def _failing(self, doing: str) -> Iterator[None]:
+        """A database error (a damaged file, a lock held past the busy timeout, a lost server) as
+        the one-line StoreError every command turns into exit 2."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            yield
+        except SQLAlchemyError as exc:
+            raise StoreError(f"{doing} {self.url}: {_explained(exc)}") from None
+
 
 def _engine(url: str, base_dir: Path) -> tuple[Any, str]:
     """An engine for a sqlite or postgresql URL (a relative SQLite file is relative to `base_dir`),
@@ -307,36 +337,109 @@ def _engine(url: str, base_dir: Path) -> tuple[Any, str]:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
+    url = _expanded(url)
     try:
         parsed = make_url(url)
-    except ArgumentError:
-        raise StoreError(f"not a store URL: {url!r} (use sqlite:///runs.db or postgresql://USER@HOST/DB)") from None
-    backend = parsed.get_backend_name()
+        backend = parsed.get_backend_name()
+    except (ArgumentError, ValueError):  # ValueError: e.g. an unclosed IPv6 bracket, `[::1/db`
+        raise StoreError(
+            f"not a store URL: {hide_password(url)!r} (use sqlite:///runs.db or postgresql://USER:PASSWORD@HOST:5432/DB)"
+        ) from None
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
             raise StoreError("a sqlite store needs a file: sqlite:///runs.db (relative) or sqlite:////abs/path/runs.db")
         path = Path(parsed.database).expanduser()
         path = path if path.is_absolute() else base_dir / path
+        shown = parsed.set(database=str(path)).render_as_string(hide_password=True)
         if not path.parent.is_dir():
-            raise StoreError(f"cannot open store {url}: the folder {path.parent} does not exist")
-        engine = create_engine(parsed.set(drivername="sqlite", database=str(path)), **_JSON)
-        event.listen(engine, "connect", _sqlite_settings)
-        return engine, parsed.set(database=str(path)).render_as_string(hide_password=True)
+            raise StoreError(f"cannot open store {shown}: the folder {path.parent} does not exist")
+        if path.is_dir():
+            raise StoreError(f"cannot open store {shown}: {path} is a folder")
+        if _read_only(path):
+            engine = create_engine("sqlite://", creator=_read_only_connection(path), **_JSON)
+            event.listen(engine, "connect", _sqlite_read_settings)
+        else:
+            engine = create_engine(parsed.set(drivername="sqlite", database=str(path)), **_JSON)
+            event.listen(engine, "connect", _sqlite_settings)
+        return engine, shown
     if backend == "postgresql":
         try:
             require("psycopg", "a postgresql store (--store)")
         except MissingDependency as exc:
             raise StoreError(str(exc)) from None
-        engine = create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True, **_JSON)
+        try:
+            engine = create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True, **_JSON)
+        except (ArgumentError, ValueError) as exc:  # e.g. a port that is not a number
+            raise StoreError(f"not a store URL: {hide_password(url)!r}: {exc}") from None
         return engine, parsed.render_as_string(hide_password=True)
     raise StoreError(f"unknown store {parsed.render_as_string(hide_password=True)!r}: use sqlite:///FILE.db or postgresql://USER@HOST/DB")
 
 
+_ENV_REFERENCE = re.compile(r"\$\{")
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:)([^\s@]*)@")
+
+
+def _expanded(url: str) -> str:
+    """`${NAME}` (or `${NAME:-default}`) read from the environment, so a suite's `store:` can name
+    its password without holding it (`postgresql://evals:${PGPASSWORD}@db/evals`)."""
+    if not _ENV_REFERENCE.search(url):
+        return url
+    from agenteval.endpoints.settings import MissingEnvironment, substitute_env
+
+    try:
+        return substitute_env(url)
+    except MissingEnvironment as exc:
+        raise StoreError(f"store URL {hide_password(url)!r}: {exc}") from None
+
+
+def hide_password(url: str) -> str:
+    """The URL with its password, if any, as `***` (for a URL SQLAlchemy cannot parse)."""
+    return _URL_PASSWORD.sub(r"\1***@", url)
+
+
+def _read_only(path: Path) -> bool:
+    """A store file that cannot be written where it is (read-only media, an archived CI artifact):
+    read-only commands can still read it."""
+    return path.is_file() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def _read_only_connection(path: Path) -> Any:
+    """Opens the file read-only; where no `-shm` file can be made (a read-only folder, and no
+    write-ahead log left to read), as immutable, which takes no locks."""
+    import sqlite3
+
+    folder_writable = os.access(path.parent, os.W_OK)
+    mode = "mode=ro" if folder_writable or Path(f"{path}-wal").exists() else "immutable=1"
+    uri = f"file:{quote(str(path))}?{mode}"
+    return lambda: sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
 def _json_dumps(value: Any) -> str:
-    return orjson.dumps(value, option=JSON_OPTIONS).decode()
+    """JSON for a column; strings holding NUL, U+FFFD or U+FFFF are mapped (agenteval.stores.tables),
+    a walk only done when the JSON shows one."""
+    text = orjson.dumps(value, option=JSON_OPTIONS).decode()
+    if "\\u0000" in text or REPLACEMENT in text or ESCAPE in text:
+        text = orjson.dumps(json_to_column(value), option=JSON_OPTIONS).decode()
+    return text
 
 
-_JSON: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": orjson.loads}
+_MAPPED_BYTES = (REPLACEMENT.encode(), ESCAPE.encode())
+
+
+def _json_loads(text: Any) -> Any:
+    """A JSON column's value. A SQLite file made before columns were declared `JSON_TEXT` may hand
+    back a bare number as a number, which is that value."""
+    if isinstance(text, (int, float)):
+        return text
+    value = orjson.loads(text)
+    if isinstance(text, str):
+        mapped = REPLACEMENT in text or ESCAPE in text
+    else:
+        mapped = any(marker in text for marker in _MAPPED_BYTES)
+    return json_from_column(value) if mapped else value
+
+
+_JSON: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": _json_loads}
 
 
 def _sqlite_settings(connection: Any, record: Any) -> None:
@@ -347,27 +450,28 @@ def _sqlite_settings(connection: Any, record: Any) -> None:
     cursor.close()
 
 
+def _sqlite_read_settings(connection: Any, record: Any) -> None:
+    """A read-only file keeps its journal mode (setting WAL would be a write)."""
+    cursor = connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+    cursor.close()
+
+
+def _explained(exc: BaseException) -> str:
+    """`reason`, with what the common SQLite errors mean for the user."""
+    text = reason(exc)
+    if text == "database is locked":
+        return f"database is locked (another process has held it for more than {SQLITE_BUSY_MS / 1000:g} s)"
+    if text == "attempt to write a readonly database":
+        return "the store is read-only here (read-only commands such as `report` and `history` can read it)"
+    return text
+
+
 def reason(exc: BaseException) -> str:
     """The driver's own first line, not SQLAlchemy's statement dump."""
     original = getattr(exc, "orig", None) or exc
     text = str(original).strip().splitlines()
     return text[0] if text else type(original).__name__
-
-
-def _text(value: str | None) -> str | None:
-    """PostgreSQL text cannot hold NUL characters; one in a judge's message must not stop the run."""
-    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
-
-
-def _json(value: Any) -> Any:
-    """A JSON column value without NUL characters in its strings, which PostgreSQL refuses as well."""
-    if isinstance(value, str):
-        return _text(value)
-    if isinstance(value, dict):
-        return {_text(str(key)) if isinstance(key, str) else key: _json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json(item) for item in value]
-    return value
 
 
 def _utc(moment: datetime) -> datetime:
@@ -391,9 +495,9 @@ def case_row(result: CaseResult) -> dict[str, Any]:
     return {
         "run_id": result.run_id, "case_id": result.case_id, "repetition": result.repetition,
         "timestamp": _parse_time(result.timestamp), "score": result.score, "verdict": result.verdict,
-        "error": _text(result.error), "duration_ms": result.duration_ms, "agent_id": _text(result.agent_id),
-        "session_id": _text(result.session_id), "tags": _json(result.tags), "metadata": _json(result.metadata),
-        "input": _json(result.input), "output": _json(result.output), "usage": _json(result.usage),
+        "error": result.error, "duration_ms": result.duration_ms, "agent_id": result.agent_id,
+        "session_id": result.session_id, "tags": result.tags, "metadata": result.metadata,
+        "input": result.input, "output": result.output, "usage": result.usage,
     }
 
 
@@ -403,9 +507,9 @@ def evaluator_rows(
     return [
         {
             "run_id": run_id, "case_id": case_id, "repetition": repetition, "name": result.name, "position": position,
-            "type": result.type, "score": result.score, "verdict": result.verdict, "error": _text(result.error),
-            "duration_ms": result.duration_ms, "reasoning": _text(result.reasoning), "hits": _json(result.hits),
-            "misses": _json(result.misses), "details": _json(result.details), "criterion": _json(result.criterion),
+            "type": result.type, "score": result.score, "verdict": result.verdict, "error": result.error,
+            "duration_ms": result.duration_ms, "reasoning": result.reasoning, "hits": result.hits,
+            "misses": result.misses, "details": result.details, "criterion": result.criterion,
         }
         for position, result in results
     ]
@@ -436,7 +540,7 @@ def _write_summary(conn: Any, run_id: str, summary: dict[str, Any], finished_at:
     values: dict[str, Any] = {
         "total": counts.get("total"), "passed": counts.get("passed"), "failed": counts.get("failed"),
         "errored": counts.get("errored"), "pass_rate": summary.get("pass_rate"), "mean_score": summary.get("mean_score"),
-        "summary": _json(summary),
+        "summary": summary,
     }
     if finished_at is not None:
         values |= {"finished_at": finished_at, "interrupted": bool(summary.get("interrupted"))}

@@ -6,10 +6,20 @@ evaluator_results   one row per evaluator per case, human feedback included (typ
 dataset_metrics     run-level figures in long form: per-field accuracy, confusion counts, F1...
 
 Tables are created when missing; nothing is ever dropped. JSON columns hold the same JSON as a
-result line (NaN and infinities become null).
+result line (NaN and infinities become null); on SQLite they are declared `JSON_TEXT`, so the
+column has text affinity and a bare number (`42`, `1.0`) stays the JSON text it was.
+
+Text gives back what it was given. PostgreSQL text cannot hold NUL, so every text value (key
+columns such as `case_id`, evaluator `name` and `suite` included, and every string inside JSON)
+is stored with one reversible mapping, the same on both databases: a NUL becomes U+FFFD, and a
+U+FFFD or U+FFFF already in the text gets a U+FFFF before it. Reading undoes it, and a value
+compared with a column (a case id on `--resume`, a run's suite) is mapped the same way.
 """
 
 from __future__ import annotations
+
+import re
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -21,10 +31,86 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
-    String,
     Table,
-    Text,
 )
+from sqlalchemy import String as _String
+from sqlalchemy import Text as _Text
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.types import TypeDecorator
+
+NUL, REPLACEMENT, ESCAPE = "\x00", "\ufffd", "\uffff"
+_STORED = re.compile("\uffff(.)|\ufffd", re.DOTALL)
+
+
+def to_column(text: str) -> str:
+    """Text as a column holds it: NUL as U+FFFD, and U+FFFD / U+FFFF escaped with U+FFFF."""
+    if REPLACEMENT in text or ESCAPE in text:
+        text = text.replace(ESCAPE, ESCAPE + ESCAPE).replace(REPLACEMENT, ESCAPE + REPLACEMENT)
+    return text.replace(NUL, REPLACEMENT) if NUL in text else text
+
+
+def from_column(text: str) -> str:
+    """The text `to_column` was given."""
+    if REPLACEMENT not in text and ESCAPE not in text:
+        return text
+    return _STORED.sub(lambda found: NUL if found.group(1) is None else found.group(1), text)
+
+
+def json_to_column(value: Any) -> Any:
+    """A JSON value with `to_column` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return to_column(value)
+    if isinstance(value, dict):
+        return {to_column(key) if isinstance(key, str) else key: json_to_column(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_to_column(item) for item in value]
+    return value
+
+
+def json_from_column(value: Any) -> Any:
+    """The JSON value `json_to_column` was given."""
+    if isinstance(value, str):
+        return from_column(value)
+    if isinstance(value, dict):
+        return {from_column(key) if isinstance(key, str) else key: json_from_column(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_from_column(item) for item in value]
+    return value
+
+
+class String(TypeDecorator[str]):
+    """A text column (a key, a name, an id) that gives back exactly the text it was given."""
+
+    impl = _String
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        return to_column(value) if isinstance(value, str) else value
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        return from_column(value) if isinstance(value, str) else value
+
+
+class Text(String):
+    """A long text column (an error, a judge's reasoning), mapped as `String`."""
+
+    impl = _Text
+    cache_ok = True
+
+
+class StoredJson(TypeDecorator[Any]):
+    """A JSON column; the engine's serializer maps its strings (agenteval.stores.sql)."""
+
+    impl = JSON
+    cache_ok = True
+
+
+@compiles(StoredJson, "sqlite")
+def _sqlite_json_text(type_: Any, compiler: Any, **kw: Any) -> str:
+    """`JSON` gives a SQLite column numeric affinity, which turns the JSON text `1.0` into the
+    integer 1; a declared type naming TEXT keeps the text as written."""
+    return "JSON_TEXT"
+
 
 METADATA = MetaData()
 
@@ -42,8 +128,8 @@ RUNS = Table(
     Column("errored", Integer),
     Column("pass_rate", Float),
     Column("mean_score", Float),
-    Column("config", JSON),  # the resolved suite, secrets redacted (the evaluation config snapshot)
-    Column("summary", JSON),  # what `<results>.summary.json` holds for a file run
+    Column("config", StoredJson),  # the resolved suite, secrets redacted (the evaluation config snapshot)
+    Column("summary", StoredJson),  # what `<results>.summary.json` holds for a file run
     Index("runs_by_suite", "suite", "started_at"),
 )
 
@@ -59,11 +145,11 @@ CASE_RESULTS = Table(
     Column("duration_ms", Float),
     Column("agent_id", String),
     Column("session_id", String),
-    Column("tags", JSON),
-    Column("metadata", JSON),
-    Column("input", JSON),
-    Column("output", JSON),
-    Column("usage", JSON),
+    Column("tags", StoredJson),
+    Column("metadata", StoredJson),
+    Column("input", StoredJson),
+    Column("output", StoredJson),
+    Column("usage", StoredJson),
     ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
     Index("case_results_by_agent", "agent_id"),
     Index("case_results_by_session", "session_id"),
@@ -82,10 +168,10 @@ EVALUATOR_RESULTS = Table(
     Column("error", Text),
     Column("duration_ms", Float),
     Column("reasoning", Text),
-    Column("hits", JSON),
-    Column("misses", JSON),
-    Column("details", JSON),
-    Column("criterion", JSON),
+    Column("hits", StoredJson),
+    Column("misses", StoredJson),
+    Column("details", StoredJson),
+    Column("criterion", StoredJson),
     ForeignKeyConstraint(["run_id", "case_id", "repetition"], ["case_results.run_id", "case_results.case_id", "case_results.repetition"]),
     Index("evaluator_results_by_name", "run_id", "name"),
 )
