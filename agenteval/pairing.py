@@ -5,6 +5,9 @@
 - optimal: the largest total similarity (Hungarian assignment, scipy)
 
 greedy and optimal only pair items at least `threshold` similar.
+
+Every mode weighs all n x m pairs in dense matrices, so a caller checks `too_many_pairs` first:
+past `limits.pairs` the case is an error before anything is allocated.
 """
 
 from __future__ import annotations
@@ -12,8 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from agenteval.limits import Limits
+
 Pairing = Literal["index", "greedy", "optimal"]
 Pair = tuple[int, int, float]
+
+
+def too_many_pairs(expected: int, candidate: int, limits: Limits) -> str | None:
+    """The error for lists whose pairs are past `limits.pairs`, or None: a 6 MB answer of points
+    against 1,000 expected would otherwise ask for gigabytes of similarity matrices."""
+    if expected * candidate <= limits.pairs:
+        return None
+    what = f"{expected:,} expected x {candidate:,} candidate items make {expected * candidate:,} pairs to weigh"
+    return limits.message("pairs", what)
 
 
 def index_pairs(matrix: Any, threshold: float = 0.0) -> list[Pair]:

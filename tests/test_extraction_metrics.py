@@ -255,3 +255,15 @@ def test_example_judges_run_on_their_own(judge):
     assert 0.0 <= answer["score"] <= 1.0
     expected_scores = {"fuzzy_match.py": 0.9, "multi_field_fuzzy.py": 0.9, "header_confusion.py": 0.0, "line_items.py": 1.0}
     assert answer["score"] == pytest.approx(expected_scores[judge])
+
+
+def test_similarity_matrix_equals_item_similarity_of_every_pair():
+    from agenteval.evaluators.line_items import similarity_matrix
+
+    values = ["Cable USB-C", "cable usb c", "2024-01-15", "Jan 15, 2024", "2024-01-16", 12, 12.0, True, 1, None, "  ",
+              [1, 2], [True, 2], {"a": 1}, "Cafe\u0301", "Café", float("nan"), "Widget 12 mm"]
+    items = [{"d": value, "e": values[-1 - i]} for i, value in enumerate(values)] + ["not an item"]
+    for form in ("nfc", "raw"):
+        matrix = similarity_matrix(items, items[::-1], ["d", "e"], form)
+        expected = [[item_similarity(a, b, ["d", "e"], form) for b in items[::-1]] for a in items]
+        assert [value for row in matrix.tolist() for value in row] == pytest.approx([v for row in expected for v in row], abs=1e-12)

@@ -99,3 +99,50 @@ def test_unparseable_dates_are_misses_with_a_reason():
     assert matching.date_match("next tuesday", "2024-01-15").reason == "not a date"
     assert matching.date_match(20240115, "2024-01-15").reason == "type mismatch"
     assert matching.date_match("2024-01-15", "someday").reason == "expected value is not a date"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "expected"),
+    [([True, 0], [1, False]), ({"a": [1]}, {"a": [True]}), ([[0]], [[False]]), ({"a": {"b": True}}, {"a": {"b": 1.0}})],
+)
+def test_exact_keeps_booleans_and_numbers_apart_at_every_depth(candidate, expected):
+    assert matching.exact(candidate, expected).hit is False
+    assert matching.equal(candidate, expected) is False
+
+
+def test_exact_lets_int_equal_float_at_every_depth():
+    assert matching.exact([1, {"a": 2}], [1.0, {"a": 2.0}]).hit is True
+
+
+def test_unicode_forms_decide_whether_composed_and_decomposed_text_are_equal():
+    nfc, nfd = "Café", "Cafe\u0301"
+    assert matching.exact(nfd, nfc, "nfc").hit is True
+    assert matching.exact(nfd, nfc, "raw").hit is False
+    assert matching.exact(["ﬁ"], ["fi"], "nfkc").hit is True
+    assert matching.exact(["ﬁ"], ["fi"], "nfc").hit is False
+    assert matching.fuzzy(nfd, nfc, unicode="nfc").score == 1.0
+
+
+def test_fuzzy_past_max_chars_is_a_miss_naming_the_limit_without_computing():
+    outcome = matching.fuzzy("a" * 11, "a" * 11, max_chars=10)
+    assert outcome.hit is False and outcome.limit == "edit_distance_chars"
+    assert outcome.reason == "a text of 11 characters is too long for an edit distance (limits.edit_distance_chars: 10)"
+    assert matching.fuzzy("a" * 10, "a" * 10, max_chars=10).score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("written", "day"),
+    [
+        ("2024-015", "2024-01-15"), ("2024015", "2024-01-15"), ("2024-366", "2024-12-31"),
+        ("2016-12-31T23:59:60Z", "2016-12-31"), ("2016-12-31T23:59:60.5+00:00", "2016-12-31"),
+        ("2017-01-01T05:29:60+05:30", "2017-01-01"),
+        ("2024-01-15T24:00:00", "2024-01-15"), ("2024-01-15T24:00", "2024-01-15"), ("2024-W03-1", "2024-01-15"),
+    ],
+)
+def test_every_iso_8601_form_names_its_calendar_date(written, day):
+    assert str(matching.parse_date(written)) == day
+
+
+@pytest.mark.parametrize("written", ["2023-366", "2024-000", "2024-01-15T24:00:01", "2024-01-15T23:59:61", "2024-01-15T25:00"])
+def test_impossible_iso_8601_forms_are_not_dates(written):
+    assert matching.parse_date(written) is None

@@ -1,4 +1,6 @@
-from agenteval.paths import MISSING, compile_path, resolve
+import pytest
+
+from agenteval.paths import MISSING, compile_path, dotted_key, format_path, resolve
 
 
 def test_dot_path_compiles_to_keys():
@@ -60,3 +62,36 @@ def test_lodash_style_paths_resolve_like_bracket_paths():
 def test_a_dotted_number_with_a_leading_zero_is_only_a_key():
     assert resolve({"a": {"01": "key"}}, compile_path("a.01")) == "key"
     assert resolve({"a": ["x", "y"]}, compile_path("a.01")) is MISSING
+
+
+@pytest.mark.parametrize(
+    ("path", "keys"),
+    [
+        ("['a.b']", ("a.b",)),
+        ('["a.b"].c[0]', ("a.b", "c", 0)),
+        ("invoice['net.amount']", ("invoice", "net.amount")),
+        ("a['x\\'y']", ("a", "x'y")),
+        ("['0']", ("0",)),
+    ],
+)
+def test_a_quoted_bracket_segment_is_one_key_with_dots_in_it(path, keys):
+    assert compile_path(path) == keys
+    assert compile_path(format_path(keys)) == keys
+
+
+@pytest.mark.parametrize("path", ["a.['b']", "['a'", "['a']x", "[\"a']", "a..b", "a.", "[0]x"])
+def test_malformed_quoted_paths_are_refused(path):
+    assert compile_path(path) is None
+
+
+def test_a_quoted_number_is_a_key_never_an_index():
+    assert resolve({"0": "key"}, compile_path("['0']")) == "key"
+    assert resolve(["index"], compile_path("['0']")) is MISSING
+
+
+def test_dotted_key_finds_the_literal_key_a_dotted_path_splits():
+    assert dotted_key({"a.b": 1}, compile_path("a.b")) == ("a.b",)
+    assert dotted_key({"x": {"a.b": {"c": [5]}}}, compile_path("x.a.b.c[0]")) == ("x", "a.b", "c", 0)
+    assert dotted_key({"a": {"b": 1}}, compile_path("a.b")) is None
+    assert dotted_key({"a.b": 1}, compile_path("a")) is None
+    assert format_path(("x", "a.b", "c", 0)) == "x['a.b'].c[0]"

@@ -4,6 +4,7 @@ Empty means null, absent or a blank string. Equal and non-empty is TP; equal and
 both non-empty and different is one FP and one FN (a wrong value instead of the right one);
 expected empty but candidate not is FP; expected non-empty but candidate empty is FN.
 `details.metrics` holds the counts per attribute, which the run summary sums over the dataset.
+Values are compared with `matching.equal`, the one strict deep equality every field matcher uses.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr
 
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
+from agenteval import matching
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
 from agenteval.metrics import macro_f1, metrics_row
-from agenteval.paths import MISSING, compile_path, resolve
+from agenteval.paths import MISSING, compile_path, dotted_key_problem, resolve
 
 Outcome = Literal["tp", "tn", "fp+fn", "fp", "fn"]
 
@@ -24,8 +26,8 @@ def is_empty(value: Any) -> bool:
     return value is None or value is MISSING or (isinstance(value, str) and not value.strip())
 
 
-def classify(expected: Any, candidate: Any) -> Outcome:
-    """The confusion outcome of one attribute (values compared with deep equality)."""
+def classify(expected: Any, candidate: Any, unicode: matching.UnicodeForm = "nfc") -> Outcome:
+    """The confusion outcome of one attribute (values compared with strict deep equality, texts in form `unicode`)."""
     expected_empty, candidate_empty = is_empty(expected), is_empty(candidate)
     if expected_empty and candidate_empty:
         return "tn"
@@ -33,22 +35,7 @@ def classify(expected: Any, candidate: Any) -> Outcome:
         return "fp"
     if candidate_empty:
         return "fn"
-    return "tp" if _equal(expected, candidate) else "fp+fn"
-
-
-def _equal(a: Any, b: Any) -> bool:
-    """Deep equality that keeps types apart ("100" != 100, True != 1) but lets 100 == 100.0."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
-    return bool(a == b)
+    return "tp" if matching.equal(expected, candidate, unicode) else "fp+fn"
 
 
 def count(outcome: Outcome, counts: Counter[str]) -> None:
@@ -70,7 +57,8 @@ class FieldConfusion(EvaluatorConfig):
     """Header fields as a confusion matrix. Score: macro-F1 over the attributes (1.0 when all are rightly empty)."""
 
     type: Literal["field_confusion"]
-    fields: list[str] = Field(min_length=1, description="Attribute paths, e.g. invoice.number")
+    fields: list[str] = Field(min_length=1, description="Attribute paths, e.g. invoice.number (a key with a dot: ['net.amount'])")
+    unicode: matching.UnicodeForm = Field("nfc", description="Unicode normalization of texts before comparing: nfc, nfkc or raw.")
     max_examples: int = Field(5, ge=0, description="Mismatch examples kept in details (the rest are counted).")
 
     type_name = "field_confusion"
@@ -87,20 +75,29 @@ class FieldConfusion(EvaluatorConfig):
             if keys is None
         ]
 
+    def expected_problems(self, expected: Any) -> list[str]:
+        """Fields that an expected answer written in the suite itself cannot be scored on as written."""
+        return [problem for path, keys in self._paths if (problem := dotted_key_problem(path, keys, expected))]
+
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
+        if ctx.expected is None:  # nothing to classify against: not a row of false positives in the dataset's metrics
+            return self.result(0.0, "fail", misses=[NO_EXPECTED], reasoning="nothing to compare with")
         rows: dict[str, dict[str, Any]] = {}
         hits, misses, examples = [], [], []
         for path, keys in self._paths:
             expected = MISSING if keys is None else resolve(ctx.expected, keys)
             candidate = MISSING if keys is None else resolve(ctx.output, keys)
-            outcome = classify(expected, candidate)
+            outcome = classify(expected, candidate, self.unicode)
+            dotted = dotted_key_problem(path, keys, ctx.expected) if expected is MISSING else None
+            if dotted is not None:
+                outcome = "fn"  # the expected value is there under a dotted key: never a silent TN
             counts: Counter[str] = Counter()
             count(outcome, counts)
             rows[path] = metrics_row(counts)
             if outcome in ("tp", "tn"):
                 hits.append(path)
                 continue
-            misses.append(f"{path} ({_WORDS[outcome]})")
+            misses.append(f"{path} ({dotted or _WORDS[outcome]})")
             examples.append({
                 "field": path, "outcome": outcome,
                 "expected": None if expected is MISSING else expected,

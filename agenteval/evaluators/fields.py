@@ -1,7 +1,9 @@
 """field_accuracy: compare fields of a structured answer with the expected values.
 
 Per field: exact, fuzzy (similarity is the field score), numeric_tolerance or date. Fields whose
-expected value is absent are skipped; optional fields the candidate lacks do not count.
+expected value is absent are skipped; optional fields the candidate lacks do not count. A dotted
+path that misses only because the expected answer has the dotted key itself (`{"a.b": 1}`) is a
+miss saying how to quote it, never a silent skip.
 """
 
 from __future__ import annotations
@@ -14,19 +16,21 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from agenteval import matching
 from agenteval.config import StrictModel
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
-from agenteval.paths import MISSING, Path, compile_path, resolve
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorConfig, EvaluatorResult, Verdict
+from agenteval.limits import DEFAULT_LIMITS, Limits
+from agenteval.paths import MISSING, Path, compile_path, dotted_key_problem, resolve
 
 MatchType = Literal["exact", "fuzzy", "numeric_tolerance", "date"]
 
-# Which per-field options belong to which match type (anything else is a config error).
-_OPTIONS: dict[str, MatchType] = {
-    "algorithm": "fuzzy",
-    "threshold": "fuzzy",
-    "case_sensitive": "fuzzy",
-    "tolerance": "numeric_tolerance",
-    "relative": "numeric_tolerance",
-    "day_first": "date",
+# Which per-field options belong to which match types (anything else is a config error).
+_OPTIONS: dict[str, tuple[MatchType, ...]] = {
+    "algorithm": ("fuzzy",),
+    "threshold": ("fuzzy",),
+    "case_sensitive": ("fuzzy",),
+    "unicode": ("exact", "fuzzy"),
+    "tolerance": ("numeric_tolerance",),
+    "relative": ("numeric_tolerance",),
+    "day_first": ("date",),
 }
 
 
@@ -37,35 +41,45 @@ class ValueMatch(StrictModel):
     algorithm: matching.FuzzyAlgorithm | None = Field(None, description="fuzzy: levenshtein (default) or jaro_winkler")
     threshold: float | None = Field(None, ge=0, le=1, description="fuzzy: similarity needed for a hit (default 0.85)")
     case_sensitive: bool | None = Field(None, description="fuzzy: compare case and whitespace as written (default false)")
+    unicode: matching.UnicodeForm | None = Field(
+        None, description="exact, fuzzy: Unicode normalization of both texts: nfc (default), nfkc, or raw (as written)"
+    )
     tolerance: float | None = Field(None, ge=0, description="numeric_tolerance: allowed difference (default 0)")
     relative: bool | None = Field(None, description="numeric_tolerance: tolerance is a fraction of |expected| (default false)")
     day_first: bool | None = Field(None, description="date: read 03/04/2024 as 3 April (default: March 4)")
 
     @model_validator(mode="after")
     def _check_options(self) -> FieldSpec:
-        misplaced = [key for key, owner in _OPTIONS.items() if getattr(self, key) is not None and owner != self.match]
+        misplaced = [key for key, owners in _OPTIONS.items() if getattr(self, key) is not None and self.match not in owners]
         if misplaced:
-            names = ", ".join(f"`{key}` (match: {_OPTIONS[key]})" for key in misplaced)
+            names = ", ".join(f"`{key}` (match: {', '.join(_OPTIONS[key])})" for key in misplaced)
             raise ValueError(f"{names} does not apply to match: {self.match}")
         return self
 
-    def comparison(self) -> Callable[[Any, Any], matching.Match]:
-        """The comparison with its options bound: `compare(candidate, expected) -> Match`."""
+    def comparison(self) -> Callable[..., matching.Match]:
+        """The comparison with its options bound: `compare(candidate, expected, max_chars=...) -> Match`,
+        where `max_chars` is the suite's `limits.edit_distance_chars` (fuzzy texts past it are not compared)."""
+        unicode: matching.UnicodeForm = self.unicode or "nfc"
+        default_chars = DEFAULT_LIMITS.edit_distance_chars
         if self.match == "fuzzy":
             threshold = 0.85 if self.threshold is None else self.threshold
             algorithm, case_sensitive = self.algorithm or "levenshtein", bool(self.case_sensitive)
-            return lambda got, want: matching.fuzzy(got, want, threshold, algorithm, case_sensitive)
+            return lambda got, want, max_chars=default_chars: matching.fuzzy(
+                got, want, threshold, algorithm, case_sensitive, unicode, max_chars
+            )
         if self.match == "numeric_tolerance":
             tolerance, relative = self.tolerance or 0.0, bool(self.relative)
-            return lambda got, want: matching.numeric(got, want, tolerance, relative)
+            return lambda got, want, max_chars=None: matching.numeric(got, want, tolerance, relative)
         if self.match == "date":
             day_first = bool(self.day_first)
-            return lambda got, want: matching.date_match(got, want, day_first)
-        return matching.exact
+            return lambda got, want, max_chars=None: matching.date_match(got, want, day_first)
+        return lambda got, want, max_chars=None: matching.exact(got, want, unicode)
 
 
 class FieldSpec(ValueMatch):
-    path: str = Field(description="Dot path with [i] indexes, e.g. invoice.line_items[0].amount")
+    path: str = Field(
+        description="Dot path with [i] indexes, e.g. invoice.line_items[0].amount; a key with a dot is quoted: ['net.amount']"
+    )
     required: bool = Field(True, description="A required field the candidate lacks scores 0; an optional one does not count.")
     weight: float = Field(1.0, ge=0)
 
@@ -81,11 +95,12 @@ class CompiledField:
     match: str
     required: bool
     weight: float
-    compare: Callable[[Any, Any], matching.Match]
+    compare: Callable[..., matching.Match]
 
 
-def score_field(field: CompiledField, candidate: Any, expected: Any) -> dict[str, Any]:
-    """One field's outcome: status `hit`, `miss` or `skipped`, its score and why."""
+def score_field(field: CompiledField, candidate: Any, expected: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """One field's outcome: status `hit`, `miss` or `skipped`, its score and why (`limit`: the
+    `limits:` key the values went past, so nothing was compared)."""
     row: dict[str, Any] = {"path": field.path, "match": field.match, "status": "miss", "score": 0.0}
     keys = field.keys
     if keys is None:
@@ -98,8 +113,10 @@ def score_field(field: CompiledField, candidate: Any, expected: Any) -> dict[str
     if got is not MISSING:
         row["actual"] = got
     if want is MISSING:
-        row["status"] = "skipped"
-        row["reason"] = "expected value absent"
+        problem = dotted_key_problem(field.path, keys, expected)
+        if problem is None:
+            row["status"] = "skipped"
+        row["reason"] = problem or "expected value absent"
     elif want is None:
         if got is MISSING or got is None:
             row["status"] = "hit"
@@ -113,8 +130,10 @@ def score_field(field: CompiledField, candidate: Any, expected: Any) -> dict[str
         else:
             row["reason"] = "required, missing" if got is MISSING else "null value"
     else:
-        outcome = field.compare(got, want)
+        outcome = field.compare(got, want, limits.edit_distance_chars)
         row["score"] = outcome.score
+        if outcome.limit is not None:
+            row["limit"] = outcome.limit
         if outcome.similarity is not None:
             row["similarity"] = round(outcome.similarity, 6)
         if outcome.hit:
@@ -148,6 +167,10 @@ class FieldAccuracy(EvaluatorConfig):
             found.append((("fields",), "every field has weight 0: the score is always 0"))
         return found
 
+    def expected_problems(self, expected: Any) -> list[str]:
+        """Fields that an expected answer written in the suite itself cannot be scored on as written."""
+        return [problem for field in self._plan if (problem := dotted_key_problem(field.path, field.keys, expected))]
+
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         hits: list[str] = []
         misses: list[str] = []
@@ -155,8 +178,12 @@ class FieldAccuracy(EvaluatorConfig):
         weighted = total_weight = 0.0
         output, expected = ctx.output, ctx.expected
         for field in self._plan:
-            row = score_field(field, output, expected)
+            row = score_field(field, output, expected, ctx.limits)
             rows.append(row)
+            if "limit" in row:
+                longest = max(len(str(row.get("actual", ""))), len(str(row.get("expected", ""))))
+                what = f"{field.path}: a text of {longest:,} characters is too long for an edit distance"
+                return self.error_result(ctx.limits.message(row["limit"], what), details={"fields": rows})
             status = row["status"]
             if status == "skipped":
                 continue
@@ -171,7 +198,7 @@ class FieldAccuracy(EvaluatorConfig):
         details = {"fields": rows}
         if scored == 0:
             return self.result(
-                0.0, "fail", misses=["no field was scored: every expected value is absent"],
+                0.0, "fail", misses=[f"no field was scored: {NO_EXPECTED if expected is None else 'every expected value is absent'}"],
                 reasoning="0/0 fields matched", details=details,
             )
         if self.aggregation == "all_or_nothing":

@@ -17,44 +17,130 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agenteval import matching
-from agenteval.evaluators.base import EvalContext, EvaluatorResult, PathEvaluator
+from agenteval.matching import UnicodeForm
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorResult, PathEvaluator
 from agenteval.evaluators.confusion import classify, confusion_verdict, count, is_empty
 from agenteval.metrics import macro_f1, metrics_row
-from agenteval.pairing import pair
+from agenteval.pairing import pair, too_many_pairs
 from agenteval.paths import MISSING
 
 ITEMS_ROW = "(items)"
+_TEXT, _OTHER = 1, 2  # kinds of a match-field value; anything else (empty) pairs with nothing
 
 
-def value_similarity(a: Any, b: Any) -> float:
+def value_similarity(a: Any, b: Any, unicode: UnicodeForm = "nfc", dates: dict[str, date | None] | None = None) -> float:
     """Dates (as `match: date` reads them): the same calendar date or not. Other text: normalized
-    Levenshtein ignoring case and whitespace. Anything else: equal or not."""
+    Levenshtein ignoring case and whitespace. Anything else: strictly equal or not.
+    (`similarity_matrix` computes the same for whole lists at once.)"""
     if is_empty(a) or is_empty(b):
         return 0.0
     if isinstance(a, str) and isinstance(b, str):
-        day_a, day_b = _as_date(a), _as_date(b)
+        dates = {} if dates is None else dates
+        day_a, day_b = _as_date(a, dates), _as_date(b, dates)
         if day_a is not None and day_b is not None:
             return 1.0 if day_a == day_b else 0.0
-        return matching.similarity(a, b, "levenshtein")
-    return 1.0 if matching.exact(a, b).hit else 0.0
+        return matching.similarity(a, b, "levenshtein", unicode=unicode)
+    return 1.0 if matching.exact(a, b, unicode).hit else 0.0
 
 
-def _as_date(text: str) -> date | None:
-    """The date a text names; text with no digit (most descriptions) cannot be one, so skip parsing it."""
-    if len(text) > 40 or not any(character.isdigit() for character in text):
-        return None
-    return matching.parse_date(text)
+def _as_date(text: str, dates: dict[str, date | None]) -> date | None:
+    """The date a text names, parsed once per text and case (`dates`); text with no digit (most
+    descriptions) cannot be one, so it is not parsed at all."""
+    if text in dates:
+        return dates[text]
+    day = None
+    if len(text) <= 40 and any(character.isdigit() for character in text):
+        day = matching.read_date(text)
+    dates[text] = day
+    return day
 
 
-def item_similarity(expected: Any, candidate: Any, match_fields: list[str]) -> float:
+def item_similarity(expected: Any, candidate: Any, match_fields: list[str], unicode: UnicodeForm = "nfc") -> float:
     """Mean similarity over the match fields (0 when either item is not an object)."""
     if not isinstance(expected, dict) or not isinstance(candidate, dict):
         return 0.0
-    return sum(value_similarity(expected.get(f), candidate.get(f)) for f in match_fields) / len(match_fields)
+    return sum(value_similarity(expected.get(f), candidate.get(f), unicode) for f in match_fields) / len(match_fields)
 
 
-def similarity_matrix(expected: list[Any], candidate: list[Any], match_fields: list[str]) -> list[list[float]]:
-    return [[item_similarity(e, c, match_fields) for c in candidate] for e in expected]
+class _Column:
+    """One match field's values on one side, read once: what each value is and what it compares as."""
+
+    def __init__(self, items: list[Any], field: str, unicode: UnicodeForm, dates: dict[str, date | None]) -> None:
+        self.kinds: list[int] = []
+        self.texts: list[str] = []  # case, whitespace and Unicode folded, for Levenshtein
+        self.days: list[int] = []  # the date's ordinal, -1 when the text is not a date
+        self.keys: list[Any] = []  # strict-equality keys of the other values
+        for item in items:
+            value = item.get(field) if isinstance(item, dict) else None
+            if is_empty(value):
+                self.kinds.append(0)
+            elif isinstance(value, str):
+                self.kinds.append(_TEXT)
+                self.texts.append(matching.normalize_unicode(matching.normalize_text(value), unicode))
+                day = _as_date(value, dates)
+                self.days.append(-1 if day is None else day.toordinal())
+            else:
+                self.kinds.append(_OTHER)
+                self.keys.append(_strict_key(value, unicode))
+
+    def where(self, kind: int) -> list[int]:
+        return [index for index, k in enumerate(self.kinds) if k == kind]
+
+
+def _strict_key(value: Any, unicode: UnicodeForm) -> Any:
+    """A key equal for two values exactly when `matching.exact` says they are (100 and 100.0 share
+    one; True and 1 do not); NaN, equal to nothing, gets a key of its own."""
+    kind = type(value)
+    if kind is bool:
+        return ("bool", value)
+    if kind is int or kind is float:
+        return ("nan", object()) if value != value else ("number", value)
+    if kind is str:
+        return ("str", matching.normalize_unicode(value, unicode))
+    if kind is list:
+        return ("list", tuple(_strict_key(item, unicode) for item in value))
+    if kind is dict:
+        return ("dict", frozenset((key, _strict_key(item, unicode)) for key, item in value.items()))
+    return (kind, repr(value))
+
+
+def longest_text(items: list[Any], match_fields: list[str]) -> int:
+    """The longest text a pair similarity would measure (Levenshtein's cost grows with its square)."""
+    return max(
+        (len(value) for item in items if isinstance(item, dict) for f in match_fields if isinstance(value := item.get(f), str)),
+        default=0,
+    )
+
+
+def similarity_matrix(
+    expected: list[Any], candidate: list[Any], match_fields: list[str], unicode: UnicodeForm = "nfc"
+) -> Any:
+    """Every pair's `item_similarity` as an (expected x candidate) numpy array, computed column-wise:
+    each value is folded and date-parsed once (a dict for this call), texts are compared by rapidfuzz's
+    cdist in C, and other values by their strict keys."""
+    import numpy as np
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import cdist
+
+    total = np.zeros((len(expected), len(candidate)))
+    if not expected or not candidate:
+        return total
+    dates: dict[str, date | None] = {}
+    for field in match_fields:
+        want, got = _Column(expected, field, unicode, dates), _Column(candidate, field, unicode, dates)
+        rows, cols = want.where(_TEXT), got.where(_TEXT)
+        if rows and cols:
+            texts = cdist(want.texts, got.texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64, workers=1)
+            row_days, col_days = np.array(want.days)[:, None], np.array(got.days)[None, :]
+            both_dates = (row_days >= 0) & (col_days >= 0)
+            total[np.ix_(rows, cols)] += np.where(both_dates, (row_days == col_days).astype(float), texts)
+        rows, cols = want.where(_OTHER), got.where(_OTHER)
+        if rows and cols:
+            ids: dict[Any, int] = {}
+            row_ids = np.array([ids.setdefault(key, len(ids)) for key in want.keys])
+            col_ids = np.array([ids.setdefault(key, len(ids)) for key in got.keys])
+            total[np.ix_(rows, cols)] += row_ids[:, None] == col_ids[None, :]
+    return total / len(match_fields)
 
 
 class LineItems(PathEvaluator):
@@ -69,17 +155,25 @@ class LineItems(PathEvaluator):
     threshold: float = Field(0.8, ge=0, le=1, description="Pairs less similar than this never match.")
     matching: Literal["greedy", "optimal"] = Field("greedy", description="optimal needs scipy (the geometry extra).")
     max_rows: int = Field(50, ge=0, description="Alignment rows and examples kept in details (the rest are counted).")
+    unicode: UnicodeForm = Field("nfc", description="Unicode normalization of texts before comparing: nfc, nfkc or raw.")
 
     type_name = "line_items"
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         expected, candidate = self.values(ctx)
         if not isinstance(expected, list):
-            return self.result(0.0, "fail", misses=[f"{self.path} (no expected list)"], reasoning="nothing to score")
+            return self.result(0.0, "fail", misses=[f"{self.path} ({NO_EXPECTED if ctx.expected is None else 'no expected list'})"], reasoning="nothing to score")
         misses: list[str] = []
         if not isinstance(candidate, list):
             misses.append(f"{self.path} ({'missing' if candidate is MISSING or candidate is None else 'not a list'})")
             candidate = []
+        too_many = too_many_pairs(len(expected), len(candidate), ctx.limits)
+        if too_many is not None:
+            return self.error_result(f"{self.path}: {too_many}")  # before any n x m matrix is allocated
+        longest = max(longest_text(expected, self.match_fields), longest_text(candidate, self.match_fields))
+        if candidate and longest > ctx.limits.edit_distance_chars:
+            what = f"{self.path}: a text of {longest:,} characters in {', '.join(self.match_fields)} is too long for an edit distance"
+            return self.error_result(ctx.limits.message("edit_distance_chars", what))
         pairs = self.pair(expected, candidate)
         rows, details = self.score_pairs(expected, candidate, pairs)
         unmatched_expected = len(expected) - len(pairs)
@@ -100,7 +194,7 @@ class LineItems(PathEvaluator):
         return self.result(score, verdict, misses=misses, reasoning=reasoning, details=details)
 
     def pair(self, expected: list[Any], candidate: list[Any]) -> list[tuple[int, int, float]]:
-        matrix = similarity_matrix(expected, candidate, self.match_fields)
+        matrix = similarity_matrix(expected, candidate, self.match_fields, self.unicode)
         return pair(matrix, self.matching, self.threshold)
 
     def score_pairs(
@@ -112,7 +206,7 @@ class LineItems(PathEvaluator):
         for i, j, _ in pairs:
             want, got = _as_dict(expected[i]), _as_dict(candidate[j])
             for attribute in attributes:
-                outcome = classify(want.get(attribute), got.get(attribute))
+                outcome = classify(want.get(attribute), got.get(attribute), self.unicode)
                 count(outcome, counts[attribute])
                 if outcome not in ("tp", "tn"):
                     mismatches.append({"expected_index": i, "candidate_index": j, "field": attribute,
