@@ -45,7 +45,9 @@ def _main(
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    from agenteval.reports.terminal import visible_lines  # a message may quote data: show it, never send it
+
+    typer.echo(f"error: {visible_lines(message)}", err=True)
     return typer.Exit(code)
 
 
@@ -306,6 +308,74 @@ def history(
         from rich.console import Console
 
         render_history(runs, Console(highlight=False))
+
+
+import_app = typer.Typer(
+    name="import", help="Turn a promptfoo or AgentV eval config into an agenteval suite.", no_args_is_help=True, rich_markup_mode=None
+)
+app.add_typer(import_app)
+IMPORT_EXIT = "Exit codes: 0 written and valid (keys not carried over are listed on stderr); 2 unreadable config, or the written suite is invalid."
+
+
+def _import_command(tool: str, config: Path, out: Optional[Path], force: bool) -> None:
+    """Import, write, list what was not carried over (file:line: key: why), then validate what was written."""
+    from agenteval.importers import ImportError_, read_config
+    from agenteval.importers.output import write_import
+    from agenteval.suite.loader import SuiteInvalid, load_suite
+
+    out_dir = out if out is not None else config.parent / "agenteval"
+    try:
+        parsed, source = read_config(config)
+        if tool == "promptfoo":
+            from agenteval.importers.promptfoo import import_promptfoo
+
+            imported = import_promptfoo(parsed, source, out_dir)
+        else:
+            from agenteval.importers.agentv import import_agentv
+
+            imported = import_agentv(parsed, source, out_dir)
+        written = write_import(imported, out_dir, config.name, tool, force)
+    except ImportError_ as exc:
+        raise _fail(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a config shape the importer did not foresee: one line, nothing written
+        raise _fail(f"{config}: could not import ({type(exc).__name__}: {exc}); nothing was written") from None
+    for item in imported.listing():
+        typer.echo(("note: " if item.note else "not carried over: ") + item.render().replace(item.file, str(config.parent / item.file), 1), err=True)
+    for path in written:
+        typer.echo(f"wrote {path}")
+    code = 0
+    for path in written[:-1]:
+        try:
+            loaded = load_suite(path)
+        except SuiteInvalid as invalid:
+            for problem in invalid.problems:
+                typer.echo(problem.render(), err=True)
+            code = 2
+            continue
+        typer.echo(f"{path}: ok ({loaded.case_count} cases, {len(loaded.suite.evaluators)} suite evaluators)")
+    missed = len(imported.not_carried)
+    typer.echo(f"{missed} key{'s' if missed != 1 else ''} not carried over, {len(imported.notes)} note{'s' if len(imported.notes) != 1 else ''}", err=True)
+    raise typer.Exit(code)
+
+
+@import_app.command("promptfoo", epilog=IMPORT_EXIT)
+def import_promptfoo_command(
+    config: Annotated[Path, typer.Argument(metavar="promptfooconfig.yaml", help="The promptfoo config.")],
+    out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the config.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace suite and cases files already in DIR.")] = False,
+) -> None:
+    """Write a promptfoo config as an agenteval suite (one per prompt x provider pair), list every key not carried over, validate."""
+    _import_command("promptfoo", config, out, force)
+
+
+@import_app.command("agentv", epilog=IMPORT_EXIT)
+def import_agentv_command(
+    config: Annotated[Path, typer.Argument(metavar="EVAL.yaml", help="The AgentV eval file.")],
+    out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the eval file.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace suite and cases files already in DIR.")] = False,
+) -> None:
+    """Write an AgentV eval file as an agenteval suite, list every key not carried over, validate."""
+    _import_command("agentv", config, out, force)
 
 
 feedback_app = typer.Typer(

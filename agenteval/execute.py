@@ -178,15 +178,17 @@ def _render(run: Any, report: dict[str, Any], reports: Any, options: RunOptions)
             _print_lines([_one_line(report)])
         return
     from agenteval.reports.table import render_summary
+    from agenteval.reports.terminal import visible
 
     console = _human_console(to_stderr=options.output == "-")
     render_summary(report, console)
     reports.render_failures(console)
     if run.skipped_evaluators:
-        console.print(f"skipped evaluators (--evaluator): {', '.join(run.skipped_evaluators)}", markup=False, highlight=False)
+        skipped = ", ".join(visible(name) for name in run.skipped_evaluators)
+        console.print(f"skipped evaluators (--evaluator): {skipped}", markup=False, highlight=False)
     stored = _stored_where(run)
     if stored:
-        console.print(stored, markup=False, highlight=False, soft_wrap=True)
+        console.print(visible(stored), markup=False, highlight=False, soft_wrap=True)
 
 
 def _stored_where(run: Any) -> str | None:

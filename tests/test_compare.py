@@ -35,6 +35,7 @@ def test_a_case_going_from_pass_to_fail_fails_the_gate(tmp_path):
     assert code == 1
     assert data["regressions"] == [{
         "case_id": "a", "base_verdict": "pass", "new_verdict": "fail", "base_score": 1.0, "new_score": 0.5, "delta": -0.5,
+        "reason": "fail (score 0.500)",  # no evaluator said more
     }]
     assert data["gate"]["passed"] is False
     assert data["gate"]["reasons"] == ["1 case went from pass to not passing (at most 0 allowed)"]
@@ -73,6 +74,7 @@ def test_a_case_removed_from_new_is_a_regression_when_it_passed(tmp_path):
     assert ids(data["only_base"]) == ["gone-passing", "gone-failing"]
     assert data["regressions"] == [{
         "case_id": "gone-passing", "base_verdict": "pass", "new_verdict": None, "base_score": 1.0, "new_score": None, "delta": None,
+        "reason": "missing from NEW",
     }]
 
 
@@ -216,3 +218,53 @@ def test_bad_options_and_inputs_are_usage_errors(tmp_path):
     empty = write(tmp_path, "empty.jsonl", "")
     done = run_cli("compare", rows, empty)
     assert done.returncode == 2 and f"no result lines in {empty}" in done.stderr
+
+
+def _judged(name, path, expected, actual, score):
+    verdict = "pass" if expected == actual else "fail"
+    return {
+        "name": name, "type": "field_accuracy", "score": score, "verdict": verdict,
+        "hits": [path] if verdict == "pass" else [], "misses": [] if verdict == "pass" else [path],
+        "details": {"fields": [{"path": path, "status": "hit" if verdict == "pass" else "miss", "expected": expected, "actual": actual}]},
+    }
+
+
+def test_each_regression_says_why_its_first_miss_old_against_new(tmp_path):
+    text_pass = {"name": "tone", "type": "equals", "score": 1.0, "verdict": "pass", "hits": [], "misses": []}
+    text_fail = dict(text_pass, score=0.0, verdict="fail", misses=["answer does not equal 'short'"])
+    base = [
+        result("field", "pass", 1.0, evaluators=[_judged("header", "invoice.total", 15600.0, 15600.0, 1.0)]),
+        result("text", "pass", 1.0, evaluators=[text_pass]),
+        result("crash", "pass", 1.0),
+        result("gone", "pass", 1.0),
+        result("steady", "pass", 1.0),
+    ]
+    new = [
+        result("field", "fail", 0.0, evaluators=[_judged("header", "invoice.total", 15600.0, 16500.0, 0.0)]),
+        result("text", "fail", 0.0, evaluators=[text_fail]),
+        dict(result("crash", "error", 0.0), error="target exited with code 1; stderr: boom"),
+        result("steady", "pass", 1.0),
+    ]
+    code, data = compare(tmp_path, base, new)
+    assert code == 1
+    assert {row["case_id"]: row["reason"] for row in data["regressions"]} == {
+        "field": "header: invoice.total: expected 15600.0; base got 15600.0, new got 16500.0",
+        "text": "tone: answer does not equal 'short'; base: pass (1.000)",
+        "crash": "error: target exited with code 1; stderr: boom",
+        "gone": "missing from NEW",
+    }
+    assert all("reason" not in row for row in data["only_base"] if row["case_id"] != "gone")
+    table = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl")
+    assert table.returncode == 1
+    assert "why: first miss, base against new" in table.stdout
+    reasons, case = {}, None
+    for line in table.stdout.split("Regressions", 1)[1].split("Only in base", 1)[0].splitlines():
+        if line.startswith("│"):
+            cells = [cell.strip() for cell in line.split("│")[1:-1]]
+            case = cells[0] or case  # a wrapped reason goes on in the next lines, under an empty case cell
+            reasons[case] = (reasons.get(case, "") + " " + cells[4]).strip()
+    assert reasons["field"] == "header: invoice.total: expected 15600.0; base got 15600.0, new got 16500.0"
+    assert reasons["gone"] == "missing from NEW"
+    markdown = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl", "--format", "markdown").stdout
+    assert "| field | pass → fail | 1.000 → 0.000 | -1.000 | header: invoice.total: expected 15600.0; base got 15600.0, new got 16500.0 |" in markdown
+    assert "|---|---|--:|--:|---|" in markdown  # the reason is text, aligned left

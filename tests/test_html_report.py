@@ -1,4 +1,4 @@
-"""The HTML report in a real headless browser: Chromium from the system, driven by Playwright.
+"""The HTML report in a real headless browser: a Chromium on PATH (or Playwright's own), driven by Playwright.
 
 Every request other than the report file itself is blocked and recorded, so a page that tried
 to load anything from a network fails the test.
@@ -6,23 +6,19 @@ to load anything from a network fails the test.
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
 
+from browsers import ARGS as CHROMIUM_ARGS, chromium_or_skip
 from conftest import EXAMPLES, run_cli, write
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture(scope="module")
 def browser():
-    assert CHROMIUM.exists(), "the HTML tests need Chromium at /usr/bin/chromium (.ci/run installs it: apt-get install chromium)"
+    chromium = chromium_or_skip()
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
 

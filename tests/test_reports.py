@@ -8,6 +8,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml
 
 from conftest import EXAMPLES, ROOT, read_jsonl, run_cli, write
+from junit_schema import check_junit_if_possible
 
 GOLDEN = ROOT / "tests" / "golden"
 INVOICES = EXAMPLES / "invoices" / "suite.yaml"
@@ -106,7 +107,7 @@ def test_junit_reads_back_with_junitparser(invoices_run):
     assert sorted(cases) == sorted(durations)
     for name, case in cases.items():
         assert case.classname == "invoice-extraction"
-        assert case.time == pytest.approx(durations[name] / 1000, abs=1e-6)
+        assert case.time == round(durations[name] / 1000, 3)  # milliseconds: the three decimals junit-10.xsd allows
     assert [case.name for case in cases.values() if case.is_passed] == ["inv-001", "inv-003", "inv-008"]
     failure = cases["inv-004"].result[0]
     assert isinstance(failure, Failure)
@@ -114,6 +115,7 @@ def test_junit_reads_back_with_junitparser(invoices_run):
     assert "header (field_accuracy, partial, 0.714)" in failure.text
     assert cases["inv-002"].result[0].message == 'score 0.896: vendor.name: expected "Globex Corporation", got "Globex Corp"'
     check_golden("invoices.junit.xml", normalized((folder / "junit.xml").read_text()))
+    check_junit_if_possible(folder / "junit.xml")
 
 
 def test_junit_carries_errors_and_odd_names_even_from_stdout_runs(tmp_path):
@@ -128,6 +130,7 @@ def test_junit_carries_errors_and_odd_names_even_from_stdout_runs(tmp_path):
     assert isinstance(error, Error)
     assert error.message == "case 'unanswered' has no recorded `output` (add one, or pass --predictions)"
     assert cases['<&>"odd"'].result[0].message == "score 0.500: b: expected 4, got 9"
+    check_junit_if_possible(tmp_path / "j.xml")
 
 
 # --- Markdown -------------------------------------------------------------------------------------
@@ -184,6 +187,7 @@ def test_report_over_shards_equals_the_whole_run(invoices_run, tmp_path):
     assert junit.returncode == 1 and junit.stdout == ""
     suites = list(JUnitXml.fromfile(str(tmp_path / "j.xml")))
     assert [(s.tests, s.failures, s.errors) for s in suites] == [(8, 5, 0)]
+    check_junit_if_possible(tmp_path / "j.xml")
 
 
 def test_report_formats_and_output_files(invoices_run, tmp_path):
@@ -249,6 +253,7 @@ def test_a_resumed_run_reports_the_earlier_cases_too(tmp_path):
     assert done.returncode == 1, done.stderr
     suites = list(JUnitXml.fromfile(str(tmp_path / "j.xml")))
     assert [(s.tests, s.failures) for s in suites] == [(8, 5)]
+    check_junit_if_possible(tmp_path / "j.xml")
     assert "Failures (5 of 5, worst first)" in (tmp_path / "r.md").read_text()
 
 
@@ -281,3 +286,75 @@ def test_the_collector_keeps_exactly_the_worst_failures_as_a_full_sort_would():
         failing = [r for r in results if r.verdict != "pass"]
         assert [f.key for f in collector.worst()] == sorted(failure_key(r.verdict, r.score, r.case_id) for r in failing)[:limit]
         assert collector.total == len(failing) and collector.left_out == max(0, len(failing) - limit)
+
+
+# --- on a real terminal (a pseudo-terminal of a given size) ---------------------------------------
+
+def run_in_terminal(*args, columns=80, timeout=120):
+    """`agenteval ARGS` with stdout and stderr on a pseudo-terminal `columns` wide: (exit code, screen text)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import subprocess
+    import sys
+    import termios
+    import time
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "CI")}
+    process = subprocess.Popen([sys.executable, "-m", "agenteval", *map(str, args)], stdin=subprocess.DEVNULL,
+                               stdout=follower, stderr=follower, env={**env, "TERM": "xterm"}, close_fds=True)
+    os.close(follower)
+    chunks, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif process.poll() is not None:
+            break
+    code = process.wait(timeout=10)
+    os.close(leader)
+    screen = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return code, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", screen)  # colours and titles off: the text a person reads
+
+
+def test_an_80_column_terminal_keeps_identifiers_whole(invoices_run, tmp_path):
+    """`party_na…`, `invoice.po_numb…` were cut; numbers and headers give way instead."""
+    folder, _ = invoices_run
+    code, screen = run_in_terminal("report", folder / "r.jsonl", columns=80)
+    assert code == 1, screen
+    assert "…" not in screen
+    lines = screen.splitlines()
+    table_lines = [line for line in lines if line[:1] in ("┏", "┃", "┡", "│", "└")]
+    assert table_lines and all(len(line) <= 80 for line in table_lines), max(table_lines, key=len)
+    evaluator_rows = [line for line in lines if line.startswith("│ party_names ")]
+    assert len(evaluator_rows) == 1 and "code_judge" in evaluator_rows[0] and "0.948" in evaluator_rows[0]
+    assert any(line.startswith("│ header ") and "field_accuracy" in line for line in lines)
+    field_row = next(line for line in lines if "invoice.po_number" in line)
+    assert "100.0%" in field_row and "3/3" in field_row  # the whole path, its numbers on the same line
+    # a narrower terminal still shows every identifier whole, wrapped rather than cut
+    code, narrow = run_in_terminal("report", folder / "r.jsonl", columns=60)
+    assert code == 1 and "…" not in narrow
+    assert all(len(line) <= 60 for line in narrow.splitlines() if line[:1] in ("┏", "┃", "┡", "│", "└"))
+    rows = narrow.split("Evaluators", 1)[1].split("Fields across", 1)[0].splitlines()
+    cells = [line.split("│")[1:3] for line in rows if line.startswith("│")]
+    assert ["".join(cell[0].strip() for cell in cells), "".join(cell[1].strip() for cell in cells)] == [
+        "headerparty_names", "field_accuracycode_judge",  # each wrapped onto two lines, every character kept
+    ]
+
+
+def test_report_html_on_a_terminal_asks_for_an_output_file(invoices_run, tmp_path):
+    folder, _ = invoices_run
+    code, screen = run_in_terminal("report", folder / "r.jsonl", "--format", "html", columns=100)
+    assert code == 2
+    assert screen.strip() == "error: --format html writes a whole web page; give a file with -o PATH (e.g. -o report.html), or redirect stdout"
+    piped = run_cli("report", folder / "r.jsonl", "--format", "html")  # not a terminal: the page goes to stdout
+    assert piped.returncode == 1 and piped.stdout.startswith("<!doctype html>")

@@ -6,15 +6,17 @@ regression even when ten others improve.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agenteval.paths import MISSING
+from agenteval.reports.failures import field_rows, miss_path, show_value
 from agenteval.reports.inputs import ResultInputs
 from agenteval.reports.numbers import num, pct, points, signed
 from agenteval.reports.outputs import ReportError, stdout_reader_may_leave
 from agenteval.metrics import ratio
-from agenteval.results import Summary
+from agenteval.results import CaseResult, Summary
 
 SCORE_EPSILON = 1e-9  # float noise, not a change
 ROWS_SHOWN = 50
@@ -30,6 +32,7 @@ class CaseChange:
     new_verdict: str | None
     base_score: float | None
     new_score: float | None
+    reason: str | None = None  # a regression's first miss, old against new
 
     @property
     def delta(self) -> float | None:
@@ -38,10 +41,13 @@ class CaseChange:
         return self.new_score - self.base_score
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        row = {
             "case_id": self.case_id, "base_verdict": self.base_verdict, "new_verdict": self.new_verdict,
             "base_score": self.base_score, "new_score": self.new_score, "delta": self.delta,
         }
+        if self.reason is not None:
+            row["reason"] = self.reason
+        return row
 
 
 @dataclass
@@ -119,6 +125,7 @@ def compare_files(base_path: Path, new_path: Path) -> Comparison:
         before[result.case_id] = (result.verdict, result.score)
     base_suite = _one_suite(base_inputs, "BASE", base_path)
     outcome = Comparison(base_suite, {}, {})
+    misses: dict[str, FirstMiss] = {}  # regressed cases only: memory grows with regressions, not cases
     for result in new_inputs:
         new_summary.add(result)
         if result.suite != base_suite:
@@ -131,17 +138,101 @@ def compare_files(base_path: Path, new_path: Path) -> Comparison:
             outcome.only_new.append(CaseChange(result.case_id, None, result.verdict, None, result.score))
             continue
         change = CaseChange(result.case_id, old[0], result.verdict, old[1], result.score)
+        if old[0] == "pass" and result.verdict != "pass":
+            misses[result.case_id] = first_miss(result)
         if change.base_verdict != change.new_verdict or abs(change.delta or 0.0) > SCORE_EPSILON:
             outcome.changed.append(change)
         else:
             outcome.unchanged += 1
     if not new_summary.total:
         raise ReportError(f"no result lines in {new_path}")
-    outcome.only_base = [CaseChange(case_id, verdict, None, score, None) for case_id, (verdict, score) in before.items()]
+    outcome.only_base = [
+        CaseChange(case_id, verdict, None, score, None, "missing from NEW" if verdict == "pass" else None)
+        for case_id, (verdict, score) in before.items()
+    ]
+    if misses:
+        reasons = _regression_reasons(base_path, misses)
+        outcome.changed = [replace(c, reason=reasons[c.case_id]) if c.case_id in reasons else c for c in outcome.changed]
     outcome.base = _side(base_path, base_inputs, base_summary)
     outcome.new = _side(new_path, new_inputs, new_summary)
     outcome.warnings = [f"{label}: {w}" for label, w in (("BASE", base_inputs.warning()), ("NEW", new_inputs.warning())) if w]
     return outcome
+
+
+REASON_CHARS = 300  # of one regression's reason
+
+
+@dataclass(frozen=True, slots=True)
+class FirstMiss:
+    """Why a case did not pass in NEW: the first evaluator that did not pass, and what it said."""
+
+    evaluator: str | None
+    text: str
+    path: str | None = None  # the field of a field miss
+    miss: str | None = None  # that miss as the evaluator worded it
+    expected: Any = MISSING
+    actual: Any = MISSING
+
+
+def first_miss(result: CaseResult) -> FirstMiss:
+    """The case's error, else the first miss (or error, or reasoning) of the first evaluator that did not pass."""
+    if result.error:
+        return FirstMiss(None, f"error: {result.error}")
+    for evaluator in result.evaluator_results:
+        if evaluator.verdict == "pass":
+            continue
+        if evaluator.error:
+            return FirstMiss(evaluator.name, f"error: {evaluator.error}")
+        if evaluator.misses:
+            miss = evaluator.misses[0]
+            path = miss_path(miss)
+            row = next((row for row in field_rows(evaluator) if row.path == path), None)
+            if row is not None and row.actual is not MISSING:
+                return FirstMiss(evaluator.name, miss, path, miss, row.expected, row.actual)
+            return FirstMiss(evaluator.name, miss)
+        return FirstMiss(evaluator.name, evaluator.reasoning or f"{evaluator.verdict} (score {evaluator.score:.3f})")
+    return FirstMiss(None, f"{result.verdict} (score {result.score:.3f})")
+
+
+def _regression_reasons(base_path: Path, misses: dict[str, FirstMiss]) -> dict[str, str]:
+    """Each regressed case's first miss in NEW against what BASE had there (BASE is read again,
+    keeping only those cases)."""
+    found: dict[str, str] = {}
+    for result in ResultInputs([base_path]):
+        miss = misses.get(result.case_id)
+        if miss is None or result.case_id in found:
+            continue
+        found[result.case_id] = _reason(miss, result)
+    for case_id, miss in misses.items():
+        found.setdefault(case_id, _reason(miss, None))
+    return found
+
+
+def _reason(miss: FirstMiss, base: CaseResult | None) -> str:
+    prefix = f"{miss.evaluator}: " if miss.evaluator else ""
+    evaluator = None if base is None or miss.evaluator is None else next(
+        (e for e in base.evaluator_results if e.name == miss.evaluator), None
+    )
+    if miss.path is not None and evaluator is not None:
+        row = next((row for row in field_rows(evaluator) if row.path == miss.path), None)
+        if row is not None and row.actual is not MISSING:
+            expected = "" if miss.expected is MISSING else f"expected {show_value(miss.expected)}; "
+            text = f"{prefix}{miss.miss}: {expected}base got {show_value(row.actual)}, new got {show_value(miss.actual)}"
+            return _clip(text)
+    if miss.path is not None:
+        expected = "" if miss.expected is MISSING else f": expected {show_value(miss.expected)}, got {show_value(miss.actual)}"
+        text = f"{prefix}{miss.miss}{expected}"
+    else:
+        text = prefix + miss.text
+    if evaluator is not None:
+        text += f"; base: {evaluator.verdict} ({evaluator.score:.3f})"
+    elif base is not None and miss.evaluator is not None:
+        text += "; base: not run"
+    return _clip(text)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
 
 
 def _one_suite(inputs: ResultInputs, label: str, path: Path) -> str:
@@ -242,13 +333,13 @@ def counts_line(comparison: Comparison) -> str:
     return line + (f"; {others} other score change{'s' if others != 1 else ''}" if others else "")
 
 
-def case_rows(changes: list[CaseChange], limit: int = ROWS_SHOWN) -> list[list[str]]:
-    """case, verdicts, scores, delta: one row per change, at most `limit`."""
+def case_rows(changes: list[CaseChange], limit: int = ROWS_SHOWN, reasons: bool = False) -> list[list[str]]:
+    """case, verdicts, scores, delta (and, with `reasons`, why it regressed): one row per change, at most `limit`."""
     return [
         [
             c.case_id, f"{c.base_verdict or 'missing'} → {c.new_verdict or 'missing'}",
             f"{num(c.base_score)} → {num(c.new_score)}", signed(c.delta),
-        ]
+        ] + ([c.reason or ""] if reasons else [])
         for c in changes[:limit]
     ]
 
@@ -305,41 +396,43 @@ CASE_SECTIONS = (
 
 
 def render_comparison(comparison: Comparison, gate: Gate, console: Any) -> None:
-    """The terminal view: case tables, aggregate deltas, then the counts and the gate's decision."""
-    from rich.table import Table
+    """The terminal view: case tables, aggregate deltas, then the counts and the gate's decision.
+    Ids, names and reasons come from the data: shown via `visible`, identifiers never cut."""
     from rich.text import Text
 
+    from agenteval.reports.terminal import Column, fitted_table, visible
+
     for line in header_lines(comparison):
-        console.print(Text(line), soft_wrap=True)
+        console.print(Text(visible(line)), soft_wrap=True)
     for title, attribute, style in CASE_SECTIONS:
         changes = getattr(comparison, attribute)
         if not changes:
             continue
-        table = Table(title=f"{title} ({len(changes)})", title_justify="left", title_style=style)
-        for column in ("case", "verdict", "score", "delta"):
-            table.add_column(column, justify="left" if column in ("case", "verdict") else "right")
-        for row in case_rows(changes):
-            table.add_row(*map(Text, row))
-        if len(changes) > ROWS_SHOWN:
-            table.caption = f"{len(changes) - ROWS_SHOWN} more not shown (--format json lists all)"
-        console.print(table)
+        why = attribute == "regressions"
+        columns = [Column("case"), Column("verdict"), Column("score", "num"), Column("delta", "num")]
+        if why:
+            columns.append(Column(REASON_HEADER, "text"))
+        console.print(fitted_table(
+            console, f"{title} ({len(changes)})", columns, case_rows(changes, reasons=why), title_style=style,
+            caption=f"{len(changes) - ROWS_SHOWN} more not shown (--format json lists all)" if len(changes) > ROWS_SHOWN else None,
+        ))
     rows = aggregate_rows(comparison)
-    for title, key, columns in (
+    for title, key, headers in (
         ("Evaluators", "evaluators", ("evaluator", "pass rate base", "new", "delta", "mean score base", "new", "delta")),
         ("Fields whose accuracy changed", "fields", ("evaluator", "field", "accuracy base", "new", "delta")),
         ("Dataset metrics that changed", "metrics", ("evaluator", "metric", "base", "new", "delta")),
     ):
         if not rows[key]:
             continue
-        table = Table(title=title, title_justify="left")
-        for index, column in enumerate(columns):
-            table.add_column(column, justify="left" if index < (2 if key != "evaluators" else 1) else "right")
-        for row in rows[key][:ROWS_SHOWN]:
-            table.add_row(*map(Text, row))
-        console.print(table)
+        names = 1 if key == "evaluators" else 2
+        columns = [Column(header, "id" if index < names else "num") for index, header in enumerate(headers)]
+        console.print(fitted_table(console, title, columns, rows[key][:ROWS_SHOWN]))
     console.print(Text(counts_line(comparison)), soft_wrap=True)
     reasons = gate.reasons(comparison)
     console.print(Text(gate_line(comparison, gate), style="bold red" if reasons else "bold green"), soft_wrap=True)
+
+
+REASON_HEADER = "why: first miss, base against new"
 
 
 def comparison_markdown(comparison: Comparison, gate: Gate) -> str:
@@ -354,7 +447,11 @@ def comparison_markdown(comparison: Comparison, gate: Gate) -> str:
         if not changes:
             continue
         lines += [f"### {title} ({len(changes)})", ""]
-        lines += table(["case", "verdict", "score", "delta"], [[md(cell) for cell in row] for row in case_rows(changes)], right_from=2)
+        why = attribute == "regressions"
+        lines += table(
+            ["case", "verdict", "score", "delta"] + ([REASON_HEADER] if why else []),
+            [[md(cell) for cell in row] for row in case_rows(changes, reasons=why)], right_from=2, right_to=4,
+        )
         if len(changes) > ROWS_SHOWN:
             lines += ["", f"{len(changes) - ROWS_SHOWN} more not shown."]
         lines.append("")
@@ -385,8 +482,10 @@ def compare_command(base: Path, new: Path, fmt: str, gate: Gate, update_baseline
     if fmt not in COMPARE_FORMATS:
         raise ReportError(f"unknown --format {fmt!r} (known: {', '.join(COMPARE_FORMATS)})")
     comparison = compare_files(base, new)
+    from agenteval.reports.terminal import visible
+
     for warning in comparison.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {visible(warning)}", file=sys.stderr)
     with stdout_reader_may_leave():
         if fmt == "json":
             sys.stdout.buffer.write(orjson.dumps(comparison_dict(comparison, gate), option=orjson.OPT_INDENT_2) + b"\n")

@@ -64,11 +64,73 @@ def miss_path(miss: str) -> str:
 
 
 def show_value(value: Any, width: int = VALUE_WIDTH) -> str:
-    """A value as JSON, cut to `width` characters; an absent value reads `nothing`."""
+    """A value as JSON, cut to `width` characters; an absent value reads `nothing`. Never raises: a value
+    orjson refuses (nested past 254 levels, a lone surrogate, a long integer) is shown by `_show_any`."""
     if value is MISSING:
         return "nothing"
-    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        text = _show_any(value, width)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _show_any(value: Any, width: int) -> str:
+    """The first `width` or so characters of `value` as JSON, written without recursion (it may nest
+    past any stack) and stopping once that much is written; a lone surrogate reads as its escape."""
+    import json
+    from itertools import islice
+
+    parts: list[str] = []
+    written = 0
+    stack: list[Any] = [value]
+    while stack and written <= width:
+        node = stack.pop()
+        if type(node) is _Token:
+            text = node.text
+        elif isinstance(node, dict):
+            text = "{"
+            entries = list(islice(node.items(), width))  # no more entries than characters are shown
+            stack.append(_Token("}"))
+            for position in range(len(entries) - 1, -1, -1):
+                key, child = entries[position]
+                stack.extend((child, _Token(_json_text(str(key), json) + ": ")))
+                if position:
+                    stack.append(_Token(", "))
+        elif isinstance(node, (list, tuple)):
+            text = "["
+            entries = list(islice(node, width))
+            stack.append(_Token("]"))
+            for position in range(len(entries) - 1, -1, -1):
+                stack.append(entries[position])
+                if position:
+                    stack.append(_Token(", "))
+        elif isinstance(node, str):
+            text = _json_text(node[: width + 1], json)
+        elif isinstance(node, bool) or node is None:
+            text = json.dumps(node)
+        elif isinstance(node, int):
+            text = str(node) if node.bit_length() < 1000 else f"<integer of about {int(node.bit_length() * 0.30103) + 1} digits>"
+        elif isinstance(node, float):
+            text = json.dumps(node)
+        else:
+            text = repr(type(node).__name__)
+        parts.append(text)
+        written += len(text)
+    return "".join(parts)
+
+
+class _Token:
+    """Punctuation waiting on `_show_any`'s stack, told apart from the values around it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _json_text(text: str, json: Any) -> str:
+    return json.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def miss_lines(evaluator: EvaluatorResult) -> list[str]:
@@ -173,8 +235,11 @@ def evaluator_heading(misses: EvaluatorMisses) -> str:
 
 
 def render_failures(collector: FailureCollector, console: Any) -> None:
-    """The terminal section after the tables, like pytest's short test summary."""
+    """The terminal section after the tables, like pytest's short test summary; data is shown via
+    `visible`, so an escape sequence in a case id, a miss or an error is printed, never obeyed."""
     from rich.text import Text
+
+    from agenteval.reports.terminal import visible
 
     if not collector.limit or not collector.total:
         return
@@ -182,11 +247,11 @@ def render_failures(collector: FailureCollector, console: Any) -> None:
     console.print(Text(f"Failures ({len(shown)} of {collector.total}, worst first)", style="bold"))
     for failure in shown:
         style = "magenta" if failure.verdict == "error" else "red"
-        console.print(Text(headline(failure), style=style), soft_wrap=True)
+        console.print(Text(visible(headline(failure)), style=style), soft_wrap=True)
         for misses in failure.evaluators:
-            console.print(Text("  " + evaluator_heading(misses)), soft_wrap=True)
+            console.print(Text("  " + visible(evaluator_heading(misses))), soft_wrap=True)
             for line in misses.lines:
-                console.print(Text("    " + line), soft_wrap=True)
+                console.print(Text("    " + visible(line)), soft_wrap=True)
             if misses.more:
                 console.print(Text(f"    ... and {misses.more} more"), soft_wrap=True)
     if collector.left_out:

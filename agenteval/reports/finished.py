@@ -20,6 +20,8 @@ def report_results(paths: Sequence[Path], fmt: str, output: Path | None, show_fa
     """
     if fmt not in FORMATS:
         raise ReportError(f"unknown --format {fmt!r} (known: {', '.join(FORMATS)})")
+    if fmt == "html" and output is None and sys.stdout.isatty():  # a page of compressed data is no use on a screen
+        raise ReportError("--format html writes a whole web page; give a file with -o PATH (e.g. -o report.html), or redirect stdout")
     reports = Reports(show_failures, [(fmt, output)])
     inputs = ResultInputs(paths, repetitions=True)
     summary = Summary(INFERRED)
@@ -32,7 +34,9 @@ def report_results(paths: Sequence[Path], fmt: str, output: Path | None, show_fa
         raise
     warning = inputs.warning()
     if warning:
-        print(f"warning: {warning}", file=sys.stderr)
+        from agenteval.reports.terminal import visible
+
+        print(f"warning: {visible(warning)}", file=sys.stderr)
     if not summary.total:
         reports.close()
         raise ReportError("no result lines in " + ", ".join(map(str, paths)))

@@ -46,6 +46,12 @@ def clip(value: Any, limit: int) -> Any:
     return value if len(text) <= limit else {"$clip": text[:limit]}
 
 
+def shown(value: float, digits: int) -> float:
+    """A number rounded once, as the terminal, Markdown and JUnit print it (`f"{x:.3f}"`); the page
+    prints it with `toFixed(digits)`, which then adds no second rounding (0.97949 stays 0.979)."""
+    return round(value, digits)  # CPython rounds the exact binary value, as formatting does
+
+
 def clip_text(text: str | None, limit: int = TEXT_CHARS) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
@@ -98,7 +104,7 @@ class HtmlWriter:
             verdicts += (self._evaluators(evaluator.name), _EVALUATOR_VERDICTS[evaluator.verdict])
             misses += (clip_text(miss) or "" for miss in evaluator.misses[:MISSES_KEPT])
         return [
-            result.case_id, _CASE_VERDICTS[result.verdict], round(result.score, 4), round(result.duration_ms, 2),
+            result.case_id, _CASE_VERDICTS[result.verdict], shown(result.score, 3), shown(result.duration_ms, 1),
             [self._tags(tag) for tag in result.tags], verdicts, "\n".join(misses),
         ]
 
@@ -112,7 +118,7 @@ class HtmlWriter:
             if details and isinstance(details.get("fields"), list):
                 details = {key: value for key, value in details.items() if key != "fields"}  # shown as `fields`
             evaluators.append([
-                self._evaluators(evaluator.name), _EVALUATOR_VERDICTS[evaluator.verdict], round(evaluator.score, 4),
+                self._evaluators(evaluator.name), _EVALUATOR_VERDICTS[evaluator.verdict], shown(evaluator.score, 3),
                 clip_text(evaluator.reasoning), [clip_text(miss) for miss in evaluator.misses[:MISSES_KEPT]],
                 clip_text(evaluator.error), fields, clip(details, DETAILS_CHARS) if details else None,
                 len(evaluator.misses),

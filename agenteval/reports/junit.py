@@ -6,6 +6,7 @@ end, when the counts its <testsuite> header needs are known; memory stays flat.
 
 from __future__ import annotations
 
+import math
 import re
 import tempfile
 from collections import Counter
@@ -29,6 +30,12 @@ def xml_attr(text: str) -> str:
     return quoteattr(_NOT_XML.sub("\ufffd", text))
 
 
+def seconds_attr(seconds: float) -> str:
+    """` time="1.234"`: three decimals, as the Surefire/Jenkins schema (junit-10.xsd) allows; left
+    out when the duration is not a finite, non-negative number (a hand-edited results file)."""
+    return f' time="{seconds:.3f}"' if math.isfinite(seconds) and seconds >= 0 else ""
+
+
 @dataclass
 class _SuiteSpool:
     body: IO[bytes]
@@ -40,7 +47,7 @@ class _SuiteSpool:
 def testcase_xml(result: CaseResult, classname: str | None = None) -> str:
     """One <testcase>; a failure carries the misses, an error the error message."""
     seconds = result.duration_ms / 1000
-    head = f'<testcase classname={classname or xml_attr(result.suite)} name={xml_attr(result.case_id)} time="{seconds:.6f}"'
+    head = f"<testcase classname={classname or xml_attr(result.suite)} name={xml_attr(result.case_id)}{seconds_attr(seconds)}"
     if result.verdict == "pass":
         return f"    {head}/>\n"
     failure = describe(result, MISSES_IN_BODY)
@@ -51,8 +58,9 @@ def testcase_xml(result: CaseResult, classname: str | None = None) -> str:
         if misses.more:
             lines.append(f"    ... and {misses.more} more")
     first_miss = next((m.lines[0] for m in failure.evaluators if m.lines), None)
-    if result.verdict == "error":
-        tag, message = "error", result.error or first_miss or "an evaluator could not score this case"
+    if result.verdict == "error":  # the error itself, not another evaluator's miss
+        first_error = next((e.error for e in result.evaluator_results if e.verdict == "error" and e.error), None)
+        tag, message = "error", result.error or first_error or first_miss or "an evaluator could not score this case"
     else:
         tag, message = "failure", f"score {result.score:.3f}" + (f": {first_miss}" if first_miss else "")
     return (
@@ -82,13 +90,13 @@ class JunitWriter:
         out.write(b'<?xml version="1.0" encoding="UTF-8"?>\n')
         out.write(
             f'<testsuites name="agenteval" tests="{verdicts.total()}" failures="{verdicts["fail"]}" '
-            f'errors="{verdicts["error"]}" skipped="0" time="{seconds:.6f}">\n'.encode()
+            f'errors="{verdicts["error"]}"{seconds_attr(seconds)}>\n'.encode()  # no `skipped`: the schema has none here
         )
         for name, spool in self._suites.items():
             stamp = summary.get("started_at")
             out.write(
                 f'  <testsuite name={xml_attr(name)} tests="{spool.verdicts.total()}" failures="{spool.verdicts["fail"]}" '
-                f'errors="{spool.verdicts["error"]}" skipped="0" time="{spool.seconds:.6f}"'
+                f'errors="{spool.verdicts["error"]}" skipped="0"{seconds_attr(spool.seconds)}'
                 f'{f" timestamp={xml_attr(stamp)}" if stamp else ""}>\n'.encode()
             )
             properties = [(key, summary[key]) for key in ("run_id", "interrupted") if summary.get(key) is not None]

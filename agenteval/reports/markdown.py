@@ -11,16 +11,32 @@ from agenteval.reports.usage import usage_lines
 
 FIELD_ROWS_SHOWN = 30
 _SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<!\w)_|_(?!\w))")
+# Line ends CommonMark honours (LF, CR, CRLF) and those other renderers and editors may (VT, FF,
+# NEL, LINE and PARAGRAPH SEPARATOR): one space each, so data never starts a line of its own.
+_LINE_ENDS = re.compile("\r\n|[\n\r\v\f\x85\u2028\u2029]")
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
 
 
 def md(text: str) -> str:
-    """Plain text that Markdown shows as written: special characters escaped, on one line."""
-    return _SPECIAL.sub(lambda match: "\\" + match.group(0), text).replace("\n", " ")
+    """Plain text that Markdown shows as written: special characters escaped, on one line, and
+    other control characters shown as escapes (`\\x1b`), so data can add no heading, row or markup."""
+    text = _LINE_ENDS.sub(" ", text)
+    text = _CONTROLS.sub(lambda match: f"\\x{ord(match.group(0)):02x}", text)
+    return _SPECIAL.sub(lambda match: "\\" + match.group(0), text)
 
 
-def table(header: list[str], rows: list[list[str]], right_from: int = 1) -> list[str]:
-    """A GFM table; columns from `right_from` on are numbers, aligned right."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < right_from else "--:" for i in range(len(header))) + "|"]
+def code(text: str) -> str:
+    """An inline code span holding `text` on one line, whatever backticks it contains."""
+    text = _CONTROLS.sub(lambda match: f"\\x{ord(match.group(0)):02x}", _LINE_ENDS.sub(" ", text))
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}"
+
+
+def table(header: list[str], rows: list[list[str]], right_from: int = 1, right_to: int | None = None) -> list[str]:
+    """A GFM table; columns from `right_from` on (up to `right_to`) are numbers, aligned right."""
+    right = range(right_from, len(header) if right_to is None else right_to)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("--:" if i in right else "---" for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
@@ -34,7 +50,7 @@ def summary_markdown(summary: dict[str, Any], failures: list[Failure], failing: 
         f" · pass rate **{pct(summary['pass_rate'])}** · mean score {num(summary['mean_score'])}"
     )
     if summary.get("run_id"):
-        status += f" · run `{summary['run_id']}`"
+        status += f" · run {code(str(summary['run_id']))}"
     if "duration_s" in summary:
         status += f" · {summary['duration_s']:.2f} s"
     lines += [status, ""]

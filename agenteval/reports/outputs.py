@@ -1,13 +1,15 @@
 """The reports one run (or one `agenteval report`) writes, fed from the same stream of results.
 
 Paths are checked before anything runs, so a typo costs seconds, not a whole run; files are
-written to a temporary name and renamed, so a reader never sees half a report.
+written to a temporary name and renamed, so a reader never sees half a report; a device, a FIFO
+or a symlink is written through, never replaced.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -29,29 +31,75 @@ class ReportError(Exception):
 
 
 def check_writable(path: Path) -> None:
-    """Create the parent folders and prove a file can be written there, before a run starts."""
+    """Create the parent folders and prove a file can be written there, before a run starts.
+
+    A device, a FIFO or a symlink is written through, never replaced (`--junit /dev/null` must not
+    turn the system's /dev/null into a file), so for those only the right to write is checked:
+    opening a FIFO here would wait for its reader, and opening some devices has effects.
+    """
     if path.is_dir():
         raise ReportError(f"{path} is a directory; give a file path for the report")
+    target = _rename_target(path)
+    if target is None:
+        if not os.access(path, os.W_OK):
+            raise ReportError(f"cannot write a report to {path}: Permission denied")
+        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}."):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}."):
             pass
     except OSError as exc:
         raise ReportError(f"cannot write a report to {path}: {exc.strerror or exc}") from None
 
 
+def _rename_target(path: Path) -> Path | None:
+    """Where a complete report is renamed to: `path` itself, or the regular file a symlink points
+    to, existing or not yet (the link stays a link); None when `path` is written straight into
+    (a device, a FIFO, a symlink to one, or a link through /proc such as /dev/stdout)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return path  # absent (created by the rename), or unreachable (the temporary file says why)
+    if stat.S_ISREG(mode):
+        return path
+    if not stat.S_ISLNK(mode):
+        return None
+    resolved = Path(os.path.realpath(path))
+    try:
+        if stat.S_ISREG(os.stat(path).st_mode) and os.path.samefile(resolved, path):
+            return resolved
+    except FileNotFoundError:
+        return resolved  # a dangling link: its target is created
+    except OSError:
+        pass
+    return None
+
+
 @contextmanager
 def replacing(path: Path) -> Iterator[IO[bytes]]:
-    """A file written beside `path` and renamed over it when complete."""
+    """A file written beside `path` and renamed over it when complete; a device, a FIFO or a
+    symlink is written through instead (for a symlink to a regular file, its target is replaced)."""
+    target = _rename_target(path)
+    if target is None:
+        try:
+            through = open(path, "wb")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+        try:
+            with through:
+                yield through
+        except OSError as exc:
+            raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return
     try:
-        handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False)
+        handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", delete=False)
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with handle:
             yield handle
         os.chmod(handle.name, 0o666 & ~_umask())  # as open() would have made it, not the temporary file's 0600
-        os.replace(handle.name, path)
+        os.replace(handle.name, target)
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
@@ -116,11 +164,16 @@ class Reports:
                     with stdout_reader_may_leave():
                         self._produce(fmt, summary, None)
                     continue
-                with replacing(path) as handle:
-                    self._produce(fmt, summary, handle)
+                if fmt == "markdown":  # small: kept, to append to the job summary without reading `path` back
+                    text = io.BytesIO()
+                    self._produce(fmt, summary, text)
+                    with replacing(path) as handle:
+                        handle.write(text.getvalue())
+                    _append_step_summary(path, text.getvalue())
+                else:
+                    with replacing(path) as handle:
+                        self._produce(fmt, summary, handle)
                 written.append(path)
-                if fmt == "markdown":
-                    _append_step_summary(path)
         finally:
             self.close()
         return written
@@ -166,14 +219,14 @@ class Reports:
             self._html.close()
 
 
-def _append_step_summary(path: Path) -> None:
+def _append_step_summary(path: Path, text: bytes) -> None:
     """In GitHub Actions, the Markdown report also becomes the job summary."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target or Path(target).resolve() == path.resolve():
         return
     try:
-        with open(target, "ab") as summary, path.open("rb") as written:
-            summary.write(written.read())
+        with open(target, "ab") as summary:
+            summary.write(text)
     except OSError as exc:
         raise ReportError(f"cannot append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror or exc}") from None
 

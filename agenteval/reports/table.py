@@ -1,98 +1,102 @@
-"""The run at a glance in the terminal: counts, per-evaluator and per-field tables, dataset metrics."""
+"""The run at a glance in the terminal: counts, per-evaluator and per-field tables, dataset metrics.
+
+Every name and id from the data is shown through `visible` (control characters as escapes), and
+tables keep identifiers whole on narrow terminals (`terminal.fitted_table`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from agenteval.reports.numbers import num, pct
+from agenteval.reports.terminal import Column, fitted_table, visible
 from agenteval.reports.usage import render_usage
 
 _VERDICT_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "error": "magenta"}
 FIELD_ROWS_SHOWN = 30
+_ID, _NUM, _TEXT = "id", "num", "text"
+
+
+def _columns(*specs: tuple[str, str]) -> list[Column]:
+    return [Column(header, kind) for header, kind in specs]
 
 
 def render_summary(summary: dict[str, Any], console: Console) -> None:
     """The run at a glance: counts, per-evaluator and per-field tables, dataset metrics, slowest cases."""
     counts = summary["counts"]
-    title = f"[bold]{escape(summary.get('suite', ''))}[/bold]"
+    title = Text(visible(str(summary.get("suite", ""))), style="bold")
     if summary.get("run_id"):
-        title += f"  run {escape(summary['run_id'])}"
+        title.append(f"  run {visible(str(summary['run_id']))}")
     if summary.get("interrupted"):
-        title += "  [magenta](interrupted)[/magenta]"
+        title.append("  (interrupted)", style="magenta")
     console.print(title)
-    console.print(
-        f"{counts['total']} cases: [green]{counts['passed']} passed[/green], "
-        f"[red]{counts['failed']} failed[/red], [magenta]{counts['errored']} errored[/magenta]  "
-        f"pass rate [bold]{pct(summary['pass_rate'])}[/bold]  mean score {num(summary['mean_score'])}"
-        + (f"  in {summary['duration_s']:.2f}s" if "duration_s" in summary else "")
-    )
+    line = Text(f"{counts['total']} cases: ")
+    line.append(f"{counts['passed']} passed", style="green").append(", ")
+    line.append(f"{counts['failed']} failed", style="red").append(", ")
+    line.append(f"{counts['errored']} errored", style="magenta").append("  pass rate ")
+    line.append(pct(summary["pass_rate"]), style="bold").append(f"  mean score {num(summary['mean_score'])}")
+    if "duration_s" in summary:
+        line.append(f"  in {summary['duration_s']:.2f}s")
+    console.print(line)
 
-    evaluators = Table(title="Evaluators", title_justify="left")
-    for column in ("evaluator", "type", "mean score", "pass", "partial", "fail", "error", "mean ms"):
-        evaluators.add_column(column, justify="left" if column in ("evaluator", "type") else "right")
-    for name, stats in summary["evaluators"].items():
-        verdicts = stats["verdicts"]
-        evaluators.add_row(
-            escape(name), escape(stats["type"]), num(stats["mean_score"]),
-            *(f"[{_VERDICT_STYLE[v]}]{verdicts.get(v, 0)}[/]" for v in ("pass", "partial", "fail", "error")),
-            num(stats["mean_duration_ms"], 2),
-        )
-    console.print(evaluators)
+    console.print(fitted_table(
+        console, "Evaluators",
+        _columns(("evaluator", _ID), ("type", _ID), ("mean score", _NUM), ("pass", _NUM), ("partial", _NUM),
+                 ("fail", _NUM), ("error", _NUM), ("mean ms", _NUM)),
+        [
+            [name, stats["type"], num(stats["mean_score"]),
+             *(Text(str(stats["verdicts"].get(v, 0)), style=_VERDICT_STYLE[v]) for v in ("pass", "partial", "fail", "error")),
+             num(stats["mean_duration_ms"], 2)]
+            for name, stats in summary["evaluators"].items()
+        ],
+    ))
 
     criteria = [(name, stats["criterion"]) for name, stats in summary["evaluators"].items() if stats.get("criterion")]
     if criteria:
-        rubric = Table(title="Criteria", title_justify="left")
-        for column in ("evaluator", "criterion", "description"):
-            rubric.add_column(column)
-        for name, criterion in criteria:
-            rubric.add_row(escape(name), escape(criterion["name"]), escape(criterion.get("description") or ""))
-        console.print(rubric)
+        console.print(fitted_table(
+            console, "Criteria", _columns(("evaluator", _ID), ("criterion", _ID), ("description", _TEXT)),
+            [[name, criterion["name"], criterion.get("description") or ""] for name, criterion in criteria],
+        ))
 
     rows = [(name, path, stats) for name, paths in summary["fields"].items() for path, stats in paths.items()]
     if rows:
-        fields = Table(title="Fields across the dataset", title_justify="left")
-        for column in ("evaluator", "field", "accuracy", "hits/scored", "mean score", "skipped"):
-            fields.add_column(column, justify="left" if column in ("evaluator", "field") else "right")
         rows.sort(key=lambda row: (row[2]["accuracy"] is None, row[2]["accuracy"] or 0.0))
-        for name, path, stats in rows[:FIELD_ROWS_SHOWN]:
-            fields.add_row(
-                escape(name), escape(path), pct(stats["accuracy"]), f"{stats['hits']}/{stats['scored']}",
-                num(stats["mean_score"]), str(stats["skipped"]),
-            )
-        if len(rows) > FIELD_ROWS_SHOWN:
-            fields.caption = f"worst {FIELD_ROWS_SHOWN} of {len(rows)} fields; all are in the summary JSON"
-        console.print(fields)
+        console.print(fitted_table(
+            console, "Fields across the dataset",
+            _columns(("evaluator", _ID), ("field", _ID), ("accuracy", _NUM), ("hits/scored", _NUM), ("mean score", _NUM), ("skipped", _NUM)),
+            [
+                [name, path, pct(stats["accuracy"]), f"{stats['hits']}/{stats['scored']}", num(stats["mean_score"]), str(stats["skipped"])]
+                for name, path, stats in rows[:FIELD_ROWS_SHOWN]
+            ],
+            caption=f"worst {FIELD_ROWS_SHOWN} of {len(rows)} fields; all are in the summary JSON" if len(rows) > FIELD_ROWS_SHOWN else None,
+        ))
 
     tags = summary.get("tags") or {}
     if tags:
-        by_tag = Table(title="By tag", title_justify="left")
-        for column in ("tag", "cases", "passed", "failed", "errored", "pass rate"):
-            by_tag.add_column(column, justify="left" if column == "tag" else "right")
-        for tag, row in tags.items():
-            by_tag.add_row(escape(tag), str(row["total"]), str(row["passed"]), str(row["failed"]), str(row["errored"]), pct(row["pass_rate"]))
-        console.print(by_tag)
+        console.print(fitted_table(
+            console, "By tag",
+            _columns(("tag", _ID), ("cases", _NUM), ("passed", _NUM), ("failed", _NUM), ("errored", _NUM), ("pass rate", _NUM)),
+            [[tag, str(row["total"]), str(row["passed"]), str(row["failed"]), str(row["errored"]), pct(row["pass_rate"])] for tag, row in tags.items()],
+        ))
 
     for name, metrics in summary["dataset_metrics"].items():
-        table = Table(title=f"Dataset metrics: {escape(name)}", title_justify="left")
-        for column in ("attribute", "TP", "FP", "FN", "TN", "precision", "recall", "F1"):
-            table.add_column(column, justify="left" if column == "attribute" else "right")
-        for attribute, row in metrics["attributes"].items():
-            table.add_row(
-                escape(attribute), *(str(row[k]) for k in ("tp", "fp", "fn", "tn")),
-                num(row["precision"]), num(row["recall"]), num(row["f1"]),
-            )
         undefined = any(row[k] is None for row in metrics["attributes"].values() for k in ("precision", "recall", "f1"))
-        table.caption = f"macro-F1 {num(metrics['macro_f1'])}" + ("  (n/a: undefined, its denominator is 0)" if undefined else "")
-        console.print(table)
+        console.print(fitted_table(
+            console, f"Dataset metrics: {name}",
+            _columns(("attribute", _ID), ("TP", _NUM), ("FP", _NUM), ("FN", _NUM), ("TN", _NUM), ("precision", _NUM), ("recall", _NUM), ("F1", _NUM)),
+            [
+                [attribute, *(str(row[k]) for k in ("tp", "fp", "fn", "tn")), num(row["precision"]), num(row["recall"]), num(row["f1"])]
+                for attribute, row in metrics["attributes"].items()
+            ],
+            caption=f"macro-F1 {num(metrics['macro_f1'])}" + ("  (n/a: undefined, its denominator is 0)" if undefined else ""),
+        ))
 
     render_usage(summary, console)  # latency/tokens/cost, suite limits, --repeat spread (reports/usage.py)
     slowest = summary.get("slowest_cases") or []
     if slowest:
         console.print(
-            "slowest: " + ", ".join(f"{row['case_id']} ({row['duration_ms']:.1f} ms)" for row in slowest),
-            markup=False,
+            Text("slowest: " + ", ".join(f"{visible(str(row['case_id']))} ({row['duration_ms']:.1f} ms)" for row in slowest)),
         )

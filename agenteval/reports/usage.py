@@ -58,5 +58,9 @@ def usage_lines(summary: dict[str, Any]) -> list[str]:
 
 
 def render_usage(summary: dict[str, Any], console: Console) -> None:
+    from rich.text import Text
+
+    from agenteval.reports.terminal import visible
+
     for line in usage_lines(summary):
-        console.print(line, markup=False, highlight=False)
+        console.print(Text(visible(line)))

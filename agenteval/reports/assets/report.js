@@ -12,6 +12,9 @@
   const FIELD_STATUSES = ["hit", "miss", "skipped", ""];
   let DATA = null;
   const byId = (id) => document.getElementById(id);
+  // Keys from the data never reach an object's prototype chain: objects built from data have none.
+  const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+  const fixed = (value, digits) => (typeof value === "number" && Number.isFinite(value) ? value.toFixed(digits) : "n/a");
   const esc = (text) => String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
   async function loadData() {
@@ -104,8 +107,8 @@
       const missed = notPassed(evaluators).map((e) => esc(data.evaluators[e])).join(", ");
       const open = state.open.has(index) ? " open" : "";
       return `<tr class="case${open}" data-index="${index}"><td>${esc(id)}</td><td class="v ${name}">${name}</td>` +
-        `<td>${score.toFixed(3)}</td><td>${tags.map((t) => `<span class="tag">${esc(data.tags[t])}</span>`).join("")}</td>` +
-        `<td>${missed}</td><td>${ms.toFixed(1)}</td></tr>`;
+        `<td>${fixed(score, 3)}</td><td>${tags.map((t) => `<span class="tag">${esc(data.tags[t])}</span>`).join("")}</td>` +
+        `<td>${missed}</td><td>${fixed(ms, 1)}</td></tr>`;
     }
 
     function detailRow(index) {
@@ -116,7 +119,7 @@
       const [evaluators, output, error] = detail;
       const missed = new Set();
       const hit = new Set();
-      const expected = {};
+      const expected = Object.create(null);
       let checked = 0;
       const fieldRows = [];
       for (const e of evaluators) {
@@ -125,10 +128,10 @@
           const f = fieldCell(cell);
           if (f.status === "miss") missed.add(f.path);
           if (f.status === "hit") hit.add(f.path);
-          if ("e" in f) { setPath(expected, f.path, f.e); checked++; }
+          if (Object.hasOwn(f, "e") && setPath(expected, f.path, f.e)) checked++;
           fieldRows.push(`<tr class="${f.status === "miss" ? "miss" : ""}"><td>${esc(data.evaluators[e[0]])}</td><td>${esc(f.path)}</td>` +
             `<td class="v ${f.status === "hit" ? "pass" : f.status === "miss" ? "fail" : ""}">${esc(f.status)}</td>` +
-            `<td>${"e" in f ? json(f.e, null, NONE, NONE) : ""}</td><td>${"a" in f ? json(f.a, null, NONE, NONE) : '<span class="hole">absent</span>'}</td></tr>`);
+            `<td>${Object.hasOwn(f, "e") ? json(f.e, null, NONE, NONE) : ""}</td><td>${Object.hasOwn(f, "a") ? json(f.a, null, NONE, NONE) : '<span class="hole">absent</span>'}</td></tr>`);
         }
       }
       const parts = [];
@@ -149,7 +152,7 @@
       const verdictName = EVALUATOR_VERDICTS[verdict];
       const more = missCount > misses.length ? `<li class="note">… and ${missCount - misses.length} more</li>` : "";
       return `<div class="evaluator ${verdictName}"><h4>${esc(data.evaluators[name])} <span class="note">${esc(data.types[name] || "")}</span> ` +
-        `<span class="v ${verdictName}">${verdictName}</span> ${score.toFixed(3)}</h4>` +
+        `<span class="v ${verdictName}">${verdictName}</span> ${fixed(score, 3)}</h4>` +
         (reasoning ? `<div>${esc(reasoning)}</div>` : "") +
         (error ? `<div class="case-error">error: ${esc(error)}</div>` : "") +
         (misses.length ? `<ul class="misses">${misses.map((m) => `<li>${esc(m)}</li>`).join("")}${more}</ul>` : "") +
@@ -176,28 +179,36 @@
   // A field cell [path, code, expected?, actual?]; code = status + 4 (has expected) + 8 (has actual) + 16 (actual = expected).
   function fieldCell(cell) {
     const code = cell[1];
-    const f = { path: DATA.paths[cell[0]], status: FIELD_STATUSES[code & 3] };
+    const f = Object.create(null);
+    f.path = DATA.paths[cell[0]];
+    f.status = FIELD_STATUSES[code & 3];
     let next = 2;
     if (code & 4) f.e = cell[next++];
     if (code & 8) f.a = code & 16 ? f.e : cell[next++];
     return f;
   }
 
-  // A field path `a.b[0].c` set inside a plain object: rebuilds the checked part of the expected answer.
+  // A field path `a.b[0].c` set inside an object without a prototype: rebuilds the checked part of
+  // the expected answer. A path naming `__proto__`, `constructor` or `prototype`, or indexing a
+  // list by name, is not rebuilt (the field table still lists it); false when nothing was set.
   function setPath(target, path, value) {
     const keys = [];
     for (const part of path.split(".")) {
       const match = /^([^[\]]+)((?:\[\d+\])*)$/.exec(part);
-      if (!match) return;
+      if (!match || UNSAFE_KEYS.has(match[1])) return false;
       keys.push(match[1]);
       for (const index of match[2].matchAll(/\[(\d+)\]/g)) keys.push(Number(index[1]));
     }
     let node = target;
-    keys.forEach((key, i) => {
-      if (i === keys.length - 1) { node[key] = value; return; }
-      if (node[key] === undefined || typeof node[key] !== "object" || node[key] === null) node[key] = typeof keys[i + 1] === "number" ? [] : {};
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (Array.isArray(node) !== (typeof key === "number")) return false;  // a list has indexes, an object names
+      if (i === keys.length - 1) { node[key] = value; return true; }
+      const child = Object.hasOwn(node, key) ? node[key] : undefined;
+      if (child === undefined || typeof child !== "object" || child === null) node[key] = typeof keys[i + 1] === "number" ? [] : Object.create(null);
       node = node[key];
-    });
+    }
+    return false;
   }
 
   // JSON as HTML, each member marked `miss` or `hit` by its field path (`path` null: no marks).
@@ -205,7 +216,7 @@
     if (value === null) return '<span class="n">null</span>';
     if (typeof value === "string") return `<span class="s">${esc(JSON.stringify(value))}</span>`;
     if (typeof value !== "object") return `<span class="n">${esc(String(value))}</span>`;
-    if (!Array.isArray(value) && Object.keys(value).length === 1 && typeof value.$clip === "string") {
+    if (!Array.isArray(value) && Object.keys(value).length === 1 && Object.hasOwn(value, "$clip") && typeof value.$clip === "string") {
       return `<span class="clip">${esc(value.$clip)}… (cut)</span>`;
     }
     const inner = indent + "  ";

@@ -1,0 +1,121 @@
+"""What the terminal is sent: data shown, never obeyed, and tables that keep identifiers whole.
+
+Case ids, misses, reasoning and errors (a target's stderr tail among them) come from data anyone
+may have written. A terminal obeys the escape sequences in what it prints (clear the screen, paint
+a fake summary, set the window title), so every control character is shown as an escape instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported when a table is drawn: `visible` alone stays cheap for messages
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+# C0 and C1 controls and DEL (ESC among them), line and paragraph separators, and the bidirectional
+# overrides and isolates that reorder what is shown ("Trojan Source").
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def visible(text: str) -> str:
+    """`text` with each control character written as an escape (ESC as `\\x1b`, LF as `\\n`)."""
+    return _CONTROLS.sub(_escape, text) if _CONTROLS.search(text) else text
+
+
+def visible_lines(text: str) -> str:
+    """As `visible`, but line breaks are kept: for messages that are several lines on purpose."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """`kind`: "id" (case ids, field paths, evaluator names: never cut), "num" (kept whole; its
+    header folds to make room), or "text" (free text: wraps into what is left)."""
+
+    header: str
+    kind: str = "id"
+
+    @property
+    def right(self) -> bool:
+        return self.kind == "num"
+
+
+_TEXT_MIN = 12  # characters a free-text column keeps however narrow the terminal
+
+
+def fitted_table(
+    console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str | Text]],
+    *, caption: str | None = None, title_style: str | None = None,
+) -> Table:
+    """A table as wide as the console allows in which identifiers are never cut.
+
+    When the natural widths do not fit, numbers keep their width and their headers fold, free
+    text wraps, and identifiers keep their full width; only a terminal too narrow even for the
+    identifiers alone makes them wrap onto more lines, still whole (never `…`). Cells are plain
+    text (shown via `visible`) or rich Text (already safe).
+    """
+    from rich.table import Table
+    from rich.text import Text
+    cells = [[cell if isinstance(cell, Text) else Text(visible(cell)) for cell in row] for row in rows]
+    table = Table(
+        title=Text(visible(title), style=title_style or "table.title"), title_justify="left",
+        caption=None if caption is None else Text(visible(caption), style="table.caption"),
+    )
+    longest = [max((cell.cell_len for cell in column), default=0) for column in zip(*cells)] or [0] * len(columns)
+    natural = [max(len(column.header), width) for column, width in zip(columns, longest)]
+    available = console.width - (3 * len(columns) + 1)  # a border and two spaces of padding per column, one edge
+    widths: list[int | None] = [None] * len(columns)
+    if sum(natural) > available:
+        widths = _squeezed(columns, longest, natural, available)
+    for column, width in zip(columns, widths):
+        table.add_column(
+            column.header, justify="right" if column.right else "left", width=width,
+            overflow="fold", no_wrap=False,
+        )
+    for row in cells:
+        table.add_row(*row)
+    return table
+
+
+def _squeezed(columns: Sequence[Column], longest: list[int], natural: list[int], available: int) -> list[int | None]:
+    """Widths when the natural ones do not fit: identifiers first, then numbers, then headers and text."""
+    words = [max((len(word) for word in column.header.split()), default=1) for column in columns]
+    widths = [0] * len(columns)
+    for index, column in enumerate(columns):
+        if column.kind == "num":
+            widths[index] = max(1, longest[index])
+        elif column.kind == "text":
+            widths[index] = min(natural[index], _TEXT_MIN)
+        else:
+            widths[index] = max(1, longest[index], min(words[index], natural[index]))
+    spare = available - sum(widths)
+    if spare < 0:  # too narrow even so: identifiers share what numbers and text leave, and wrap whole
+        ids = [i for i, column in enumerate(columns) if column.kind == "id"]
+        room = max(len(ids), available - sum(widths[i] for i in range(len(columns)) if i not in ids))
+        total = sum(widths[i] for i in ids) or 1
+        for i in ids:
+            widths[i] = max(1, widths[i] * room // total)
+        return list(widths)
+    for index, column in enumerate(columns):  # headers of numbers unfold to their longest word
+        if column.kind == "num" and spare:
+            grow = min(spare, max(0, words[index] - widths[index]))
+            widths[index] += grow
+            spare -= grow
+    for index, column in enumerate(columns):  # free text and whole headers take what is left
+        if spare:
+            grow = min(spare, natural[index] - widths[index])
+            widths[index] += grow
+            spare -= grow
+    return list(widths)
