@@ -1,7 +1,7 @@
 """`--executor ray`: score batches of cases as Ray tasks; the driver streams results to one file.
 
 The driver reads, validates and selects cases exactly as a local run does, then sends them in
-batches. Each task scores its batch with the same `Runner` a local run uses. A Ray worker process
+batches, with every file the suite names (see `plan_shipment`). Each task scores its batch with the same `Runner` a local run uses. A Ray worker process
 keeps its runner between tasks, so evaluators are built once per process and `protocol: jsonl`
 judges stay up. A result reaches the results file only when its whole batch comes back, so a
 batch that Ray retries after a worker died is written once. At most a few batches per CPU are in
@@ -10,7 +10,9 @@ flight, which keeps the driver's memory flat.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -23,6 +25,7 @@ from typing import Any
 from agenteval.api import EndpointSettings, RunError
 from agenteval.extras import MissingDependency
 from agenteval.results import CaseResult
+from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
 from agenteval.targets import Answer
 
@@ -153,7 +156,7 @@ class RayOptions:
 
 def run_on_ray(
     source: Path | dict[str, Any],
-    base_dir: Path,
+    loaded: LoadedSuite,
     cases: Iterable[Case],
     run_id: str,
     options: RayOptions,
@@ -161,17 +164,21 @@ def run_on_ray(
     only: frozenset[str] | None = None,
 ) -> Iterator[CaseResult]:
     """Yield every case's result as its batch completes. `source` is the suite file, or the suite
-    as data; `base_dir` (its folder) becomes each worker's working directory. `answers` (from
-    --predictions) is read here on the driver and travels with each batch, so the file need not
-    exist on the cluster."""
+    as data; the folder it is in, with every folder the suite names outside it, is shipped as each
+    worker's working directory (`plan_shipment`). `answers` (from --predictions) is read here on the
+    driver and travels with each batch, so the file need not exist on the cluster."""
     local = options.address is None
     ray = require_ray(local=local)
     started_here = not ray.is_initialized()
+    base_dir = loaded.base_dir
+    folder = "."  # where the suite's folder is in the worker's working directory
     if started_here:
+        shipment = plan_shipment(loaded, cluster=not local)
+        folder = shipment.folder
         _connect(
             ray, options.address,
             num_cpus=None if options.address else (os.cpu_count() or 1),
-            runtime_env={"working_dir": str(base_dir), "excludes": WORKING_DIR_EXCLUDES + (LOCAL_EXCLUDES if local else [])},
+            runtime_env=shipment.runtime_env(local),
         )
     score = ray.remote(max_retries=TASK_RETRIES)(score_batch)
     capacity = max(1, int(ray.cluster_resources().get("CPU", 1))) * BATCHES_PER_CPU
@@ -185,7 +192,7 @@ def run_on_ray(
                 batch = next(batches, None)
                 if batch is None:
                     break
-                pending.append(score.remote(definition, run_id, batch, only, options.workers, settings))
+                pending.append(score.remote(definition, run_id, batch, only, options.workers, settings, folder))
             if not pending:
                 return
             done, pending = ray.wait(pending, num_returns=1)
@@ -196,6 +203,179 @@ def run_on_ray(
             ray.cancel(ref)  # raises KeyboardInterrupt in the task, which stops its processes
         if started_here:
             ray.shutdown()
+
+
+# -- what reaches the workers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """What a run sends to its workers as Ray's runtime_env: `root` as the working directory, with
+    the suite's folder at `folder` inside it and everything that is neither on the way to nor inside
+    a shipped folder left out (`excludes`); modules the suite imports from this machine's own
+    folders (PYTHONPATH, the current folder) as `py_modules`."""
+
+    root: Path
+    folder: str = "."
+    excludes: tuple[str, ...] = ()
+    py_modules: tuple[str, ...] = ()
+
+    def runtime_env(self, local: bool) -> dict[str, Any]:
+        excludes = WORKING_DIR_EXCLUDES + (LOCAL_EXCLUDES if local else []) + list(self.excludes)
+        env: dict[str, Any] = {"working_dir": str(self.root), "excludes": excludes}
+        if self.py_modules:
+            env["py_modules"] = list(self.py_modules)
+        return env
+
+
+def plan_shipment(loaded: LoadedSuite, cluster: bool) -> Shipment:
+    """What the workers need of this machine's files, from what the suite names: the suite's folder;
+    for each file a command (the target's, a code_judge's...) names by a relative path outside it,
+    that file's folder (only the file when its folder holds the suite's own); for each `function:`
+    module found neither next to the suite nor installed but on PYTHONPATH or in the current folder,
+    that module. They travel as one working directory, their common ancestor, holding only them.
+
+    A command's absolute path to a file cannot be shipped (the command names this machine's copy):
+    fine on a local instance, a RunError naming it for a cluster (`cluster`). Called before anything
+    runs, so that error comes first; files that do not exist are the validator's to report."""
+    base = _absolute(loaded.base_dir)
+    needed: list[Path] = [base]
+    modules: list[str] = []
+    for owner, key, value in _references(loaded):
+        if key == "command" and isinstance(value, list):
+            for index, arg in _path_words(value):
+                path = Path(arg)
+                if path.is_absolute():
+                    if cluster and index > 0 and (path.is_file() or path.is_dir()):
+                        raise RunError(
+                            f"--executor ray: {owner} runs {' '.join(map(str, value))!r}, whose {arg} is an absolute path "
+                            "the cluster's workers may not have (Ray ships the suite's folder and what it names by relative "
+                            f"paths); name it relative to the suite's folder ({_relative(path, base)})"
+                        )
+                    continue
+                full = _absolute(base / path)
+                if _inside(full, base) or not (full.is_file() or full.is_dir()):
+                    continue
+                needed.append(full if full.is_dir() or _inside(base, full.parent) else full.parent)
+        elif key == "function" and isinstance(value, str):
+            module = _module_from_here(value, base)
+            if module is not None and str(module) not in modules:
+                modules.append(str(module))
+    root = Path(os.path.commonpath([str(path) for path in needed]))
+    folder = base.relative_to(root).as_posix() or "."
+    return Shipment(root, folder, tuple(_excludes(root, needed)), tuple(modules))
+
+
+def _references(loaded: LoadedSuite) -> Iterator[tuple[str, str, Any]]:
+    """(owner, key, value) of every `command` and `function` the suite's target and evaluators give,
+    composites' children and tool-call checks included; case-level evaluators' too when the cases
+    have any (a pass over the cases, only then)."""
+    from pydantic import BaseModel
+
+    from agenteval.evaluators import EvaluatorConfig
+
+    roots: list[tuple[Any, str]] = [(loaded.suite.target, f"the {loaded.suite.target.type} target")]
+    roots += [(evaluator, f"evaluator {evaluator.label!r}") for evaluator in loaded.suite.evaluators]
+    cases = loaded.iter_cases() if loaded.case_evaluators else ()
+    for case in cases:
+        roots += [(evaluator, f"case {case.id!r}: evaluator {evaluator.label!r}") for evaluator in case.evaluators or ()]
+    stack = list(reversed(roots))
+    while stack:
+        value, owner = stack.pop()
+        if isinstance(value, BaseModel):
+            for name in type(value).model_fields:
+                item = getattr(value, name, None)
+                if name in ("command", "function"):
+                    yield owner, name, item
+                elif isinstance(item, (BaseModel, list, tuple, dict)):
+                    stack.append((item, f"evaluator {item.label!r}" if isinstance(item, EvaluatorConfig) else owner))
+        elif isinstance(value, (list, tuple, dict)):
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend(
+                (item, f"evaluator {item.label!r}" if isinstance(item, EvaluatorConfig) else owner)
+                for item in items if isinstance(item, (BaseModel, list, tuple, dict))
+            )
+
+
+def _path_words(argv: list[Any]) -> Iterator[tuple[int, str]]:
+    """(index, word) of a command's words that may name a file: each word, and the VALUE of `--opt=VALUE`."""
+    for index, arg in enumerate(argv):
+        if not isinstance(arg, str) or not arg or "://" in arg or "\0" in arg:
+            continue
+        if arg.startswith("-"):
+            _, equals, value = arg.partition("=")
+            if equals and value:
+                yield index, value
+            continue
+        yield index, arg
+
+
+def _module_from_here(reference: str, base: Path) -> Path | None:
+    """The file or package folder of the module of `module:function` when the workers would not
+    find it: not next to the suite (shipped with it), not installed, but importable here from
+    PYTHONPATH or the current folder."""
+    from agenteval.evaluators.python_function import suite_module_file
+
+    module = reference.partition(":")[0]
+    if not module or suite_module_file(module, base) is not None:
+        return None
+    try:
+        spec = importlib.util.find_spec(module.split(".")[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        location = Path(next(iter(spec.submodule_search_locations)))
+    elif spec.has_location and spec.origin:
+        location = Path(spec.origin)
+    else:
+        return None
+    here = {_absolute(Path(entry)) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry}
+    if "" in sys.path or os.getcwd() in sys.path:
+        here.add(_absolute(Path.cwd()))
+    return location if _absolute(location.parent) in here else None
+
+
+def _excludes(root: Path, needed: list[Path]) -> list[str]:
+    """Ray `excludes` patterns (anchored at `root`) for everything under `root` that is neither a
+    needed path, inside one, nor a folder on the way to one: only those folders are listed."""
+    wanted = {path.relative_to(root).parts for path in needed}
+    wanted = {parts for parts in wanted if not any(parts[:i] in wanted for i in range(len(parts)))}
+    if () in wanted:
+        return []
+    on_the_way = {parts[:i] for parts in wanted for i in range(1, len(parts))}
+    excludes: list[str] = []
+    stack: list[tuple[str, ...]] = [()]
+    while stack:
+        parts = stack.pop()
+        for entry in sorted(root.joinpath(*parts).iterdir()):
+            child = parts + (entry.name,)
+            if child in on_the_way:
+                stack.append(child)
+            elif child not in wanted and not entry.name.endswith((" ", "\t")):  # such a name cannot be a pattern: shipped
+                excludes.append("/" + "/".join(_GLOB_SPECIAL.sub(r"\\\g<0>", part) for part in child))
+    return excludes
+
+
+_GLOB_SPECIAL = re.compile(r"[\\*?\[\]]")
+
+
+def _absolute(path: Path) -> Path:
+    """`path` made absolute and normalized without following symlinks: a link inside a shipped
+    folder is shipped as what it points to."""
+    return Path(os.path.normpath(path.absolute()))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:  # another drive
+        return str(path)
 
 
 def _worker_settings(settings: EndpointSettings, base_dir: Path, local: bool) -> EndpointSettings:
@@ -242,16 +422,16 @@ def score_batch(
     only: frozenset[str] | None,
     workers: int,
     settings: EndpointSettings,
+    folder: str = ".",
 ) -> list[CaseResult]:
-    """Runs inside a Ray worker, whose working directory is the suite's folder: scores the batch
-    with the runner a local run builds (agenteval.api.make_runner)."""
+    """Runs inside a Ray worker, whose working directory holds the suite's folder at `folder`:
+    scores the batch with the runner a local run builds (agenteval.api.make_runner)."""
     runner = _RUNNERS.get(run_id)
     if runner is None:
         from agenteval.api import make_runner, open_endpoints
         from agenteval.process import Processes
-        from agenteval.suite.loader import load_definition
 
-        loaded = load_definition(Path(definition).resolve() if isinstance(definition, str) else definition)
+        loaded = _load_in(folder, definition)
         endpoints = open_endpoints(loaded, settings)
         runner = _RUNNERS[run_id] = make_runner(loaded, run_id, Processes(), None, only, endpoints, settings)
     runner.predictions = _BatchAnswers(batch) if any(answer is not None for _, answer in batch) else None
@@ -259,3 +439,17 @@ def score_batch(
         return list(runner.score((case for case, _ in batch), workers))
     finally:
         runner.endpoints.close_cache()  # the worker's writes folded into the cache file (agenteval.endpoints)
+
+
+def _load_in(folder: str, definition: str | dict[str, Any]) -> LoadedSuite:
+    """The suite's definition, loaded from the suite's folder: a suite file's name and a suite as
+    data's files are relative to it. The working directory is the worker's again afterwards (the
+    run itself uses the loaded suite's absolute folder)."""
+    from agenteval.suite.loader import load_definition
+
+    here = Path.cwd()
+    os.chdir(here / folder)
+    try:
+        return load_definition(Path(definition).resolve() if isinstance(definition, str) else definition)
+    finally:
+        os.chdir(here)

@@ -5,8 +5,11 @@ read back every request it received. Run as a script it serves until killed (for
 `python tests/llm_server.py --delay 0.05` prints its base URL on the first line.
 
 Faults are queued and used by the next requests in order: `status` (any code, optional headers
-such as Retry-After), `sleep` (answer after a pause, e.g. past a client's timeout), `truncate`
-(Content-Length promises more than is sent, then the connection closes) and `not_json`.
+such as Retry-After, any body: an error object or an empty `choices` on a 200), `sleep` (answer
+after a pause, e.g. past a client's timeout), `truncate` (Content-Length promises more than is
+sent, then the connection closes), `not_json`, `drip` (headers at once, then one byte of a chat
+reply every `seconds`) and `endless` (a chunked body of 1 MiB chunks at full speed, up to 512 MiB
+or until the client hangs up).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class Received:
 
 @dataclass
 class Fault:
-    kind: str  # status | sleep | truncate | not_json
+    kind: str  # status | sleep | truncate | not_json | drip | endless
     status: int = 500
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
@@ -71,7 +74,7 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that gave up (its timeout) is expected here; anything else is printed."""
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
             super().handle_error(request, client_address)
 
 
@@ -131,6 +134,9 @@ class LLMServer:
 
     def answer(self, path: str, body: Any) -> tuple[int, Any]:
         """(status, JSON) for a request that no fault intercepted."""
+        if not isinstance(body, dict) and not path.endswith(("/chat/completions", "/embeddings")):
+            return 200, {"path": path, "echo": body}
+        body = body if isinstance(body, dict) else {}  # a client that hung up mid-request
         if path.endswith("/chat/completions"):
             message = self.chat(body)
             prompt = sum(words(m.get("content", "")) for m in body.get("messages", []))
@@ -201,6 +207,25 @@ class LLMServer:
                     self.end_headers()
                     self.wfile.write(b'{"choices": [{"message": {"content": "cut')
                     self.wfile.flush()
+                    self.close_connection = True
+                elif fault.kind == "drip":
+                    payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": "x" * 200}}]}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(fault.seconds)
+                elif fault.kind == "endless":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    chunk = b"z" * (1 << 20)
+                    for _ in range(512):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.close_connection = True
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:

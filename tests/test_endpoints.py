@@ -253,3 +253,12 @@ def test_a_literal_secret_in_the_config_is_refused(keys, message):
     with pytest.raises(ValidationError, match=message) as caught:
         Connection.model_validate(keys)
     assert "sk-live-abcdef123" not in str(caught.value).split("input_value")[0]
+
+
+def test_redaction_covers_the_escaped_forms_of_a_secret():
+    from agenteval.endpoints.client import redact
+
+    secret = "sk-live-12345\r"
+    for shown in ("b'Bearer sk-live-12345\\r'", '"sk-live-12345\\r"', "key=sk-live-12345%0D", "sk-live-12345 (stripped)"):
+        assert "sk-live-12345" not in redact(shown, [secret]), shown
+    assert redact("key=a%2Fb%3Dc", ["a/b=c"]) == "key=***"

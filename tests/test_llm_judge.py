@@ -250,3 +250,15 @@ cases:
     assert line["evaluator_results"][0]["score"] == pytest.approx(0.875)
     summary = json.loads((tmp_path / "r.summary.json").read_text())
     assert summary["usage"]["judges"]["requests"] == 1 and summary["usage"]["judges"]["tokens"]["total"] > 0
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ('Format: {"correct": "pass", "concise": 5}. Grade: {"correct": "fail", "concise": 1}', 0.0),  # the last complete one
+    ('{"correct": "fail", "concise": 1} and a footnote {"note": "checked twice"}', 0.0),  # not the last object: it is no grade
+    ('Thinking: {"correct": "pass"} ... final: {"criteria": [{"name": "correct", "score": "pass"}, {"name": "concise", "score": 5}]}', 1.0),
+])
+def test_the_rubric_reader_takes_the_last_object_that_has_every_criterion(reply, expected):
+    criteria = [RubricCriterion.model_validate(c) for c in CRITERIA]
+    scores, problem = read_scores(reply, criteria)
+    assert problem is None
+    assert sum(scores[c.name]["score"] * c.weight for c in criteria) / sum(c.weight for c in criteria) == pytest.approx(expected)

@@ -4,12 +4,18 @@ The key covers the URL, the model, the messages and every option sent, never the
 carry keys), so a cache file holds no secret and no machine path and can be committed next to a
 suite to replay it offline. The file is created on the first write only; a run that only reads
 it (a replay) leaves it untouched.
+
+The cache is an optimisation, so once it is open its failures never fail a run: a record that
+cannot be read (another version's, a damaged one) is a miss, a write that fails (a full disk, a
+file another run keeps locked) is one warning on stderr and no more writes, and closing a cache
+that another run still has open leaves the folding of its WAL to that run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+import sys
 import threading
 import zlib
 from pathlib import Path
@@ -19,10 +25,11 @@ import orjson
 
 CACHE_FILE = "responses.sqlite"
 DEFAULT_DIR = Path(".agenteval") / "cache"
+LOCK_WAIT_S = 10  # how long one write waits for another process's write to finish
 
 
 class CacheError(Exception):
-    """The cache file exists but cannot be used."""
+    """The cache file exists but cannot be used, or its folder cannot be one."""
 
 
 def request_key(url: str, body: Any, variant: int = 0) -> str:
@@ -31,14 +38,30 @@ def request_key(url: str, body: Any, variant: int = 0) -> str:
     return hashlib.sha256(orjson.dumps(identity, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
+def _folder_problem(folder: Path) -> str | None:
+    """Why `folder` cannot hold the cache: it, or the nearest of its parents that exists, is not a folder."""
+    for place in (folder, *folder.parents):
+        if place.exists():
+            return None if place.is_dir() else f"{place} is a file, not a folder"
+    return None
+
+
 class ResponseCache:
-    """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, reverted on close."""
+    """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, folded back on close."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._wrote = False
+        self._broken = False  # a write failed: no more writes this run
+        self._unreadable = False  # the file was locked or damaged: no more reads this run (each would wait)
+        self._warned: set[str] = set()
+        problem = _folder_problem(path.parent)
+        if problem is None and path.exists() and not path.is_file():
+            problem = f"{path} is not a file"
+        if problem:
+            raise CacheError(f"cannot use {path.parent} for the response cache: {problem} (give --cache-dir a folder, or --no-cache)")
         if path.exists():
             try:
                 self._connect().execute("SELECT count(*) FROM responses").fetchone()
@@ -48,23 +71,42 @@ class ResponseCache:
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
         return self._db
 
     def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
-            if self._db is None and not self.path.exists():
+        """The record stored under `key`; None when there is none or it cannot be read (a miss)."""
+        if self._unreadable:
+            return None
+        try:
+            with self._lock:
+                if self._db is None and not self.path.exists():
+                    return None
+                row = self._connect().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            if not row or not isinstance(row[0], bytes):
                 return None
-            row = self._connect().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-        return orjson.loads(zlib.decompress(row[0])) if row else None
+            record = orjson.loads(zlib.decompress(row[0]))
+        except (sqlite3.Error, zlib.error, orjson.JSONDecodeError, OSError, MemoryError) as exc:
+            if isinstance(exc, (sqlite3.OperationalError, sqlite3.DatabaseError, OSError)) and not isinstance(exc, sqlite3.DataError):
+                self._unreadable = True
+            self._warn("read", f"a record could not be read ({type(exc).__name__}: {exc}); it counts as a miss")
+            return None
+        return record if isinstance(record, dict) else None
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        value = zlib.compress(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS), 6)
-        with self._lock:
-            if not self._wrote:
-                self._prepare_for_writes()
-            assert self._db is not None
-            self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, value))
+        """Store `record`; a failure is a warning (once) and the end of writes for this run, never an error."""
+        if self._broken:
+            return
+        try:
+            value = zlib.compress(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS), 6)
+            with self._lock:
+                if not self._wrote:
+                    self._prepare_for_writes()
+                assert self._db is not None
+                self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, value))
+        except (sqlite3.Error, OSError, orjson.JSONEncodeError, MemoryError) as exc:
+            self._broken = True
+            self._warn("write", f"a reply could not be stored ({type(exc).__name__}: {exc}); the run goes on without storing more")
 
     def _prepare_for_writes(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,10 +119,31 @@ class ResponseCache:
         self._wrote = True
 
     def close(self) -> None:
+        """Fold the WAL back into the file (one self-contained file to commit) and close; reopened on
+        the next use. A run's workers on Ray write WAL the driver never saw, so the driver folds a
+        WAL it finds too. When another run still has the file open the fold is left to it: closing
+        never waits for it and never fails."""
         with self._lock:
-            if self._db is None:
-                return
-            if self._wrote:
-                self._db.execute("PRAGMA journal_mode = DELETE")  # fold the WAL back: one self-contained file
-            self._db.close()
-            self._db = None
+            db, self._db, wrote = self._db, None, self._wrote
+            self._wrote = False
+            wal = self.path.with_name(self.path.name + "-wal")
+            try:
+                if db is None and wal.exists():
+                    db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=0)
+                if db is not None and (wrote or wal.exists()):
+                    db.execute("PRAGMA busy_timeout = 0")
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    db.execute("PRAGMA journal_mode = DELETE")
+            except (sqlite3.Error, OSError):
+                pass  # another process has it open: the last one to close folds it
+            finally:
+                if db is not None:
+                    try:
+                        db.close()
+                    except sqlite3.Error:
+                        pass
+
+    def _warn(self, kind: str, message: str) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            print(f"warning: response cache {self.path}: {message}", file=sys.stderr, flush=True)

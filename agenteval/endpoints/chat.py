@@ -6,11 +6,13 @@ proxy). Replies are checked for the few keys used; anything else is kept as the 
 
 from __future__ import annotations
 
+import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval.endpoints.client import EndpointError, Endpoints, excerpt
+from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt
 from agenteval.endpoints.settings import Connection, ModelEndpoint
 from agenteval.process import decode_json
 from agenteval.usage import price_of, usage_record
@@ -25,6 +27,7 @@ class ChatReply:
     tool_calls: list[dict[str, Any]]
     model: str | None
     usage: dict[str, Any]
+    source: Reply | None = None  # the HTTP reply, for `Endpoints.keep` once the caller found it usable
 
     @property
     def latency_ms(self) -> float:
@@ -43,16 +46,43 @@ def chat_body(settings: ModelEndpoint, messages: list[Any], **extra: Any) -> dic
     return body
 
 
-def complete(endpoints: Endpoints, settings: ModelEndpoint, body: dict[str, Any], *, cache: bool, variant: int = 0) -> ChatReply:
-    """POST {base_url}/chat/completions. Raises EndpointError."""
-    reply = endpoints.send(settings, "POST", endpoints.url(settings, "/chat/completions"), body, cache=cache, variant=variant)
-    data = reply.data
+def check_chat(data: Any) -> None:
+    """EndpointError unless `data` is a chat completion with a message: an empty `choices`, or an
+    `error` object sent with a 200, is not an answer (and is never cached)."""
+    if isinstance(data, dict) and data.get("error") and not data.get("choices"):
+        raise EndpointError(f"the server answered with an error: {excerpt(str(data['error']))!r}")
     try:
         message = data["choices"][0]["message"]
-        if not isinstance(message, dict):
-            raise TypeError
     except (KeyError, IndexError, TypeError):
-        raise EndpointError(f"the reply has no choices[0].message: {excerpt(str(data))!r}") from None
+        message = None
+    if not isinstance(message, dict):
+        raise EndpointError(f"the reply has no choices[0].message: {excerpt(str(data))!r}")
+
+
+def complete(
+    endpoints: Endpoints, settings: ModelEndpoint, body: dict[str, Any], *, cache: bool, variant: int = 0,
+    usable: Callable[[ChatReply], bool] | None = None,
+) -> ChatReply:
+    """POST {base_url}/chat/completions. Raises EndpointError.
+
+    With `usable`, a fresh reply is kept in the cache only when `usable(reply)` says so (a judge's
+    grade that can be read), and a cached one it refuses is asked for again."""
+    url = endpoints.url(settings, "/chat/completions")
+    reply = endpoints.send(settings, "POST", url, body, cache=cache, variant=variant, check=check_chat, keep=usable is None)
+    chat = _chat_reply(endpoints, settings, reply)
+    if usable is None:
+        return chat
+    if reply.cached and not usable(chat):  # stored by an older version that kept unusable replies
+        reply = endpoints.send(settings, "POST", url, body, cache=cache, variant=variant, check=check_chat, keep=False, fresh=True)
+        chat = _chat_reply(endpoints, settings, reply)
+    if usable(chat):
+        endpoints.keep(reply)
+    return chat
+
+
+def _chat_reply(endpoints: Endpoints, settings: ModelEndpoint, reply: Reply) -> ChatReply:
+    data = reply.data
+    message = data["choices"][0]["message"]  # check_chat made sure of it
     content = message.get("content")
     model = data.get("model") if isinstance(data.get("model"), str) else settings.model
     record = usage_record(reply.latency_ms, data.get("usage"), cached=reply.cached)
@@ -60,7 +90,7 @@ def complete(endpoints: Endpoints, settings: ModelEndpoint, body: dict[str, Any]
     if cost is not None:
         record["cost_usd"] = cost
     return ChatReply(
-        content if isinstance(content, str) else None, message, tool_calls(message.get("tool_calls")), model, record
+        content if isinstance(content, str) else None, message, tool_calls(message.get("tool_calls")), model, record, reply
     )
 
 
@@ -149,30 +179,57 @@ class EmbeddingBatcher:
         missing = []
         for text in texts:
             hit = self.endpoints.cached(url, self._body([text])) if self.cache else None
-            if hit is not None:
+            if hit is not None and _vector_problem(hit["data"]) is None:
                 found[text] = hit["data"]
             else:
                 missing.append(text)
-        if not missing:
-            return found
-        reply = self.endpoints.send(self.settings, "POST", url, self._body(missing))
-        vectors = _embedding_list(reply.data, len(missing))
-        for text, vector in zip(missing, vectors):
-            found[text] = vector
-            if self.cache:
-                self.endpoints.remember(url, self._body([text]), {"status": reply.status, "data": vector, "latency_ms": reply.latency_ms})
+        for start in range(0, len(missing), self.batch_size):  # `batch_size` texts per request at most
+            chunk = missing[start:start + self.batch_size]
+            reply = self.endpoints.send(self.settings, "POST", url, self._body(chunk))
+            vectors = _embedding_list(reply.data, len(chunk))
+            for text, vector in zip(chunk, vectors):
+                found[text] = vector
+                if self.cache:
+                    self.endpoints.remember(url, self._body([text]), {"status": reply.status, "data": vector, "latency_ms": reply.latency_ms})
         return found
 
     def _body(self, texts: list[str]) -> dict[str, Any]:
         return {"model": self.settings.model, "input": texts}
 
 
+def _vector_problem(vector: Any) -> str | None:
+    """Why `vector` is not an embedding: not a non-empty list, a value that is not a finite number
+    (NaN, Infinity, a boolean, null: one such value made any two texts look alike), or all zeros."""
+    if not isinstance(vector, list) or not vector:
+        return "an embedding is not a non-empty list of numbers"
+    for value in vector:
+        if type(value) not in (float, int) or not math.isfinite(value):
+            return f"the embeddings reply holds a value that is not a finite number ({value!r})"
+    if not any(vector):
+        return "the embeddings reply holds a vector of zeros (it has no direction to compare)"
+    return None
+
+
 def _embedding_list(data: Any, count: int) -> list[list[float]]:
+    """The reply's vectors in input order, each checked; EndpointError naming the first problem."""
+    if isinstance(data, dict) and data.get("error") and not data.get("data"):
+        raise EndpointError(f"the server answered with an error: {excerpt(str(data['error']))!r}")
     try:
-        items = sorted(data["data"], key=lambda item: item.get("index", 0))
+        items = data["data"]
+        indexes = [item.get("index", i) for i, item in enumerate(items)]
         vectors = [item["embedding"] for item in items]
     except (KeyError, TypeError, AttributeError):
         raise EndpointError(f"the embeddings reply has no data[].embedding: {excerpt(str(data))!r}") from None
-    if len(vectors) != count or not all(isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v) for v in vectors):
-        raise EndpointError(f"the embeddings reply has {len(vectors)} vectors for {count} texts, or one is not a list of numbers")
-    return vectors
+    if len(vectors) != count:
+        raise EndpointError(f"the embeddings reply has {len(vectors)} vectors for {count} texts")
+    if not all(type(i) is int for i in indexes) or sorted(indexes) != [*range(count)]:
+        raise EndpointError(f"the embeddings reply's indexes are not 0 to {count - 1}: {excerpt(str(indexes))!r}")
+    ordered = [vector for _, vector in sorted(zip(indexes, vectors), key=lambda pair: pair[0])]
+    for vector in ordered:
+        problem = _vector_problem(vector)
+        if problem:
+            raise EndpointError(problem)
+    lengths = {len(vector) for vector in ordered}
+    if len(lengths) > 1:
+        raise EndpointError(f"the embeddings reply's vectors differ in length ({', '.join(map(str, sorted(lengths)))})")
+    return ordered

@@ -4,18 +4,29 @@
 slot at the endpoint's gate, retries what is worth retrying, and turns every failure into an
 `EndpointError` whose message names the status and a body excerpt and never a secret. Worker
 threads block in it while they wait, which is what lets `--workers` overlap slow endpoints.
+
+Everything a server controls is bounded: one attempt takes at most `timeout` seconds in all (a
+watchdog closes the connection of a reply still arriving then), a body larger than
+`max_response_mb` is refused, a Retry-After is capped (agenteval.endpoints.pacing), and any
+exception of the HTTP stack (a corrupt gzip body, a redirect loop, a malformed URL) is one
+request's error, never the run's.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import json
+import math
 import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from agenteval.endpoints.cache import ResponseCache, request_key
 from agenteval.endpoints.pacing import Gate, parse_retry_after, retry_delay
@@ -25,6 +36,8 @@ from agenteval.endpoints.settings import (
     ModelEndpoint,
     Transport,
     substitute_env,
+    substituted_values,
+    url_problem,
 )
 from agenteval.process import decode_json
 from agenteval.usage import Price
@@ -35,11 +48,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504}
 EXCERPT_CHARS = 300
+MIB = 1 << 20
 _REDACTED = "***"
 
 
 class EndpointError(Exception):
     """A request that could not get a usable reply; the message is safe to show and store."""
+
+
+class _Retryable(Exception):
+    """An attempt that failed in a way another attempt may not (a timeout, a dropped connection)."""
 
 
 @dataclass(slots=True)
@@ -49,6 +67,7 @@ class Reply:
     latency_ms: float
     cached: bool = False
     attempts: int = 0
+    key: str | None = None  # the cache key of a fresh reply that may be kept (Endpoints.keep)
 
 
 def excerpt(body: bytes | str, limit: int = EXCERPT_CHARS) -> str:
@@ -57,11 +76,94 @@ def excerpt(body: bytes | str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _forms(secret: str) -> set[str]:
+    """A secret as it may appear in a message: as is, without line ends, and escaped the ways
+    Python reprs, JSON and URLs escape it (an h11 error shows `b'Bearer sk-...\\r'`)."""
+    forms = {secret, secret.strip()}
+    for form in list(forms):
+        forms.add(form.encode("unicode_escape").decode("ascii"))
+        forms.add(repr(form.encode("utf-8"))[2:-1])
+        forms.add(json.dumps(form)[1:-1])
+        forms.add(quote(form, safe=""))
+        forms.add(quote(form))
+    return {form for form in forms if len(form) >= 4}
+
+
 def redact(message: str, secrets: list[str]) -> str:
     for secret in secrets:
-        if len(secret) >= 4:
-            message = message.replace(secret, _REDACTED)
+        if len(secret.strip()) >= 4:
+            for form in sorted(_forms(secret), key=len, reverse=True):
+                message = message.replace(form, _REDACTED)
     return message
+
+
+def _header_problem(value: str) -> bool:
+    """True when `value` cannot be sent as an HTTP header value (not ASCII, a line break, a control character)."""
+    return not value.isascii() or any(ord(char) < 32 and char != "\t" or char == "\x7f" for char in value)
+
+
+class _Watchdog:
+    """Closes the connection of a reply still arriving at its attempt's deadline: `timeout` bounds the
+    whole attempt, not each read (a server that drips one byte a second would otherwise hold a case
+    for as long as it likes). One thread for the run; watching a reply costs a heap push."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Watch]] = []
+        self._ready = threading.Condition()
+        self._count = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: float, response: Any) -> _Watch:
+        entry = _Watch(response)
+        with self._ready:
+            heapq.heappush(self._heap, (deadline, next(self._count), entry))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="agenteval-http-deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0][2] is entry:
+                self._ready.notify()
+        return entry
+
+    def _run(self) -> None:
+        with self._ready:
+            while True:
+                while self._heap and self._heap[0][2].done:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._ready.wait()
+                    continue
+                wait = self._heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._ready.wait(wait)
+                    continue
+                _, _, entry = heapq.heappop(self._heap)
+                entry.expire()
+
+
+class _Watch:
+    __slots__ = ("done", "fired", "response")
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self.done = False
+        self.fired = False
+
+    def expire(self) -> None:
+        response = self.response
+        if self.done or response is None:
+            return
+        self.fired = True
+        try:
+            stream = response.extensions.get("network_stream")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the read blocked on it in the worker thread
+        except (OSError, AttributeError, ValueError):
+            pass
+
+    def cancel(self) -> None:
+        self.done = True
+        self.response = None  # the heap keeps the entry until its deadline; not the reply
 
 
 class Endpoints:
@@ -86,6 +188,8 @@ class Endpoints:
         self._shared: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
         self._rng = random.Random()
+        self._watchdog = _Watchdog()
+        self._closed = False
 
     def url(self, settings: Connection, path: str = "") -> str:
         """`base_url` (environment references resolved) joined with `path`."""
@@ -98,6 +202,19 @@ class Endpoints:
         except MissingEnvironment as exc:
             raise EndpointError(str(exc)) from None
 
+    def secrets(self, settings: Transport) -> list[str]:
+        """Every value that must not reach a message: the API key, and whatever `${NAME}` reads from
+        the environment into headers, `base_url` or `url`."""
+        found = []
+        for template in (*settings.headers.values(), getattr(settings, "base_url", None), getattr(settings, "url", None)):
+            if template:
+                found.extend(substituted_values(template, self._environ))
+        if settings.api_key_env:
+            key = self._env().get(settings.api_key_env)
+            if key:
+                found.append(key)
+        return found
+
     def send(
         self,
         settings: Transport,
@@ -109,27 +226,58 @@ class Endpoints:
         cache: bool = False,
         variant: int = 0,
         json_reply: bool = True,
+        check: Callable[[Any], None] | None = None,
+        keep: bool = True,
+        fresh: bool = False,
     ) -> Reply:
-        """One request with retries. Raises EndpointError (after the retries, for retryable failures)."""
+        """One request with retries. Raises EndpointError (after the retries, for retryable failures).
+
+        With `cache`, a stored reply is returned instead of sending; a fresh reply is stored when
+        `keep` (else the caller stores it with `keep(reply)` once it has found it usable). `check`
+        raises EndpointError for data that is unusable: such a reply is never stored, and a stored
+        one that fails it (written by an older version) is fetched again, as every one is when `fresh`."""
         identity = {"method": method, "json": body, "params": params}
-        if cache:
-            hit = self.cached(url, identity, variant)
-            if hit is not None:
-                return Reply(hit["status"], hit["data"], hit["latency_ms"], cached=True)
-        headers, secrets = self._headers(settings)
+        key = request_key(url, identity, variant) if cache else None
+        secrets = self.secrets(settings)
         try:
+            if key is not None and not fresh:
+                hit = self._cached_record(key)
+                if hit is not None and _passes(check, hit["data"]):
+                    return Reply(hit["status"], hit["data"], hit["latency_ms"], cached=True)
+            problem = url_problem(url)
+            if problem:
+                raise EndpointError(f"{method} {url}: {problem}")
+            headers = self._headers(settings)
             reply = self._send(settings, method, url, body, params, headers, json_reply)
+            reply.key = key
+            if check is not None:
+                check(reply.data)
         except EndpointError as exc:
             raise EndpointError(redact(str(exc), secrets)) from None
-        if cache:
-            self.remember(url, identity, {"status": reply.status, "data": reply.data, "latency_ms": reply.latency_ms}, variant)
+        if keep:
+            self.keep(reply)
         return reply
+
+    def keep(self, reply: Reply) -> None:
+        """Store a fresh reply that its caller found usable (a no-op for a cached one or without a cache)."""
+        if reply.key is not None and not reply.cached and self.cache is not None:
+            self.cache.put(reply.key, {"status": reply.status, "data": reply.data, "latency_ms": reply.latency_ms})
 
     def cached(self, url: str, identity: Any, variant: int = 0) -> dict[str, Any] | None:
         """The cached record of a request, unless there is no cache or it is being refreshed."""
+        return self._cached_record(request_key(url, identity, variant))
+
+    def _cached_record(self, key: str) -> dict[str, Any] | None:
+        """A stored record of the shape this version writes, else None (a miss)."""
         if self.cache is None or self.refresh:
             return None
-        return self.cache.get(request_key(url, identity, variant))
+        record = self.cache.get(key)
+        if not isinstance(record, dict) or type(record.get("status")) is not int or "data" not in record:
+            return None
+        latency = record.get("latency_ms")
+        if type(latency) not in (int, float) or not math.isfinite(latency) or latency < 0:
+            return None
+        return record
 
     def remember(self, url: str, identity: Any, record: dict[str, Any], variant: int = 0) -> None:
         if self.cache is not None:
@@ -142,10 +290,25 @@ class Endpoints:
                 self._shared[key] = build()
             return self._shared[key]
 
+    def close_cache(self) -> None:
+        """Fold the cache's WAL into its file and close it now; it reopens on the next use. A Ray
+        worker calls it after each batch, so what it stored is in the one file when the run ends."""
+        if self.cache is not None:
+            self.cache.close()
+
     def close(self) -> None:
-        for client in self._clients.values():
-            client.close()
-        self._clients.clear()
+        """Close every client and the cache. Worker threads a stopped run left behind may still be
+        sending: the clients are taken under the lock, and a thread that asks for one afterwards
+        gets an error instead of a new client."""
+        with self._lock:
+            self._closed = True
+            clients = list(self._clients.values())
+            self._clients.clear()
+        for client in clients:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001, S110 - closing must never fail the run
+                pass
         if self.cache is not None:
             self.cache.close()
 
@@ -153,8 +316,6 @@ class Endpoints:
         self, settings: Transport, method: str, url: str, body: Any, params: dict[str, str] | None,
         headers: dict[str, str], json_reply: bool,
     ) -> Reply:
-        import httpx
-
         client = self._http(url)
         gate = self._gate(settings, url)
         attempts = settings.retries + 1
@@ -164,29 +325,26 @@ class Endpoints:
             with gate.slot():
                 started = time.perf_counter()
                 try:
-                    response = client.request(method, url, json=body, params=params, headers=headers, timeout=settings.timeout)
-                except httpx.TimeoutException:
-                    response, problem = None, f"timed out after {settings.timeout:g}s"
-                except httpx.TransportError as exc:
-                    response, problem = None, f"{type(exc).__name__}: {exc}"
+                    status, content, retry_header = self._attempt(client, settings, method, url, body, params, headers)
+                except _Retryable as exc:
+                    status, problem = 0, str(exc)
                 latency_ms = (time.perf_counter() - started) * 1000
-            if response is not None:
-                status = response.status_code
+            if status:
                 if 200 <= status < 300:
                     try:
-                        data = decode_json(response.content)
+                        data = decode_json(content)
                     except (ValueError, RecursionError):
                         if not json_reply:
-                            return Reply(status, response.text, latency_ms, attempts=attempt + 1)
-                        problem = f"HTTP {status} with a body that is not JSON: {excerpt(response.content)!r}"
+                            return Reply(status, content.decode("utf-8", "replace"), latency_ms, attempts=attempt + 1)
+                        problem = f"HTTP {status} with a body that is not JSON: {excerpt(content)!r}"
                     else:
                         return Reply(status, data, latency_ms, attempts=attempt + 1)
                 else:
-                    problem = f"HTTP {status}: {excerpt(response.content)!r}"
+                    problem = f"HTTP {status}: {excerpt(content)!r}"
                     if status not in RETRY_STATUSES:
                         raise EndpointError(f"{method} {url}: {problem}")
                     if status in (429, 503):
-                        retry_after = parse_retry_after(response.headers.get("retry-after"))
+                        retry_after = parse_retry_after(retry_header)
                         if retry_after is not None:
                             gate.hold(retry_after)
             if attempt + 1 < attempts:
@@ -194,21 +352,86 @@ class Endpoints:
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         raise EndpointError(f"{method} {url}{tries}: {problem}")
 
-    def _headers(self, settings: Transport) -> tuple[dict[str, str], list[str]]:
-        headers, secrets = {}, []
+    def _attempt(
+        self, client: httpx.Client, settings: Transport, method: str, url: str, body: Any,
+        params: dict[str, str] | None, headers: dict[str, str],
+    ) -> tuple[int, bytes, str | None]:
+        """(status, body, Retry-After) of one attempt, the body read whole within the attempt's
+        deadline and size limit. Raises _Retryable, or EndpointError for what a retry cannot mend."""
+        import httpx
+
+        deadline = time.monotonic() + settings.timeout
+        limit = int(settings.max_response_mb * MIB)
+        watch = None
+        try:
+            request = client.build_request(method, url, json=body, params=params, headers=headers, timeout=settings.timeout)
+            response = client.send(request, stream=True)
+            try:
+                if time.monotonic() > deadline:  # connected, then the headers came, but too late
+                    raise _Retryable(_timed_out(settings))
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise EndpointError(_too_large(method, url, settings))
+                watch = self._watchdog.watch(deadline, response)
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise EndpointError(_too_large(method, url, settings))
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        raise _Retryable(_timed_out(settings))
+                if watch.fired:  # a body without a length ends when its connection is closed
+                    raise _Retryable(_timed_out(settings))
+                return response.status_code, b"".join(chunks), response.headers.get("retry-after")
+            finally:
+                if watch is not None:
+                    watch.cancel()
+                response.close()
+        except (EndpointError, _Retryable):
+            raise
+        except httpx.TimeoutException:
+            raise _Retryable(_timed_out(settings)) from None
+        except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
+            if watch is not None and watch.fired:
+                raise _Retryable(_timed_out(settings)) from None
+            raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        except httpx.DecodingError as exc:
+            raise EndpointError(f"{method} {url}: the reply body could not be decoded ({exc})") from None
+        except httpx.TooManyRedirects:
+            raise EndpointError(f"{method} {url}: too many redirects") from None
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise EndpointError(f"{method} {url}: {type(exc).__name__}: {exc}") from None
+        except RuntimeError as exc:  # httpx: the client was closed under this thread (the run is over)
+            raise EndpointError(f"{method} {url}: {exc}") from None
+        except (ValueError, TypeError, UnicodeError, OverflowError, RecursionError) as exc:
+            # the request could not be built: a body that is not JSON-able, a URL httpx refuses
+            raise EndpointError(f"{method} {url}: the request could not be sent: {type(exc).__name__}: {exc}") from None
+
+    def _env(self) -> Any:
+        return os.environ if self._environ is None else self._environ
+
+    def _headers(self, settings: Transport) -> dict[str, str]:
+        headers = {}
         for name, template in settings.headers.items():
-            value = self.resolve(template)
+            value = self.resolve(template).strip()
+            if _header_problem(value):
+                raise EndpointError(
+                    f"header {name!r} holds a character that cannot be sent in an HTTP header "
+                    "(a line break, a control character or a non-ASCII character)"
+                )
             headers[name] = value
-            if value != template:
-                secrets.append(value)
         if settings.api_key_env:
-            environ = os.environ if self._environ is None else self._environ
-            key = environ.get(settings.api_key_env)
+            key = (self._env().get(settings.api_key_env) or "").strip()
             if not key:
                 raise EndpointError(f"environment variable {settings.api_key_env} is not set (api_key_env)")
+            if _header_problem(key):
+                raise EndpointError(
+                    f"the key in environment variable {settings.api_key_env} (api_key_env) holds a character that cannot "
+                    "be sent in an HTTP header (a line break, a control character or a non-ASCII character, e.g. a typographic quote)"
+                )
             headers["Authorization"] = f"Bearer {key}"
-            secrets.append(key)
-        return headers, secrets
+        return headers
 
     def _http(self, url: str) -> httpx.Client:
         """This thread's client for `url`'s scheme. One per worker thread: a shared client's connection
@@ -222,12 +445,20 @@ class Endpoints:
         import httpx
 
         with self._lock:
+            if self._closed:
+                raise EndpointError("the run is over: no more requests are sent")
             if secure and self._tls is None:
                 self._tls = httpx.create_ssl_context()
             verify = self._tls if secure else False
         # no redirects without TLS checks: a redirect to https must not land on the unverified client
-        client = httpx.Client(limits=httpx.Limits(max_connections=64, max_keepalive_connections=8), follow_redirects=secure, verify=verify)
+        client = httpx.Client(
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=8), follow_redirects=secure, verify=verify,
+            max_redirects=10,
+        )
         with self._lock:
+            if self._closed:
+                client.close()
+                raise EndpointError("the run is over: no more requests are sent")
             self._clients[key] = client
         return client
 
@@ -238,3 +469,21 @@ class Endpoints:
             if gate is None:
                 gate = self._gates[key] = Gate(settings.concurrency, settings.rate_limit)
             return gate
+
+
+def _passes(check: Callable[[Any], None] | None, data: Any) -> bool:
+    if check is None:
+        return True
+    try:
+        check(data)
+    except EndpointError:
+        return False
+    return True
+
+
+def _timed_out(settings: Transport) -> str:
+    return f"timed out after {settings.timeout:g}s"
+
+
+def _too_large(method: str, url: str, settings: Transport) -> str:
+    return f"{method} {url}: the reply is larger than {settings.max_response_mb:g} MiB (max_response_mb)"

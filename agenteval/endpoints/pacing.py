@@ -7,6 +7,7 @@ endpoint, not just the one that was refused.
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -15,32 +16,37 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-MAX_WAIT_S = 120.0
+MAX_WAIT_S = 120.0  # the longest backoff sleep before a retry
+MAX_RETRY_AFTER_S = 60.0  # the longest pause a server's Retry-After can impose (a longer one is cut to this)
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); None if absent or unreadable."""
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), at most
+    MAX_RETRY_AFTER_S; None if absent, unreadable or not a finite number (`inf`, `nan`)."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return min(MAX_RETRY_AFTER_S, max(0.0, seconds)) if math.isfinite(seconds) else None
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+    return min(MAX_RETRY_AFTER_S, max(0.0, seconds))
 
 
 def retry_delay(attempt: int, backoff: float, retry_after: float | None, rng: random.Random) -> float:
     """Seconds before retry number `attempt` (0-based): Retry-After when the server gave one, else
     exponential backoff with jitter (between half and all of backoff * 2**attempt), capped."""
-    if retry_after is not None:
-        return min(MAX_WAIT_S, retry_after * rng.uniform(1.0, 1.1))
+    if retry_after is not None and math.isfinite(retry_after):
+        return min(MAX_RETRY_AFTER_S, max(0.0, retry_after) * rng.uniform(1.0, 1.1))
     ceiling = min(MAX_WAIT_S, backoff * 2**attempt)
     return ceiling / 2 + rng.uniform(0, ceiling / 2)
 
@@ -61,7 +67,11 @@ class Gate:
             yield
 
     def hold(self, seconds: float) -> None:
-        """Keep every request to this endpoint back for `seconds` (the server asked for a pause)."""
+        """Keep every request to this endpoint back for `seconds` (the server asked for a pause),
+        at most MAX_RETRY_AFTER_S: one server's answer must not stall the run for days."""
+        if not math.isfinite(seconds):
+            return
+        seconds = min(MAX_RETRY_AFTER_S, max(0.0, seconds))
         with self._lock:
             self._next_start = max(self._next_start, time.monotonic() + seconds)
 

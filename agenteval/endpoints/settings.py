@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
@@ -24,13 +26,16 @@ class MissingEnvironment(Exception):
 
 
 def substitute_env(text: str, environ: dict[str, str] | None = None) -> str:
-    """`${NAME}` (or `${NAME:-default}`) replaced from the environment; MissingEnvironment when unset."""
+    """`${NAME}` (or `${NAME:-default}`) replaced from the environment; MissingEnvironment when unset.
+    A value's line ends at either end are dropped (a `.env` file saved with CRLF line ends)."""
+    if "${" not in text:
+        return text
     env = os.environ if environ is None else environ
 
     def value(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         if name in env:
-            return env[name]
+            return env[name].strip("\r\n")
         if default is not None:
             return default
         raise MissingEnvironment(f"environment variable {name} is not set (used as ${{{name}}})")
@@ -40,6 +45,40 @@ def substitute_env(text: str, environ: dict[str, str] | None = None) -> str:
 
 def env_references(text: str) -> list[str]:
     return [match.group(1) for match in _ENV_REFERENCE.finditer(text)]
+
+
+def substituted_values(text: str, environ: dict[str, str] | None = None) -> list[str]:
+    """The values `${NAME}` references in `text` take from the environment (not their defaults):
+    what error messages must never show."""
+    env = os.environ if environ is None else environ
+    return [env[name] for name in env_references(text) if name in env]
+
+
+@lru_cache(maxsize=512)
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be requested (no http:// or https://, no host, malformed), or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        return f"malformed URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "the URL must begin with http:// or https://"
+    if not parts.hostname:
+        return "the URL has no host"
+    if any(ord(char) < 33 or char == "\x7f" for char in url):
+        return "the URL holds a space or a control character"
+    return None
+
+
+def checked_url(url: str | None, key: str) -> str | None:
+    """For validators: a literal URL that could never be requested is refused at load; one with
+    `${NAME}` is checked when it is sent, after substitution."""
+    if url is not None and not env_references(url):
+        problem = url_problem(url)
+        if problem:
+            raise ValueError(f"{url!r}: {problem}")
+    return url
 
 
 def _refuse_literal_key(data: Any) -> Any:
@@ -60,11 +99,23 @@ class Transport(StrictModel):
     headers: dict[str, str] = Field(
         default_factory=dict, description="Extra request headers; values may use `${NAME}` to read secrets from the environment."
     )
-    timeout: float = Field(60.0, gt=0, description="Seconds one attempt may take.")
+    timeout: float = Field(
+        60.0, gt=0, le=3600, allow_inf_nan=False,
+        description="Seconds one attempt may take, all of it: connecting, waiting and reading the whole reply.",
+    )
     retries: int = Field(3, ge=0, le=20, description="Retries after a failed attempt (connection error, timeout, 429, 5xx).")
-    backoff: float = Field(0.5, ge=0, description="Seconds before the first retry; doubled each retry, with jitter. A Retry-After header wins.")
+    backoff: float = Field(
+        0.5, ge=0, le=60, allow_inf_nan=False,
+        description="Seconds before the first retry; doubled each retry, with jitter. A Retry-After header (at most 60 s) wins.",
+    )
     concurrency: int = Field(8, ge=1, le=512, description="Requests in flight to this endpoint at once (separate from --workers).")
-    rate_limit: float | None = Field(None, gt=0, description="Requests per minute to this endpoint.")
+    rate_limit: float | None = Field(
+        None, ge=0.1, le=1_000_000, allow_inf_nan=False, description="Requests per minute to this endpoint (0.1 to 1,000,000)."
+    )
+    max_response_mb: float = Field(
+        16.0, gt=0, le=1024, allow_inf_nan=False,
+        description="Largest reply body read, in MiB (after decompression); a larger one is that case's error.",
+    )
     cache: bool | None = Field(
         None, description="Keep responses in the suite's response cache. Default: on for judges, and for targets at temperature 0."
     )
@@ -101,6 +152,11 @@ class Connection(Transport):
         None, description="The API root, e.g. http://localhost:11434/v1 (`${NAME}` / `${NAME:-default}` are read from the environment)."
     )
     model: str | None = Field(None, description="The model name sent with each request.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _a_url(cls, value: str | None) -> str | None:
+        return checked_url(value, "base_url")
 
 
 def _masked(value: str) -> str:

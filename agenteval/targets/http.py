@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, field_validator
 
-from agenteval.endpoints.settings import Transport
+from agenteval.endpoints.settings import Transport, checked_url
 from agenteval.paths import MISSING, compile_path, resolve
 from agenteval.targets.base import Answer
 from agenteval.usage import usage_record
@@ -29,6 +29,11 @@ class HttpTarget(Transport):
 
     _keys: Any = PrivateAttr(None)
 
+    @field_validator("url")
+    @classmethod
+    def _a_url(cls, value: str) -> str:
+        return checked_url(value, "url") or value
+
     def model_post_init(self, context: Any) -> None:
         self._keys = compile_path(self.response_path) if self.response_path else ()
 
@@ -37,24 +42,25 @@ class HttpTarget(Transport):
 
         if run.endpoints is None:
             return Answer(error="the http target needs the run's endpoints")
+        if self._keys is None:
+            return Answer(error=f"http target: malformed response_path {self.response_path!r}")
         body, params = (case.input, None) if self.method == "POST" else (None, _query(case.input))
+        keys = self._keys
+
+        def check(data: Any) -> None:  # a reply without the answer is an error, and is not cached
+            if keys and resolve(data, keys) is MISSING:
+                raise EndpointError(f"the response has no `{self.response_path}`: {excerpt(str(data))!r}")
+
         try:
             url = run.endpoints.resolve(self.url)
             reply = run.endpoints.send(
                 self, self.method, url, body, params=params, cache=bool(self.cache), variant=run.repetition,
-                json_reply=not self.response_path,
+                json_reply=not self.response_path, check=check,
             )
         except EndpointError as exc:
             return Answer(error=f"http target: {exc}")
         usage = usage_record(reply.latency_ms, cached=reply.cached)
-        if self._keys is None:
-            return Answer(error=f"http target: malformed response_path {self.response_path!r}", usage=usage)
-        found = resolve(reply.data, self._keys) if self._keys else reply.data
-        if found is MISSING:
-            return Answer(
-                error=f"http target: the response has no `{self.response_path}`: {excerpt(str(reply.data))!r}",
-                duration_ms=reply.latency_ms, usage=usage,
-            )
+        found = resolve(reply.data, keys) if keys else reply.data
         return Answer(found, duration_ms=reply.latency_ms, usage=usage)
 
 

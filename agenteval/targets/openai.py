@@ -18,6 +18,10 @@ from agenteval.targets.base import Answer
 if TYPE_CHECKING:
     from agenteval.targets.base import TargetRun
 
+# The answer's keys; the last three describe the request, not what the model said.
+ANSWER_KEYS = frozenset({"content", "messages", "tool_calls", "usage", "model", "latency_ms"})
+REQUEST_METADATA = ("usage", "model", "latency_ms")
+
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "{{ input if input is string else input | tojson }}"}
 ]
@@ -82,6 +86,16 @@ class OpenAITarget(ModelEndpoint, EndpointRef):
             "latency_ms": reply.latency_ms,
         }
         return Answer(output, duration_ms=reply.latency_ms, usage=reply.usage)
+
+
+def what_was_said(output: Any) -> Any:
+    """An openai answer without its request metadata (`usage`, `model`, `latency_ms`): what a model
+    judge grades when given the whole answer. Usage differs between a fetched and a replayed answer
+    (`cached: true`), so a judge shown it would send a new request on every re-run. Anything that
+    is not an openai answer is returned as is."""
+    if isinstance(output, dict) and output.keys() == ANSWER_KEYS:
+        return {key: value for key, value in output.items() if key not in REQUEST_METADATA}
+    return output
 
 
 def template_variables(case: Any) -> dict[str, Any]:

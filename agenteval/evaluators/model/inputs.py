@@ -28,5 +28,10 @@ class CandidateAndReference(StrictModel):
         return self
 
     def candidate_and_reference(self, ctx: EvalContext) -> tuple[Any, Any]:
-        """(candidate, reference); MISSING where a path finds nothing."""
-        return resolve(ctx.output, self._keys), resolve(ctx.expected, self._reference_keys)
+        """(candidate, reference); MISSING where a path finds nothing. Without `path`, an openai
+        target's answer is seen without its request metadata (what_was_said): the model grades
+        what was said, and a re-run's request is the same, so it comes from the cache."""
+        from agenteval.targets.openai import what_was_said
+
+        candidate = resolve(ctx.output, self._keys) if self._keys else what_was_said(ctx.output)
+        return candidate, resolve(ctx.expected, self._reference_keys)

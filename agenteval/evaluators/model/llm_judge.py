@@ -1,8 +1,10 @@
 """llm_judge: a model grades the candidate against a rubric of weighted criteria.
 
 The reply is requested as JSON matching a schema (`response_format`) and read tolerantly (JSON
-inside prose or a code fence is found). A reply that still cannot be used is asked for once more,
-then the result is verdict `error` with an excerpt of what the model said.
+inside prose or a code fence is found; of several objects, the last that has every criterion).
+A reply that still cannot be used is asked for once more, then the result is verdict `error`
+with an excerpt of what the model said. Only a reply that could be read is cached, so a fixed
+server is asked again on the next run.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
     )
 
     type_name = "llm_judge"
+    uses_network = True  # a cases file needs trust_cases, or `endpoint:` of the suite's own models
 
     _prompt_source: str | None = PrivateAttr(None)
 
@@ -91,8 +94,10 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
         schema = response_format(self.criteria) if self.structured_output else None
         usage: dict[str, Any] | None = None
         try:
+            usable = lambda chat: read_scores(chat.content, self.criteria)[1] is None  # noqa: E731 - only such a reply is cached
             for attempt in range(2):
-                reply = complete(ctx.endpoints, settings, chat_body(settings, messages, response_format=schema), cache=cache)
+                body = chat_body(settings, messages, response_format=schema)
+                reply = complete(ctx.endpoints, settings, body, cache=cache, usable=usable)
                 usage = combine_usage(usage, reply.usage)
                 scores, problem = read_scores(reply.content, self.criteria)
                 if problem is None:
@@ -117,7 +122,7 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
         variables = {
             "input": show(ctx.input),
             "candidate": show(candidate),
-            "reference": "(none)" if reference is MISSING else show(reference),
+            "reference": "(none)" if reference is MISSING or ctx.expected is None else show(reference),
             "rubric": rubric_text(self.criteria),
             "reply_format": reply_format_text(self.criteria),
             "case": {"id": ctx.case_id, "metadata": ctx.metadata},

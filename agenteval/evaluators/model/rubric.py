@@ -21,7 +21,7 @@ class RubricCriterion(StrictModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description="A short key, e.g. `correct`.")
     description: str = Field(min_length=1, description="What the judge checks, in words it can act on.")
     scale: Scale = "pass_fail"
-    weight: float = Field(1.0, ge=0, description="Weight of this criterion in the judge's score.")
+    weight: float = Field(1.0, ge=0, le=1_000_000, allow_inf_nan=False, description="Weight of this criterion in the judge's score.")
 
 
 def score_schema(scale: Any) -> dict[str, Any]:
@@ -98,41 +98,68 @@ def default_prompt(variables: dict[str, Any]) -> str:
     )
 
 
-def find_json_object(text: str) -> Any:
-    """The first JSON object in `text` (whole, fenced, or embedded in prose); ValueError if none."""
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in `text` (whole, fenced, or embedded in prose), in order.
+    An object found is skipped whole, so objects nested in it are not listed again."""
     decoder = json.JSONDecoder()
     stripped = text.strip()
     try:
-        return json.loads(stripped)
-    except ValueError:
+        whole = json.loads(stripped)
+    except (ValueError, RecursionError):
         pass
+    else:
+        if isinstance(whole, dict):
+            return [whole]
+    found: list[dict[str, Any]] = []
     start = stripped.find("{")
     while start != -1:
         try:
-            found, _ = decoder.raw_decode(stripped, start)
-            if isinstance(found, dict):
-                return found
-        except ValueError:
-            pass
-        start = stripped.find("{", start + 1)
-    raise ValueError("no JSON object in the reply")
+            value, end = decoder.raw_decode(stripped, start)
+        except (ValueError, RecursionError):
+            start = stripped.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        start = stripped.find("{", max(end, start + 1))
+    return found
+
+
+def _grade_entries(found: dict[str, Any]) -> dict[str, Any]:
+    """`found` with `{"criteria": [{name, ...}]}` turned into `{name: entry}`."""
+    if isinstance(found.get("criteria"), list):
+        return {item.get("name"): item for item in found["criteria"] if isinstance(item, dict)}
+    return found
+
+
+def _has_every_criterion(found: dict[str, Any], criteria: list[RubricCriterion]) -> bool:
+    entries = _grade_entries(found)
+    lowered = {str(key).lower() for key in entries}
+    return all(c.name in entries or c.name.lower() in lowered for c in criteria)
+
+
+def find_grade(text: str, criteria: list[RubricCriterion]) -> dict[str, Any]:
+    """The grade in a reply: the LAST JSON object that has every criterion (a model that quotes the
+    format, or reasons in JSON before it answers, puts its grade last), else the last object (whose
+    problems are then reported). ValueError if there is no object."""
+    objects = json_objects(text)
+    if not objects:
+        raise ValueError("no JSON object in the reply")
+    complete = [found for found in objects if _has_every_criterion(found, criteria)]
+    return complete[-1] if complete else objects[-1]
 
 
 def read_scores(reply: str | None, criteria: list[RubricCriterion]) -> tuple[dict[str, dict[str, Any]], str | None]:
     """Per criterion `{score (normalized), raw_score, reasoning}`, or the first reason the reply cannot be used.
 
-    Accepts `{name: {score, reasoning}}`, `{name: score}` and `{"criteria": [{name, score, reasoning}]}`.
+    Reads the last JSON object that has every criterion (find_grade). Accepts `{name: {score, reasoning}}`, `{name: score}` and `{"criteria": [{name, score, reasoning}]}`.
     """
     if not reply:
         return {}, "the reply is empty"
     try:
-        found = find_json_object(reply)
+        found = find_grade(reply, criteria)
     except (ValueError, RecursionError) as exc:
         return {}, str(exc)
-    if not isinstance(found, dict):
-        return {}, "the reply is not a JSON object"
-    if isinstance(found.get("criteria"), list):
-        found = {item.get("name"): item for item in found["criteria"] if isinstance(item, dict)}
+    found = _grade_entries(found)
     lowered = {str(key).lower(): value for key, value in found.items()}
     scores: dict[str, dict[str, Any]] = {}
     for criterion in criteria:

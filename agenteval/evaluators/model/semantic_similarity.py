@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from agenteval.endpoints.settings import Connection, EndpointRef
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.model.inputs import CandidateAndReference
 from agenteval.evaluators.model.rubric import show
 from agenteval.paths import MISSING
@@ -26,6 +26,7 @@ class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, End
     batch_size: int = Field(64, ge=1, le=2048, description="Most texts in one /embeddings request.")
 
     type_name = "semantic_similarity"
+    uses_network = True  # a cases file needs trust_cases, or `endpoint:` of the suite's own models
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         from agenteval.endpoints.chat import EmbeddingBatcher
@@ -34,6 +35,8 @@ class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, End
 
         if ctx.endpoints is None:
             return self.error_result("semantic_similarity needs the run's endpoints")
+        if ctx.expected is None:
+            return self.result(0.0, "fail", misses=[NO_EXPECTED], reasoning="no reference to compare with")
         candidate, reference = self.candidate_and_reference(ctx)
         for what, value, path in (("candidate", candidate, self.path), ("reference", reference, self.reference_path)):
             if value is MISSING or value is None or value == "":
@@ -54,7 +57,10 @@ class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, End
             return self.error_result(f"semantic_similarity: {exc}")
         similarity = cosine(candidate_vector, reference_vector)
         if similarity is None:
-            return self.result(0.0, "fail", misses=["(embedding problem)"], reasoning="the embeddings differ in length or one is zero")
+            why = "one is all zeros" if len(candidate_vector) == len(reference_vector) else (
+                f"they differ in length ({len(candidate_vector)} and {len(reference_vector)})"
+            )
+            return self.error_result(f"semantic_similarity: the server's embeddings cannot be compared: {why}")
         score = max(0.0, similarity)
         passed = similarity >= self.threshold
         return self.result(
@@ -66,10 +72,18 @@ class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, End
 
 
 def cosine(a: list[float], b: list[float]) -> float | None:
-    """Cosine similarity; None when the lengths differ or a vector is zero."""
-    if len(a) != len(b):
+    """Cosine similarity; None when the lengths differ, a vector is zero, or the result is not a
+    finite number. Each vector is scaled by its largest magnitude first, so values near the ends
+    of the float range (1e200) neither overflow nor vanish."""
+    if len(a) != len(b) or not a:
         return None
+    scale_a, scale_b = max(map(abs, a)), max(map(abs, b))
+    if not (0 < scale_a < math.inf and 0 < scale_b < math.inf):
+        return None
+    a = [x / scale_a for x in a]
+    b = [y / scale_b for y in b]
     norm = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
-    if norm == 0:
+    if not norm > 0:
         return None
-    return max(-1.0, min(1.0, math.fsum(x * y for x, y in zip(a, b)) / norm))
+    value = math.fsum(x * y for x, y in zip(a, b)) / norm
+    return max(-1.0, min(1.0, value)) if math.isfinite(value) else None
