@@ -1,7 +1,9 @@
 """agenteval: a fast, strict eval runner for extraction pipelines and AI agents.
 
 `agenteval.run_suite(...)` runs a suite and `agenteval.evaluate(...)` scores answers held in
-memory (see agenteval.api); both are imported when first used, so `import agenteval` stays cheap.
+memory (see agenteval.api; `aevaluate` for asyncio programs); `agenteval.monitor(...)` evaluates a
+sampled share of a live function's calls (agenteval.monitoring). All are imported when first used, so
+`import agenteval` stays cheap.
 """
 
 from __future__ import annotations
@@ -12,15 +14,28 @@ TYPE_CHECKING = False  # not `typing`'s: importing typing would cost a judge scr
 if TYPE_CHECKING:
     from typing import Any
 
-    from agenteval.api import RunError, SuiteRun, evaluate, run_suite
+    from agenteval.api import RunError, SuiteRun, aevaluate, evaluate, evaluator, run_suite
+    from agenteval.evaluators.callable import CheckContext
+    from agenteval.monitoring import Monitor, monitor
     from agenteval.results import CaseResult
     from agenteval.suite.loader import SuiteInvalid
+    from agenteval.values import ValueNotPlain, to_plain
 
-__all__ = ["CaseResult", "RunError", "SuiteInvalid", "SuiteRun", "__version__", "evaluate", "run_suite"]
+__all__ = [
+    "CaseResult", "CheckContext", "Monitor", "RunError", "SuiteInvalid", "SuiteRun", "ValueNotPlain", "__version__",
+    "aevaluate", "evaluate", "evaluator", "monitor", "run_suite", "to_plain",
+]
 
 _LAZY = {
     "run_suite": "agenteval.api",
     "evaluate": "agenteval.api",
+    "aevaluate": "agenteval.api",
+    "evaluator": "agenteval.api",
+    "CheckContext": "agenteval.evaluators.callable",
+    "monitor": "agenteval.monitoring",
+    "Monitor": "agenteval.monitoring",
+    "to_plain": "agenteval.values",
+    "ValueNotPlain": "agenteval.values",
     "SuiteRun": "agenteval.api",
     "RunError": "agenteval.api",
     "CaseResult": "agenteval.results",

@@ -110,6 +110,8 @@ def run_suite(
 
     shard = parse_shard(shard) if isinstance(shard, str) else shard
     filters, tags = tuple(filters), tuple(tags)
+    if (task is not None or max_concurrency is not None or task_timeout is not None) and executor == "ray":
+        raise RunError("a Python task runs in this process: it goes with executor='local'")
     _check_options(workers, repeat, resume, cache, cache_dir, refresh_cache, executor, ray_address, batch_size)
     if resume and output is not None and not isinstance(output, (str, os.PathLike)):
         raise RunError("--resume needs a results file, not a stream (-o -)")
@@ -118,8 +120,6 @@ def run_suite(
 
     if task is not None and predictions is not None:
         raise RunError("task= and predictions= are two sources of answers; give one")
-    if (task is not None or max_concurrency is not None or task_timeout is not None) and executor == "ray":
-        raise RunError("a Python task runs in this process: it goes with executor='local'")
     if task is None and (max_concurrency is not None or task_timeout is not None):
         raise RunError("max_concurrency= and task_timeout= go with task= (a suite's python target sets its own)")
     selection = Selection(filters, tags, shard)
@@ -143,6 +143,10 @@ def run_suite(
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from None
     _hand_originals(loaded, originals)
+    if executor == "ray":
+        from agenteval.ray_executor import plan_shipment
+
+        plan_shipment(loaded, cluster=ray_address is not None)  # every file the suite names can reach the workers
     selected = loaded.selected  # None: every case; else len() and `in`, counted while validating
     selected_count = loaded.case_count if selected is None else len(selected)
     if not selected_count:
@@ -289,7 +293,7 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     cannot be converted."""
     from agenteval.suite.loader import IN_MEMORY, SuiteInvalid
     from agenteval.suite.problems import Problem
-    from agenteval.values import Originals, ValueNotPlain, floats, has_exact, to_plain
+    from agenteval.values import Originals, ValueNotPlain, plain_and_exact
 
     data = dict(data)
     if isinstance(data.get("evaluators"), (list, tuple)):
@@ -310,13 +314,14 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
         case_id = record.get("id")
         shown = f"case {case_id!r}: " if isinstance(case_id, (str, int)) and not isinstance(case_id, bool) else f"case {index + 1}: "
         changed = False
+        exact_forms: dict[str, Any] = {}
         for key in _CASE_VALUES:
             if key not in record:
                 continue
             try:
-                plain = to_plain(record[key], key)
+                plain, exact_form = plain_and_exact(record[key], key)
             except ValueNotPlain as exc:
-                problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{exc.path}`: {str(exc).partition(': ')[2]}"))
+                problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{exc.path}`: {exc.what}"))
                 continue
             except RecursionError:
                 problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{key}` contains itself"))
@@ -324,21 +329,15 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
             if plain is not record[key]:
                 changed = True
                 record[key] = plain
+            if exact_form is not None:
+                exact_forms[key] = exact_form
         if isinstance(record.get("evaluators"), (list, tuple)):
             record["evaluators"] = [_evaluator_data(item) for item in record["evaluators"]]
         if changed and isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
             key_id = str(case_id)
             originals[key_id] = Originals(*(case.get(key) if key != "metadata" else case.get(key, {}) for key in _CASE_VALUES))
-            inputs, outputs = record.get("input"), record.get("output")
-            if has_exact(inputs) or has_exact(outputs):
-                exact[key_id] = (inputs if has_exact(inputs) else None, outputs if has_exact(outputs) else None)
-                for key in _CASE_VALUES:
-                    if key in record:
-                        record[key] = floats(record[key])
-            elif has_exact(record.get("expected")) or has_exact(record.get("metadata")):
-                for key in ("expected", "metadata"):
-                    if key in record:
-                        record[key] = floats(record[key])
+            if "input" in exact_forms or "output" in exact_forms:  # the results line writes these two
+                exact[key_id] = (exact_forms.get("input"), exact_forms.get("output"))
         converted.append(record)
     if problems:
         raise SuiteInvalid(problems)
@@ -426,6 +425,7 @@ class SuiteRun:
         self._started = time.perf_counter()
         self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self._exact_cases: dict[str, tuple[Any, Any]] | None = None  # case id -> (input, output) holding Decimal digits
+        self._target_exact: dict[tuple[str, int], Any] | None = None  # a python target's answers holding Decimal digits
 
     @property
     def warnings(self) -> list[Problem]:
@@ -465,7 +465,8 @@ class SuiteRun:
 
         save = (lambda result: None) if self.store is None else self.store.save
         target = self.loaded.suite.target
-        exact = self._exact_line if self._exact_cases is not None or target.type == "python" else None
+        self._target_exact = target._exact if target.type == "python" else None  # type: ignore[union-attr]
+        exact = self._exact_line if self._exact_cases is not None or self._target_exact is not None else None
         digits = isinstance(self.store, JsonlStore)  # a JSONL line keeps a Decimal's digits; a SQL column the float
         try:
             for result in results:
@@ -491,9 +492,8 @@ class SuiteRun:
 
         held = self._exact_cases.get(result.case_id) if self._exact_cases is not None else None
         given, answer = held if held is not None else (None, None)
-        target = self.loaded.suite.target
-        if target.type == "python":
-            answer = target._exact.pop((result.case_id, result.repetition), None)  # type: ignore[union-attr]
+        if self._target_exact is not None:  # the python target answers, not the case's recorded output
+            answer = self._target_exact.pop((result.case_id, result.repetition), None)
         if answer is not None and result.error is None:
             result = replace(result, output=answer)
         if given is not None:
@@ -585,7 +585,16 @@ class SuiteRun:
             from agenteval.ray_executor import RayOptions, run_on_ray
 
             options = RayOptions(address, batch_size, self.workers, self._settings)
-            return run_on_ray(self._source, self.loaded.base_dir, cases, self.run_id, options, self._answers, self._only)
+            return run_on_ray(self._source, self.loaded, cases, self.run_id, options, self._answers, self._only)
+        target = self.loaded.suite.target
+        if target.type == "python" and self._answers is None and self._settings.repeat == 1:
+            from agenteval.targets.base import TargetRun
+
+            run = TargetRun(self.loaded.base_dir, self._processes, self._endpoints)
+            prefetch = target.prefetching(cases, run)  # type: ignore[union-attr]
+            if prefetch is not None:  # an async function: its calls run on the event loop alone
+                runner = make_runner(self.loaded, self.run_id, self._processes, prefetch, self._only, self._endpoints, self._settings)
+                return runner.run(prefetch.cases(), self.workers if _scoring_waits(self.loaded) else 1)
         runner = make_runner(self.loaded, self.run_id, self._processes, self._answers, self._only, self._endpoints, self._settings)
         return runner.run(cases, self.workers)
 
@@ -684,12 +693,22 @@ _STOP_WAIT_SECONDS = 5.0
 def _stop_thread(driver: Any, ident: list[int]) -> bool:
     """End the driving thread's iteration (at its next Python instruction; it waits in short
     slices) and wait a moment for it, so the run is stopped before the caller goes on."""
-    from agenteval.scheduling import _raise_in_thread
+    from agenteval.scheduling import raise_in_thread
 
     if ident and driver.is_alive():
-        _raise_in_thread(ident[0], _Stopped)
+        raise_in_thread(ident[0], _Stopped)
         driver.join(_STOP_WAIT_SECONDS)
     return not driver.is_alive()
+
+
+def _scoring_waits(loaded: LoadedSuite) -> bool:
+    """Whether scoring itself waits (on processes, servers or Python code of the caller's), so the
+    answers of a prefetching target are scored on the run's workers rather than inline."""
+    from agenteval.endpoints import endpoint_workers
+
+    waiting = ("code_judge", "python", "callable", "llm_judge", "semantic_similarity", "composite")
+    evaluators = [*loaded.suite.evaluators, *(e for case in loaded.cases or () for e in case.evaluators or ())]
+    return any(e.type in waiting for e in evaluators) or endpoint_workers(loaded.suite) > 1
 
 
 def _has_limits(loaded: LoadedSuite) -> bool:

@@ -72,7 +72,7 @@ class Watchdog:
                     slot.active = False
                     self._slots.discard(slot)
                     if slot.fired_at is not None:
-                        _raise_in_thread(slot.ident, None)
+                        raise_in_thread(slot.ident, None)
                 return
             except CaseTimeout:
                 continue
@@ -93,10 +93,10 @@ class Watchdog:
                 for slot in self._slots:
                     if slot.active and slot.fired_at is None and now > slot.deadline:
                         slot.fired_at = now
-                        _raise_in_thread(slot.ident, CaseTimeout)
+                        raise_in_thread(slot.ident, CaseTimeout)
 
 
-def _raise_in_thread(ident: int, exception: type[BaseException] | None) -> None:
+def raise_in_thread(ident: int, exception: type[BaseException] | None) -> None:
     """Raise `exception` in thread `ident` at its next Python instruction (None withdraws one)."""
     import ctypes
 

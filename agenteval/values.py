@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import threading
 import uuid
 from collections.abc import Mapping
 from datetime import date, datetime, time
@@ -31,11 +32,21 @@ class ValueNotPlain(ValueError):
     def __init__(self, path: str, what: str) -> None:
         super().__init__(f"{path or 'the value'}: {what}")
         self.path = path
+        self.what = what
+
+    def within(self, key: str | int) -> ValueNotPlain:
+        """The same problem seen from one level up (paths are built only when something fails)."""
+        if isinstance(key, int):
+            path = f"[{key}]{self.path}" if self.path.startswith(("[", ".")) or not self.path else f"[{key}].{self.path}"
+        else:
+            path = f"{key}{self.path}" if self.path.startswith("[") or not self.path else f"{key}.{self.path}"
+        return ValueNotPlain(path, self.what)
 
 
 class ExactNumber(float):
-    """A `Decimal` as a float (every comparison treats it as a number) that remembers its exact
-    digits, which the results line writes as they were (`12.50`, not `12.5`)."""
+    """A `Decimal` as a float that remembers its exact digits, which the results line writes as
+    they were (`12.50`, not `12.5`). Evaluators never see one (`floats` gives them plain floats:
+    scoring code checks exact types)."""
 
     __slots__ = ("text",)
     text: str
@@ -55,118 +66,174 @@ class ExactNumber(float):
 def to_plain(value: Any, path: str = "") -> Any:
     """`value` with every pipeline type replaced by its plain form (see the module docstring).
     Plain values come back as they are (the same objects when nothing inside needed converting).
-    Raises ValueNotPlain for an object with no plain form, or nesting deeper than MAX_DEPTH."""
-    return _plain(value, path, 0)
+    Raises ValueNotPlain for an object with no plain form, or nesting deeper than MAX_DEPTH,
+    naming where (`path`, then the keys and indexes down to it)."""
+    return convert(value, path)[0]
 
 
-_LEAVES = (str, int, float, bool, type(None))
+def convert(value: Any, path: str = "") -> tuple[Any, bool]:
+    """(`to_plain(value)`, whether it holds an ExactNumber): one walk for both."""
+    found = [False]
+    try:
+        return _plain(value, 0, found), found[0]
+    except ValueNotPlain as exc:
+        if not path:
+            raise
+        raise exc.within(path) from None
 
 
-def _plain(value: Any, path: str, depth: int) -> Any:
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any, depth: int, found: list[bool]) -> Any:
     kind = type(value)
     if kind in _LEAVES:
         return value
     if depth > MAX_DEPTH:
-        raise ValueNotPlain(path, f"nested deeper than {MAX_DEPTH} levels")
+        raise ValueNotPlain("", f"nested deeper than {MAX_DEPTH} levels")
     if kind is dict:
-        return _mapping(value, path, depth)
+        return _mapping(value, depth, found)
     if kind is list:
-        return _sequence(value, path, depth)
-    return _converted(value, path, depth)
+        return _sequence(value, depth, found)
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        handler = _HANDLERS[kind] = _handler(kind)
+    return handler(value, depth, found)
 
 
-def _mapping(value: Mapping[Any, Any], path: str, depth: int) -> dict[str, Any]:
+def _mapping(value: Mapping[Any, Any], depth: int, found: list[bool]) -> dict[str, Any]:
     plain: dict[str, Any] = {}
     same = type(value) is dict
+    depth += 1
     for key, item in value.items():
-        name = _key(key, path)
-        inner = _plain(item, f"{path}.{name}" if path else name, depth + 1)
-        same = same and name is key and inner is item
+        name = key if type(key) is str else _key(key)
+        kind = type(item)
+        if kind in _LEAVES:
+            inner = item
+        else:
+            try:
+                inner = _plain(item, depth, found)
+            except ValueNotPlain as exc:
+                raise exc.within(name) from None
+            same = same and inner is item
+        same = same and name is key
         plain[name] = inner
     return value if same else plain  # type: ignore[return-value]
 
 
-def _sequence(value: Any, path: str, depth: int) -> list[Any]:
-    plain = [_plain(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
-    if type(value) is list and all(new is old for new, old in zip(plain, value)):
-        return value  # type: ignore[no-any-return]
-    return plain
+def _sequence(value: Any, depth: int, found: list[bool]) -> list[Any]:
+    plain = []
+    same = type(value) is list
+    depth += 1
+    for index, item in enumerate(value):
+        if type(item) in _LEAVES:
+            plain.append(item)
+            continue
+        try:
+            inner = _plain(item, depth, found)
+        except ValueNotPlain as exc:
+            raise exc.within(index) from None
+        same = same and inner is item
+        plain.append(inner)
+    return value if same else plain  # type: ignore[no-any-return]
 
 
-def _key(key: Any, path: str) -> str:
-    if type(key) is str:
-        return key
+def _key(key: Any) -> str:
     if isinstance(key, enum.Enum):
         key = key.value
     if isinstance(key, (str, int, uuid.UUID, PurePath)) and not isinstance(key, bool):
         return str(key)
-    raise ValueNotPlain(path, f"a mapping key of type {type(key).__name__} ({key!r}): keys must be strings or integers")
+    raise ValueNotPlain("", f"a mapping key of type {type(key).__name__} ({key!r}): keys must be strings or integers")
 
 
-def _converted(value: Any, path: str, depth: int) -> Any:
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, Decimal):
-        return _decimal(value, path)
-    if isinstance(value, enum.Enum):
-        return _plain(value.value, path, depth + 1)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID | PurePath):
-        return str(value)
-    if isinstance(value, Mapping):
-        return _mapping(value, path, depth)
-    if isinstance(value, list | tuple):
-        return _sequence(value, path, depth)
-    if isinstance(value, set | frozenset):
-        return _sequence(_ordered(value), path, depth)
-    model_dump = getattr(value, "model_dump", None)
-    if model_dump is not None and hasattr(type(value), "model_fields"):  # a pydantic model
-        fields = {name: getattr(value, name) for name in type(value).model_fields}  # by name, not alias
-        return _mapping({**fields, **(getattr(value, "__pydantic_extra__", None) or {})}, path, depth)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _mapping({field.name: getattr(value, field.name) for field in dataclasses.fields(value)}, path, depth)
-    numpy = _numpy_value(value, path, depth)
-    if numpy is not _NOT_NUMPY:
-        return numpy
-    raise ValueNotPlain(path, f"a {type(value).__module__}.{type(value).__qualname__} has no plain form "
-                              "(give a mapping, list, string, number, boolean, pydantic model or dataclass)")
+# -- one handler per type, chosen the first time the type is met ---------------------------------------
 
 
-_NOT_NUMPY: Any = object()
+def _handler(kind: type) -> Any:
+    """How values of `kind` become plain (the isinstance chain runs once per type, not per value)."""
+    if issubclass(kind, bool):
+        return lambda value, depth, found: bool(value)
+    if issubclass(kind, Decimal):
+        return _decimal
+    if issubclass(kind, enum.Enum):
+        return lambda value, depth, found: _plain(value.value, depth + 1, found)
+    if issubclass(kind, int):
+        return lambda value, depth, found: int(value)
+    if issubclass(kind, float):
+        return lambda value, depth, found: float(value)
+    if issubclass(kind, str):
+        return lambda value, depth, found: str(value)
+    if issubclass(kind, datetime | date | time):
+        return lambda value, depth, found: value.isoformat()
+    if issubclass(kind, uuid.UUID | PurePath):
+        return lambda value, depth, found: str(value)
+    if issubclass(kind, Mapping):
+        return _mapping
+    if issubclass(kind, list | tuple):
+        return _sequence
+    if issubclass(kind, set | frozenset):
+        return lambda value, depth, found: _sequence(_ordered(value), depth, found)
+    if hasattr(kind, "model_fields") and hasattr(kind, "model_dump"):  # a pydantic model
+        return _model
+    if dataclasses.is_dataclass(kind):
+        return lambda value, depth, found: _mapping(
+            {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}, depth, found
+        )
+    if kind.__module__ == "numpy":
+        return _numpy_value
+    return _opaque
 
 
-def _numpy_value(value: Any, path: str, depth: int) -> Any:
-    """numpy scalars as Python numbers and arrays as lists, without importing numpy for others."""
-    if type(value).__module__ != "numpy":
-        return _NOT_NUMPY
+def _model(value: Any, depth: int, found: list[bool]) -> Any:
+    """A pydantic model's fields by name (not alias), extra fields included; a RootModel its root."""
+    if getattr(type(value), "__pydantic_root_model__", False):
+        return _plain(value.root, depth + 1, found)
+    fields = value.__dict__  # pydantic keeps the field values here, by name
+    extra = getattr(value, "__pydantic_extra__", None)
+    return _mapping({**fields, **extra} if extra else fields, depth, found)
+
+
+def _opaque(value: Any, depth: int, found: list[bool]) -> Any:
+    kind = type(value)
+    raise ValueNotPlain("", f"a {kind.__module__}.{kind.__qualname__} has no plain form "
+                            "(give a mapping, list, string, number, boolean, pydantic model or dataclass)")
+
+
+_HANDLERS: dict[type, Any] = {}
+
+
+def _numpy_value(value: Any, depth: int, found: list[bool]) -> Any:
+    """numpy scalars as Python numbers and arrays as nested lists (numpy is imported only here)."""
     import numpy
 
-    if isinstance(value, numpy.ndarray):  # nested lists; datetime64 items become datetimes, then text
-        return _sequence(value.tolist(), path, depth)
+    if isinstance(value, numpy.ndarray):  # datetime64 items become datetimes, then text
+        return _sequence(value.tolist(), depth, found)
     if isinstance(value, numpy.generic):
         item = value.item()  # numpy.float64(nan) is float nan: NaN follows JSON NaN's rules
         if isinstance(item, bytes):
-            raise ValueNotPlain(path, f"a numpy bytes value ({item[:20]!r}) has no plain form (decode it to text)")
-        return _plain(item, path, depth + 1)
-    return _NOT_NUMPY
+            raise ValueNotPlain("", f"a numpy bytes value ({item[:20]!r}) has no plain form (decode it to text)")
+        return _plain(item, depth + 1, found)
+    return _opaque(value, depth, found)
 
 
-def _decimal(value: Decimal, path: str) -> float:
+def _decimal(value: Decimal, depth: int, found: list[bool]) -> float:
     """A finite Decimal keeps its digits (ExactNumber); NaN and infinities are the floats JSON NaN
     and Infinity read as; one beyond the float range is refused, as such an integer is."""
     if not value.is_finite():
         return math.nan if value.is_nan() else float(value)
     number = float(value)
     if math.isinf(number):
-        raise ValueNotPlain(path, f"a Decimal beyond the float range ({str(value)[:20]}...): numbers must stay within ±1.8e308")
+        raise ValueNotPlain("", f"a Decimal beyond the float range ({str(value)[:20]}...): numbers must stay within ±1.8e308")
+    found[0] = True
     return ExactNumber(value)
+
+
+def _ordered(items: set[Any] | frozenset[Any]) -> list[Any]:
+    """A set's items in a stable order (sorted when they compare), so results are reproducible."""
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=repr)
 
 
 def floats(value: Any) -> Any:
@@ -184,6 +251,13 @@ def floats(value: Any) -> Any:
     return value
 
 
+def plain_and_exact(value: Any, path: str = "") -> tuple[Any, Any]:
+    """(what evaluators read: plain, with floats; what the results line writes: with each Decimal's
+    digits, or None when that is the same). Raises ValueNotPlain."""
+    plain, exact = convert(value, path)
+    return (floats(plain), plain) if exact else (plain, None)
+
+
 def has_exact(value: Any) -> bool:
     """Whether a `to_plain` result holds an ExactNumber (then its results line differs from `floats`)."""
     kind = type(value)
@@ -196,9 +270,32 @@ def has_exact(value: Any) -> bool:
     return False
 
 
-def _ordered(items: set[Any] | frozenset[Any]) -> list[Any]:
-    """A set's items in a stable order (sorted when they compare), so results are reproducible."""
-    try:
-        return sorted(items)
-    except TypeError:
-        return sorted(items, key=repr)
+# -- the originals: what Python-object evaluators see -------------------------------------------
+# Evaluators written in YAML read the plain values; an evaluator given as a Python object reads the
+# pipeline's own objects (a pydantic model, a Decimal). The API keeps each case's originals beside
+# its plain form, and a python target hands the answer it got to the evaluators of the same case
+# through the thread that runs the case (a case's answer and scoring always share one thread).
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Originals:
+    """A case's values as the caller gave them (before `to_plain`)."""
+
+    input: Any
+    expected: Any
+    output: Any
+    metadata: Any
+
+
+_ANSWER = threading.local()
+
+
+def remember_answer(case_id: str, plain: Any, answer: Any) -> None:
+    """The answer a python target returned for `case_id`, before conversion (`plain`: after)."""
+    _ANSWER.value = (case_id, plain, answer)
+
+
+def original_answer(case_id: str, plain: Any) -> tuple[bool, Any]:
+    """(True, the answer a python target returned on this thread for `case_id` as `plain`), else (False, None)."""
+    held = getattr(_ANSWER, "value", None)
+    return (True, held[2]) if held is not None and held[0] == case_id and held[1] is plain else (False, None)

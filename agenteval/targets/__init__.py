@@ -10,8 +10,9 @@ from agenteval.targets.base import Answer, TargetRun
 from agenteval.targets.command import CommandTarget
 from agenteval.targets.http import HttpTarget
 from agenteval.targets.openai import OpenAITarget
+from agenteval.targets.python import PythonTarget
 from agenteval.targets.recorded import RecordedTarget
 
-TargetSpec = Annotated[RecordedTarget | CommandTarget | OpenAITarget | HttpTarget, Field(discriminator="type")]
+TargetSpec = Annotated[RecordedTarget | CommandTarget | OpenAITarget | HttpTarget | PythonTarget, Field(discriminator="type")]
 
-__all__ = ["Answer", "CommandTarget", "HttpTarget", "OpenAITarget", "RecordedTarget", "TargetRun", "TargetSpec"]
+__all__ = ["Answer", "CommandTarget", "HttpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget", "TargetRun", "TargetSpec"]
