@@ -27,6 +27,9 @@ from agenteval.paths import MISSING, Path, compile_path, resolve
 Order = Literal["any", "in_order", "exact"]
 ExpectedFormat = Literal["calls", "bfcl"]
 _ROOTS = ("input", "metadata")  # `path` roots that read the case, not the answer
+# One for every tool_calls evaluator: a lock of each would keep a case's own evaluators from being
+# pickled (Ray sends cases to its workers), and the import it guards happens once per module.
+_FUNCTIONS_LOCK = threading.Lock()
 UNNAMED = "(no name)"
 
 
@@ -96,7 +99,6 @@ class ToolCalls(EvaluatorConfig):
     _plan: list[CompiledCall] | None = PrivateAttr(None)
     _defaults: Defaults = PrivateAttr(default_factory=Defaults)
     _functions: dict[tuple[str, str], Callable[..., Any] | str] = PrivateAttr(default_factory=dict)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @model_validator(mode="after")
     def _consistent(self) -> ToolCalls:
@@ -193,7 +195,7 @@ class ToolCalls(EvaluatorConfig):
             if loaded is None:
                 from agenteval.evaluators.python_function import FunctionImportError, import_function
 
-                with self._lock:
+                with _FUNCTIONS_LOCK:
                     try:
                         loaded = self._functions[key] = import_function(reference, base_dir)
                     except FunctionImportError as exc:
