@@ -3,6 +3,11 @@
 `geometry`: shapely, scipy (exact polygon IoU, optimal pairing). `text`: vaderSentiment, afinn,
 better-profanity (offline sentiment lexicons and the default toxicity word list). `store`:
 SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP exporter (--otel).
+`ray`: Ray (--executor ray). `all`: every one of them.
+
+A suite whose evaluators need a package that is not installed is refused when it loads (`validate`
+and `run` exit 2), naming the evaluator and the `pip install` that fixes it: such a suite would
+only error on every case.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ PACKAGES = {
 
 class MissingDependency(ImportError):
     """A feature needs a package that is not installed; the message says how to install it."""
+
+
+class MissingExtra(str):
+    """The message of `missing_warning`: the suite loader reports it as an error, not a warning,
+    since every case the evaluator scores would be an error."""
 
 
 def install_hint(module: str) -> str:
@@ -55,10 +65,11 @@ def package_folder(module: str, feature: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def missing_warning(module: str, feature: str) -> str | None:
-    """A load-time warning when `module` is not installed, else None."""
+def missing_warning(module: str, feature: str) -> MissingExtra | None:
+    """A load-time problem when `module` is not installed, else None. Evaluators return it from
+    `warnings()`; being a MissingExtra, the loader makes it an error naming the evaluator."""
     if _find_spec(module) is None:
-        return f"{feature} needs {_package(module)}, which is not installed: {install_hint(module)}"
+        return MissingExtra(f"{feature} needs {_package(module)}, which is not installed: {install_hint(module)}")
     return None
 
 

@@ -209,6 +209,7 @@ class Runner:
 
     def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
+        self.loaded.prepare()  # first-use imports happen here, not inside the first case's time
         runs = ((case, repetition) for case in cases for repetition in range(self.repeat))
         self._watchdog = watchdog = Watchdog(self.loaded.suite.limits.case_seconds)
         try:

@@ -107,10 +107,36 @@ def test_rotated_polygon_iou_matches_an_independent_raster_computation():
         ([[0, 0], [1], [2, 2]], "polygon", "polygon points must be [x, y] pairs of numbers"),
         ("0,0,1,1", "xyxy", "not a box"),
         ({"format": "xyxz", "coordinates": [0, 0, 1, 1]}, "xyxy", "unknown box format 'xyxz'"),
+        ([0, 0, 5e-324, 5e-324], "xyxy", "zero area"),  # subnormal sides: the area underflows to 0
+        ([-1e308, -1e308, 1e308, 1e308], "xyxy", "coordinates overflow"),  # the width is infinite
+        ([0, 0, 1e308, 1e308], "xyxy", "coordinates overflow"),  # the area is infinite
+        ([0, 0, 10**400, 1], "xyxy", "coordinates overflow"),  # an integer beyond the float range
+        ([1e308, 0, 1e308, 1], "xywh", "coordinates overflow"),  # x + width is infinite
+        ([[0, 0], [5e-324, 0], [0, 5e-324]], "polygon", "zero area"),
+        ([[-1e308, 0], [1e308, 0], [0, 1e308]], "polygon", "coordinates overflow"),
     ],
 )
 def test_degenerate_boxes_are_reasons_not_exceptions(value, fmt, reason):
     assert geometry.parse_box(value, fmt) == reason
+
+
+def test_boxes_with_areas_near_the_float_maximum_get_their_exact_iou():
+    small, large = box(0, 0, 1e300, 1e8), box(0, 0, 1.3e300, 1.3e8)  # each area fits, their sum does not
+    assert geometry.iou(small, large) == pytest.approx(1 / 1.69)
+    assert geometry.iou_matrix([small], [large, small])[0].tolist() == pytest.approx([1 / 1.69, 1.0])
+    result = iou_eval(path="b").evaluate(ctx({"b": [-1e308, -1e308, 1e308, 1e308]}, {"b": [0, 0, 1, 1]}))
+    assert (result.score, result.verdict, result.misses) == (0.0, "fail", ["b (coordinates overflow)"])
+
+
+def test_distances_that_overflow_are_misses_and_cosine_is_exact_for_tiny_and_huge_vectors():
+    assert geometry.distance((1e308, 0.0), (-1e308, 0.0)) == "coordinates overflow"
+    assert geometry.distance((1e308,), (-1e308,), "manhattan") == "coordinates overflow"
+    assert geometry.distance((1.0, 0.0), (5e-324, 5e-324), "cosine") == pytest.approx(1 - math.sqrt(0.5))
+    assert geometry.distance((1e308, 1e308), (1e308, -1e308), "cosine") == pytest.approx(1.0)
+    assert geometry.distance((1e-320, 0.0), (1e300, 0.0), "cosine") == 0.0
+    assert geometry.parse_point([10**400, 0]) == "coordinates overflow"
+    far = Distance.model_validate({"type": "distance", "path": "p", "max_distance": 10}).evaluate(ctx({"p": [1e308, 0]}, {"p": [-1e308, 0]}))
+    assert (far.score, far.verdict, far.misses) == (0.0, "fail", ["p (coordinates overflow)"])
 
 
 def test_degenerate_candidate_scores_zero_with_a_clear_miss():
@@ -337,7 +363,9 @@ def test_layout_example_shows_why_optimal_matching_matters(tmp_path):
 
 
 def test_missing_geometry_extra_gives_an_install_hint(tmp_path):
-    """With shapely and scipy unimportable, the run says what to install instead of crashing."""
+    """With shapely and scipy unimportable, the suite is refused when it loads, naming each evaluator
+    and what to install; where it is built without the checks (as a Ray worker builds it), each
+    case says so instead of crashing."""
     import subprocess
     import sys
 
@@ -357,7 +385,19 @@ def test_missing_geometry_extra_gives_an_install_hint(tmp_path):
     env = {**__import__("os").environ, "PYTHONPATH": str(blocker)}
     done = subprocess.run([sys.executable, "-m", "agenteval", "run", str(suite), "-o", "-"],
                           capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 3, done.stderr
-    results = {e["name"]: e for e in json.loads(done.stdout)["evaluator_results"]}
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.splitlines()[:2] == [
+        f"{suite}:3: evaluators[0].format: evaluator 'poly' (iou_score): exact polygon IoU needs shapely, which is not installed: pip install 'agenteval[geometry]'",
+        f"{suite}:4: evaluators[1].matching: evaluator 'pairs' (iou_score): matching: optimal needs scipy, which is not installed: pip install 'agenteval[geometry]'",
+    ]
+    unchecked = (
+        "import json, sys\nfrom pathlib import Path\nfrom agenteval.evaluators import EvalContext\n"
+        "from agenteval.evaluators.base import run_evaluator\nfrom agenteval.suite.loader import load_definition\n"
+        "loaded = load_definition(Path(sys.argv[1]))\ncase = {'p': [[0, 0], [2, 0], [2, 2]], 'b': [[0, 0, 1, 1]]}\n"
+        "ctx = EvalContext('a', None, case, case, {}, loaded.base_dir)\n"
+        "print(json.dumps([{'name': e.label, 'error': run_evaluator(e, ctx).error} for e in loaded.suite.evaluators]))"
+    )
+    done = subprocess.run([sys.executable, "-c", unchecked, str(suite)], capture_output=True, text=True, env=env, timeout=60)
+    results = {e["name"]: e for e in json.loads(done.stdout)}
     assert results["poly"]["error"] == "exact polygon IoU needs shapely: pip install 'agenteval[geometry]'"
     assert results["pairs"]["error"] == "optimal matching needs scipy: pip install 'agenteval[geometry]'"

@@ -404,7 +404,9 @@ def test_toxicity_on_empty_unicode_and_huge_texts():
 
 
 def test_without_the_text_extra_the_run_answers_error_with_the_install_hint(tmp_path):
-    """With vaderSentiment, afinn and better-profanity unimportable: a load-time warning, then verdict error."""
+    """With vaderSentiment, afinn and better-profanity unimportable: a load-time error naming each
+    evaluator and the install (exit 2, no case runs); where the suite is built without the checks
+    (as a Ray worker builds it), each evaluator's verdict is error with the same hint."""
     suite = write(tmp_path, "s.yaml", """
         name: t
         evaluators:
@@ -421,16 +423,25 @@ def test_without_the_text_extra_the_run_answers_error_with_the_install_hint(tmp_
     )
     env = {**os.environ, "PYTHONPATH": str(blocker)}
     validated = subprocess.run([sys.executable, "-m", "agenteval", "validate", str(suite)], capture_output=True, text=True, env=env, timeout=60)
-    assert validated.returncode == 0, validated.stderr
-    warnings = [line.split(": warning: ", 1)[1] for line in (validated.stdout + validated.stderr).splitlines() if ": warning: " in line]
-    assert warnings == [
-        "evaluators[0].analyzer: sentiment (analyzer: vader) needs vaderSentiment, which is not installed: pip install 'agenteval[text]'",
-        "evaluators[1].analyzer: sentiment (analyzer: afinn) needs afinn, which is not installed: pip install 'agenteval[text]'",
-        "evaluators[2].default_list: toxicity (default_list) needs better-profanity, which is not installed: pip install 'agenteval[text]'",
+    assert validated.returncode == 2, validated.stderr
+    errors = [line.split(": ", 1)[1] for line in validated.stderr.splitlines()]
+    assert errors == [
+        "evaluators[0].analyzer: evaluator 'tone' (sentiment): sentiment (analyzer: vader) needs vaderSentiment, which is not installed: pip install 'agenteval[text]'",
+        "evaluators[1].analyzer: evaluator 'tone_afinn' (sentiment): sentiment (analyzer: afinn) needs afinn, which is not installed: pip install 'agenteval[text]'",
+        "evaluators[2].default_list: evaluator 'swearing' (toxicity): toxicity (default_list) needs better-profanity, which is not installed: pip install 'agenteval[text]'",
+        "3 errors",
     ]
     done = subprocess.run([sys.executable, "-m", "agenteval", "run", str(suite), "-o", "-", "-q"], capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 3, done.stderr
-    results = {e["name"]: e for e in json.loads(done.stdout)["evaluator_results"]}
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert [line.split(": ", 1)[1] for line in done.stderr.splitlines()][:3] == errors[:3]
+    unchecked = (
+        "import json, sys\nfrom pathlib import Path\nfrom agenteval.evaluators import EvalContext\n"
+        "from agenteval.evaluators.base import run_evaluator\nfrom agenteval.suite.loader import load_definition\n"
+        "loaded = load_definition(Path(sys.argv[1]))\nctx = EvalContext('a', None, None, 'a refund', {}, loaded.base_dir)\n"
+        "print(json.dumps([{'name': e.label, **{k: getattr(r, k) for k in ('verdict', 'error')}} for e in loaded.suite.evaluators for r in [run_evaluator(e, ctx)]]))"
+    )
+    done = subprocess.run([sys.executable, "-c", unchecked, str(suite)], capture_output=True, text=True, env=env, timeout=60)
+    results = {e["name"]: e for e in json.loads(done.stdout)}
     assert results["tone"]["error"] == "sentiment (analyzer: vader) needs vaderSentiment: pip install 'agenteval[text]'"
     assert results["tone_afinn"]["error"] == "sentiment (analyzer: afinn) needs afinn: pip install 'agenteval[text]'"
     assert results["swearing"]["error"] == "toxicity (default_list) needs better-profanity: pip install 'agenteval[text]'"

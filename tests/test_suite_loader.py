@@ -96,14 +96,14 @@ def test_duplicate_case_ids_are_errors(tmp_path):
 
 
 def test_case_file_problems_name_the_jsonl_line(tmp_path):
-    write(tmp_path, "cases.jsonl", '{"id": "a", "expected": 1}\n{"id": "b"}\n{"id": "c", "expected": 1, "ouput": 2}\n[1]\n{not json\n')
+    write(tmp_path, "cases.jsonl", '{"id": "a", "expected": 1}\n{"id": "b", "tags": "t"}\n{"id": "c", "expected": 1, "ouput": 2}\n[1]\n{not json\n')
     suite = write(tmp_path, "s.yaml", "name: demo\n" + GOOD_EVALUATORS + "cases: cases.jsonl\n")
     cases = tmp_path / "cases.jsonl"
     found = problems_of(suite)
     assert found[:3] == [
-        f"{cases}:2: expected: required key is missing",
+        f"{cases}:2: tags: expected a list, got 't'",
         f"{cases}:3: ouput: unknown key 'ouput'; did you mean 'output'?",
-        f"{cases}:4: a case must be an object with `id` and `expected`",
+        f"{cases}:4: a case must be an object with an `id`",
     ]
     assert found[3].startswith(f"{cases}:5: invalid JSON")
 
@@ -207,6 +207,7 @@ def test_malformed_path_is_a_load_time_warning(tmp_path):
 
 
 def test_code_judge_passes_unknown_keys_as_config_and_warns_on_near_misses(tmp_path):
+    write(tmp_path, "judge.py", "")
     suite = write(tmp_path, "s.yaml", """
         name: demo
         evaluators:
@@ -293,12 +294,12 @@ def test_an_invalid_evaluator_does_not_hide_case_problems(tmp_path):
         cases:
           - {id: a, expected: 1}
           - {id: a, expected: 2}
-          - {id: b}
+          - {id: b, tags: t}
     """)
     assert problems_of(suite) == [
         f"{suite}:4: evaluators[0].fields[0].match: Invalid match type: fuzy (valid: exact, fuzzy, numeric_tolerance, date); did you mean 'fuzzy'?",
         f"{suite}:7: cases[1].id: duplicate case id 'a' (first at line 6)",
-        f"{suite}:8: cases[2].expected: required key is missing",
+        f"{suite}:8: cases[2].tags: expected a list, got 't'",
     ]
 
 

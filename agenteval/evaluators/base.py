@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agenteval.process import Processes
 
 Verdict = Literal["pass", "partial", "fail", "error"]
+NO_EXPECTED = "the case has no `expected`"  # the miss of an evaluator that compares with a reference a case lacks
 
 
 @dataclass(slots=True)
@@ -89,6 +90,12 @@ class EvaluatorConfig(StrictModel):
 
     def close(self) -> None:
         """Release what evaluate() kept between cases (e.g. long-lived judge processes)."""
+
+    def prepare(self) -> None:
+        """Import or build what evaluate() would load on first use (numpy, scipy, a lexicon), once,
+        before the first case is timed: otherwise the first case's duration includes it and the
+        `slowest` line names it. Called when a run starts, never by `validate`; a missing package
+        is left for evaluate() to report."""
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         """Load-time warnings as (key path inside this evaluator, message)."""
@@ -175,6 +182,15 @@ class PathEvaluator(EvaluatorConfig):
         if self._keys is None:
             return MISSING, MISSING
         return resolve(ctx.expected, self._keys), resolve(ctx.output, self._keys)
+
+    def prepare(self) -> None:
+        try:  # the array code every path evaluator pairs and scores with
+            import numpy  # noqa: F401
+
+            if getattr(self, "matching", None) == "optimal":
+                import scipy.optimize  # noqa: F401
+        except ImportError:
+            pass
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         from agenteval.extras import missing_warning
@@ -269,10 +285,8 @@ def result_problem(result: Any, full: bool = True) -> str | None:
             return f"`details` that is not a dict: {_shown(details)}"
         import orjson
 
-        from agenteval.results import DUMP_OPTIONS
-
-        try:
-            orjson.dumps(details, option=DUMP_OPTIONS)
+        try:  # the options agenteval.results writes with (its DUMP_OPTIONS; results sit above evaluators)
+            orjson.dumps(details, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
         except (orjson.JSONEncodeError, RecursionError):
             return _unwritable(details)
     return None

@@ -63,6 +63,12 @@ class CodeJudge(EvaluatorConfig):
     )
     config: dict[str, Any] = Field(default_factory=dict, description="Passed to the judge; unknown keys are merged in.")
     scale: Scale = "unit"
+    payload_fields: Literal["agenteval", "agentv"] = Field(
+        "agenteval",
+        alias="payload",
+        description="agentv: the payload also carries AgentV's code-grader fields `output` (the candidate) and "
+        "`expected_output` (the reference), so an AgentV grader runs unchanged.",
+    )
 
     type_name = "code_judge"
     runs_programs = True
@@ -79,7 +85,7 @@ class CodeJudge(EvaluatorConfig):
         return config_key_warnings(self)
 
     def payload(self, ctx: EvalContext) -> bytes:
-        return judge_payload(ctx, self.judge_config)
+        return judge_payload(ctx, self.judge_config, agentv=self.payload_fields == "agentv")
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         if ctx.processes is None:
@@ -134,20 +140,22 @@ def config_key_warnings(evaluator: EvaluatorConfig) -> list[tuple[tuple[str | in
     return found
 
 
-def judge_payload(ctx: EvalContext, config: dict[str, Any]) -> bytes:
-    """What a judge receives, as JSON: the same bytes for a program and a Python function."""
-    return orjson.dumps(
-        {
-            "protocol": PROTOCOL_VERSION,
-            "case_id": ctx.case_id,
-            "input": ctx.input,
-            "candidate_answer": ctx.output,
-            "reference_answer": ctx.expected,
-            "config": config,
-            "metadata": ctx.metadata,
-        },
-        option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS,
-    )
+def judge_payload(ctx: EvalContext, config: dict[str, Any], agentv: bool = False) -> bytes:
+    """What a judge receives, as JSON: the same bytes for a program and a Python function.
+    `agentv` adds AgentV's code-grader names for the same values (`input` is already shared)."""
+    payload = {
+        "protocol": PROTOCOL_VERSION,
+        "case_id": ctx.case_id,
+        "input": ctx.input,
+        "candidate_answer": ctx.output,
+        "reference_answer": ctx.expected,
+        "config": config,
+        "metadata": ctx.metadata,
+    }
+    if agentv:
+        payload["output"] = ctx.output
+        payload["expected_output"] = ctx.expected
+    return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
 
 
 def judged_result(evaluator: EvaluatorConfig, parsed: JudgeOutput) -> EvaluatorResult:
@@ -183,6 +191,10 @@ def parse_judge_output(stdout: bytes, scale: ScaleName | RangeScale = "unit") ->
 
 def check_judge_answer(data: dict[str, Any], scale: ScaleName | RangeScale = "unit") -> JudgeOutput | str:
     """A judge's answer object, its score normalized from `scale` and validated, or what is wrong with it."""
+    if "assertions" in data:
+        data = agentv_assertions(data)
+        if isinstance(data, str):
+            return f"judge output is invalid: {data}"
     data = rescale_answer(data, scale)
     if isinstance(data, str):
         return f"judge output is invalid: {data}"
@@ -191,6 +203,27 @@ def check_judge_answer(data: dict[str, Any], scale: ScaleName | RangeScale = "un
     except ValidationError as exc:
         problems = "; ".join(_judge_problem(error) for error in exc.errors())
         return f"judge output is invalid: {problems}"
+
+
+def agentv_assertions(data: dict[str, Any]) -> dict[str, Any] | str:
+    """AgentV's grader answer `{score, assertions: [{text, passed, evidence?}]}`: passed assertions are
+    hits, the others misses (with their evidence); hits or misses the judge gave itself come first."""
+    items = data["assertions"]
+    if not isinstance(items, list):
+        return f"assertions: expected a list of {{text, passed, evidence}}, got {type(items).__name__}"
+    hits, misses = list(data.get("hits") or []), list(data.get("misses") or [])
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not isinstance(item.get("passed"), bool):
+            return f"assertions[{index}]: expected {{text: string, passed: true|false, evidence?: string}}, got {str(item)[:80]!r}"
+        evidence = item.get("evidence")
+        if evidence is not None and not isinstance(evidence, str):
+            return f"assertions[{index}].evidence: expected a string, got {type(evidence).__name__}"
+        if item["passed"]:
+            hits.append(item["text"])
+        else:
+            misses.append(f"{item['text']}: {evidence}" if evidence else item["text"])
+    rest = {key: value for key, value in data.items() if key != "assertions"}
+    return {**rest, "hits": hits, "misses": misses}
 
 
 def _judge_problem(error: Any) -> str:

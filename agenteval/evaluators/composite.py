@@ -51,6 +51,10 @@ class Composite(EvaluatorConfig):
         for child in self.evaluators:
             child.close()
 
+    def prepare(self) -> None:
+        for child in self.evaluators:
+            child.prepare()
+
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         children: list[EvaluatorConfig] = list(self.evaluators)
         results = [run_evaluator(child, ctx) for child in children]

@@ -16,10 +16,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from agenteval import geometry
-from agenteval.evaluators.base import EvalContext, EvaluatorResult, PathEvaluator, Verdict
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorResult, PathEvaluator, Verdict
 from agenteval.extras import missing_warning
 from agenteval.metrics import metrics_row
-from agenteval.pairing import Pairing, pair, unmatched
+from agenteval.pairing import Pairing, pair, too_many_pairs, unmatched
 from agenteval.paths import MISSING
 
 ALL_ITEMS = "(all)"
@@ -57,11 +57,13 @@ class _Spatial(PathEvaluator):
         where = self.path or "answer"
         expected, candidate = self.values(ctx)
         if expected is MISSING or expected is None:
-            return self.result(0.0, "fail", misses=[f"{where} (no expected value)"], reasoning="nothing to score")
+            return self.result(0.0, "fail", misses=[f"{where} ({NO_EXPECTED if ctx.expected is None else 'no expected value'})"], reasoning="nothing to score")
         if self.is_single(expected):
             return self._single(where, expected, candidate)
         if not isinstance(expected, list):
             return self.result(0.0, "fail", misses=[f"{where} (expected value is neither one {self.unit} nor a list)"])
+        if isinstance(candidate, list) and (too_many := too_many_pairs(len(expected), len(candidate), ctx.limits)):
+            return self.error_result(f"{where}: {too_many}")  # before the n x m matrices are allocated
         return self._list(where, expected, candidate)
 
     def _single(self, where: str, expected: Any, candidate: Any) -> EvaluatorResult:

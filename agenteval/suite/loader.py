@@ -11,14 +11,15 @@ cases are kept. Selection (--filter, --tag, --shard) is decided while validating
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from agenteval.evaluators import EvaluatorConfig
+from agenteval.evaluators import EvaluatorConfig, EvaluatorSpec
+from agenteval.extras import MissingExtra
 from agenteval.suite.case_files import (
     CASE_FILE_TYPES,
     CaseFileError,
@@ -33,9 +34,10 @@ from agenteval.suite.case_files import (
 )
 from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.suite.models import Case, Suite
-from agenteval.suite.problems import Problem, from_validation_error, line_of
+from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of
 from agenteval.suite.selection import Selection
-from agenteval.suite.trust import outside_files, trusted_by, unknown_endpoints, untrusted_files, untrusted_uses
+from agenteval.suite.references import endpoint_problems, missing_programs
+from agenteval.suite.trust import nested, outside_files, trusted_by, unknown_endpoints, untrusted_files, untrusted_uses
 from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml
 
 __all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteInvalid", "load_definition", "load_suite", "load_suite_data"]
@@ -62,6 +64,17 @@ class LoadedSuite:
     warnings: list[Problem] = field(default_factory=list)
     cases: list[Case] | None = None  # inline, .json and .yaml cases; None: streamed from the JSONL file
     fingerprints: array | None = None  # JSONL: one per line, in order
+    case_evaluators: list[EvaluatorConfig] = field(default_factory=list)  # one case-level evaluator of each kind
+    _prepared: bool = field(default=False, repr=False)
+
+    def prepare(self) -> None:
+        """Have every kind of evaluator the run uses load what it loads on first use (see
+        EvaluatorConfig.prepare), once, before the first case is timed."""
+        if self._prepared:
+            return
+        self._prepared = True
+        for evaluator in (*self.suite.evaluators, *self.case_evaluators):
+            evaluator.prepare()
 
     @property
     def base_dir(self) -> Path:
@@ -128,20 +141,27 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         problems += from_validation_error(exc, Suite, data, path, lines)
 
     warnings: list[Problem] = []
-    if suite is not None:
-        warnings += _evaluator_warnings(suite.evaluators, path, lines, ("evaluators",))
-        problems += _duplicate_names(suite.evaluators, path, lines, ("evaluators",))
-        problems += _located(outside_files(suite.evaluators, path.parent), path, lines, ("evaluators",))
-        if suite.evaluators and not any(evaluator.weight for evaluator in suite.evaluators):
-            message = "every evaluator has weight 0: case scores are always 0"
-            warnings.append(Problem(path, line_of(lines, ("evaluators",)), ("evaluators",), message, "warning"))
+    # Every check runs whatever else is wrong: on the evaluators that are valid on their own when the suite is not.
+    context = validation_context(path)
+    evaluators = list(enumerate(suite.evaluators)) if suite is not None else _valid_evaluators(data.get("evaluators"), context)
+    target = suite.target if suite is not None else _valid_target(data.get("target"), context)
+    models = suite.models if suite is not None else data.get("models", {}) if isinstance(data.get("models", {}), dict) else None
+    problems += _duplicate_names(data.get("evaluators"), path, lines, ("evaluators",))
+    _check_evaluators(evaluators, path, lines, ("evaluators",), problems, warnings)
+    problems += _located(_each(evaluators, lambda one: outside_files(one, path.parent)), path, lines, ("evaluators",))
+    if models is not None:  # else `models:` itself is the problem
+        problems += _located(endpoint_problems(data.get("target"), data.get("evaluators"), models), path, lines, ())
+    warnings += _located(missing_programs(target, evaluators, path.parent), path, lines, (), "warning")
+    if suite is not None and suite.evaluators and not any(evaluator.weight for evaluator in suite.evaluators):
+        message = "every evaluator has weight 0: case scores are always 0"
+        warnings.append(Problem(path, line_of(lines, ("evaluators",)), ("evaluators",), message, "warning"))
     checks = _CaseChecks(
         suite_evaluators=None if suite is None else suite.evaluators,
         has_evaluators=bool(data.get("evaluators")) if suite is None else bool(suite.evaluators),
         trusted=True,
         problems=problems,
         warnings=warnings,
-        context=validation_context(path),
+        context=context,
         models=None if suite is None else suite.models,
     )
     index = CaseIndex(selection)
@@ -173,7 +193,7 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         suite.cases = loaded_cases or []
     index.release_ids()
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
-    return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints)
+    return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()))
 
 
 def load_definition(source: Path | Mapping[str, Any]) -> LoadedSuite:
@@ -235,34 +255,44 @@ class _CaseChecks:
     warnings: list[Problem]
     context: dict[str, Any] = field(default_factory=dict)  # validation context: the suite's folder
     models: dict[str, Any] | None = None  # the suite's `models:`; None: the suite's own keys are invalid
+    kinds: dict[type, EvaluatorConfig] = field(default_factory=dict)  # the first case-level evaluator of each type
 
     def case(self, record: Any, file: Path, line: int | None, prefix: KeyPath, lines: Lines) -> Case | None:
         """The validated case, or None with its problems recorded."""
         if not isinstance(record, dict):
-            self.problems.append(Problem(file, line, prefix, "a case must be an object with `id` and `expected`"))
+            self.problems.append(Problem(file, line, prefix, "a case must be an object with an `id`"))
             return None
-        if record.get("evaluators"):  # before validation, which may read the files
-            reads = list(untrusted_files(record.get("id"), record["evaluators"], self.context["base_dir"]))
-            if reads:
+        raw = record.get("evaluators")
+        if raw:
+            where = prefix + ("evaluators",)
+            self.problems.extend(_duplicate_names(raw, file, lines, where))
+            reads = list(untrusted_files(record.get("id"), raw, self.context["base_dir"]))
+            if reads:  # before validation, which may read the files
                 self.problems.extend(_located(reads, file, lines, prefix))
                 return None
+        case: Case | None = None
         try:
             case = Case.model_validate(record, context=self.context)
         except ValidationError as exc:
             self.problems.extend(from_validation_error(exc, Case, record, file, lines, prefix))
-            return None
-        if case.evaluators:
-            where = prefix + ("evaluators",)
-            self.problems.extend(_duplicate_names(case.evaluators, file, lines, where))
-            self.warnings.extend(_evaluator_warnings(case.evaluators, file, lines, where))
-            if not self.trusted:
-                self.problems.extend(_located(untrusted_uses(case.id, case.evaluators, self.models), file, lines, where))
-            if self.models is not None:
-                self.problems.extend(_located(unknown_endpoints(case.id, case.evaluators, self.models), file, lines, where))
-            self.problems.extend(_located(outside_files(case.evaluators, self.context["base_dir"], f"case {case.id!r}: "), file, lines, where))
-            self._weights(case, file, line, prefix)
-        elif not self.has_evaluators:
+        if case is not None and not case.evaluators and not self.has_evaluators:
             self.problems.append(Problem(file, line, prefix, f"case {case.id!r} has no evaluators and the suite defines none"))
+        if not raw:
+            return case
+        evaluators = list(enumerate(case.evaluators or ())) if case is not None else _valid_evaluators(raw, self.context)
+        case_id = case.id if case is not None else _shown_id(record.get("id"))
+        base_dir = self.context["base_dir"]
+        _check_evaluators(evaluators, file, lines, where, self.problems, self.warnings)
+        if not self.trusted:
+            self.problems.extend(_located(_each(evaluators, lambda one: untrusted_uses(case_id, one, self.models)), file, lines, where))
+        if self.models is not None:
+            self.problems.extend(_located(_each(evaluators, lambda one: unknown_endpoints(case_id, one, self.models)), file, lines, where))
+        self.problems.extend(_located(_each(evaluators, lambda one: outside_files(one, base_dir, f"case {case_id!r}: ")), file, lines, where))
+        self.warnings.extend(_located(missing_programs(None, evaluators, base_dir, ()), file, lines, where, "warning"))
+        if case is not None:
+            self._weights(case, file, line, prefix)
+            for evaluator in case.evaluators or ():
+                self.kinds.setdefault(type(evaluator), evaluator)
         return case
 
     def _weights(self, case: Case, file: Path, line: int | None, prefix: KeyPath) -> None:
@@ -272,9 +302,46 @@ class _CaseChecks:
             self.warnings.append(Problem(file, line, prefix + ("evaluators",), message, "warning"))
 
 
-def _located(found: Iterable[tuple[KeyPath, str]], file: Path, lines: Lines, prefix: KeyPath) -> list[Problem]:
+def _located(found: Iterable[tuple[KeyPath, str]], file: Path, lines: Lines, prefix: KeyPath, severity: Severity = "error") -> list[Problem]:
     """(key path under `prefix`, message) pairs as problems with their lines."""
-    return [Problem(file, line_of(lines, prefix + key), prefix + key, message) for key, message in found]
+    return [Problem(file, line_of(lines, prefix + key), prefix + key, message, severity) for key, message in found]
+
+
+_EVALUATOR: TypeAdapter[EvaluatorConfig] = TypeAdapter(EvaluatorSpec)
+
+
+def _valid_evaluators(raw: Any, context: dict[str, Any]) -> list[tuple[int, EvaluatorConfig]]:
+    """(position, config) of each evaluator in raw data that is valid on its own: when the list as a
+    whole failed, the checks on evaluators still run on these."""
+    found: list[tuple[int, EvaluatorConfig]] = []
+    for index, item in enumerate(raw if isinstance(raw, list) else ()):
+        try:
+            found.append((index, _EVALUATOR.validate_python(item, context=context)))
+        except Exception:  # noqa: BLE001 - its problems are reported by the validation of the whole
+            continue
+    return found
+
+
+def _valid_target(raw: Any, context: dict[str, Any]) -> Any:
+    from agenteval.targets import TargetSpec
+
+    try:
+        return TypeAdapter(TargetSpec).validate_python(raw, context=context) if isinstance(raw, dict) else None
+    except Exception:  # noqa: BLE001 - its problems are reported by the validation of the whole
+        return None
+
+
+def _each(
+    evaluators: list[tuple[int, EvaluatorConfig]], check: Callable[[list[EvaluatorConfig]], Iterable[tuple[KeyPath, str]]]
+) -> Iterator[tuple[KeyPath, str]]:
+    """A check written for a list of evaluators, run on each one at its own position."""
+    for index, evaluator in evaluators:
+        for key, message in check([evaluator]):
+            yield (index, *key[1:]), message
+
+
+def _shown_id(value: Any) -> str:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else "?"
 
 
 def _validate_jsonl(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:
@@ -350,21 +417,40 @@ def _duplicate_ids(cases: Iterable[tuple[str, int | None, KeyPath]], index: Case
     return problems
 
 
-def _duplicate_names(evaluators: list[EvaluatorConfig], file: Path, lines: Lines, prefix: KeyPath) -> list[Problem]:
+def _duplicate_names(raw: Any, file: Path, lines: Lines, prefix: KeyPath) -> list[Problem]:
+    """Evaluators of one list sharing a name (`name`, else `type`), read from the raw data so that
+    an evaluator with other problems still counts."""
     problems, seen = [], set()
-    for index, evaluator in enumerate(evaluators):
-        if evaluator.label in seen:
+    for index, item in enumerate(raw if isinstance(raw, list) else ()):
+        if not isinstance(item, dict):
+            continue
+        label = item.get("name") or item.get("type")
+        if not isinstance(label, str):
+            continue
+        if label in seen:
             key = prefix + (index, "name")
-            message = f"two evaluators are named {evaluator.label!r}; give each a unique `name`"
+            message = f"two evaluators are named {label!r}; give each a unique `name`"
             problems.append(Problem(file, line_of(lines, key), key, message))
-        seen.add(evaluator.label)
+        seen.add(label)
     return problems
 
 
-def _evaluator_warnings(evaluators: list[EvaluatorConfig], file: Path, lines: Lines, prefix: KeyPath) -> list[Problem]:
-    found = []
-    for index, evaluator in enumerate(evaluators):
-        for where, message in evaluator.warnings():
+def _check_evaluators(
+    evaluators: list[tuple[int, EvaluatorConfig]], file: Path, lines: Lines, prefix: KeyPath,
+    problems: list[Problem], warnings: list[Problem],
+) -> None:
+    """Each evaluator's own load-time findings: a package it needs that is not installed is an
+    error naming the (innermost) evaluator; anything else is a warning."""
+    for index, evaluator in evaluators:
+        found = evaluator.warnings()
+        if not found:
+            continue
+        owners = sorted(nested(evaluator, (index,)), key=lambda pair: len(pair[0]), reverse=True)
+        for where, message in found:
             key = prefix + (index, *where)
-            found.append(Problem(file, line_of(lines, key), key, message, "warning"))
-    return found
+            if isinstance(message, MissingExtra):
+                owner = next(inner for path, inner in owners if key[len(prefix):len(prefix) + len(path)] == path)
+                text = f"evaluator {owner.label!r} ({owner.type}): {message}"
+                problems.append(Problem(file, line_of(lines, key), key, text))
+            else:
+                warnings.append(Problem(file, line_of(lines, key), key, message, "warning"))

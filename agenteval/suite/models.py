@@ -10,7 +10,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from agenteval.config import StrictModel
 from agenteval.evaluators.base import EvaluatorSpec
 from agenteval.limits import Limits
-from agenteval.endpoints.settings import ModelEndpoint, unknown_endpoint_references
+from agenteval.endpoints.settings import ModelEndpoint
 from agenteval.targets import RecordedTarget, TargetSpec
 from agenteval.usage import Price
 
@@ -26,7 +26,11 @@ class Case(BaseModel):
 
     id: Annotated[str, BeforeValidator(_int_id_as_text)] = Field(min_length=1)
     input: Any = None
-    expected: Any = Field(description="The reference answer (any JSON).")
+    expected: Any = Field(
+        None,
+        description="The reference answer (any JSON). Optional: only evaluators that compare with a reference read it, "
+        "and a case without one is a miss for them.",
+    )
     output: Any = Field(None, description="A recorded candidate answer.")
     evaluators: list[EvaluatorSpec] | None = None
     tags: list[str] = Field(default_factory=list)
@@ -112,8 +116,5 @@ class Suite(StrictModel):
                 raise ValueError("`trust_case_commands` is the old name of `trust_cases`: give only `trust_cases`")
             self.trust_cases = self.trust_case_commands
         return self
-
-    @model_validator(mode="after")
-    def _endpoint_names_exist(self) -> Suite:
-        unknown_endpoint_references(self)
-        return self
+    # `endpoint: NAME` must be under `models:`: the loader checks every use at its own line
+    # (agenteval.suite.references), together with the suite's other problems.

@@ -11,6 +11,7 @@ where requests go and which secrets they carry is then the suite's choice, not t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,13 +119,23 @@ def nested(evaluator: EvaluatorConfig, where: KeyPath) -> Iterator[tuple[KeyPath
         path, current = stack.pop()
         yield path, current
         children = []
-        for name in type(current).model_fields:
+        for name in _child_fields(type(current)):
             value = getattr(current, name)
             if isinstance(value, EvaluatorConfig):
                 children.append((path + (name,), value))
             elif isinstance(value, list):
                 children.extend((path + (name, i), child) for i, child in enumerate(value) if isinstance(child, EvaluatorConfig))
         stack.extend(reversed(children))
+
+
+@functools.cache
+def _child_fields(cls: type[EvaluatorConfig]) -> tuple[str, ...]:
+    """The fields of an evaluator type that may hold evaluators (a composite's `evaluators`): those
+    typed with evaluators, or loosely (Any). Found once per type: `nested` runs for every case-level evaluator."""
+    return tuple(
+        name for name, info in cls.model_fields.items()
+        if "EvaluatorConfig" in repr(info.annotation) or "Any" in repr(info.annotation) or info.annotation is object
+    )
 
 
 def _uses(evaluator: EvaluatorConfig, models: dict[str, Any] | None) -> Iterator[tuple[KeyPath, str]]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 from pydantic import BaseModel, Field, model_validator
 
-from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.paths import MISSING, compile_path, resolve
 
 _JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
@@ -237,7 +237,10 @@ class ReferenceText(TextOptions):
             references = self._references_in(value)
             if not references:
                 where = f"expected {self.reference_path or self.path or 'answer'}"
-                reason = "missing" if value is MISSING else "an empty list" if value == [] else f"{kind_of(value)}, not text"
+                reason = (
+                    NO_EXPECTED if ctx.expected is None else "missing" if value is MISSING
+                    else "an empty list" if value == [] else f"{kind_of(value)}, not text"
+                )
                 return self.result(0.0, "fail", misses=[f"{where} (no reference: {reason})"], reasoning="nothing to compare with")
         return self.compare(self._fold(text), references, ctx)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agenteval.evaluators.base import EvalContext, EvaluatorResult, graded_verdict
+from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorResult, graded_verdict
 from agenteval.evaluators.text.base import TextOptions, keep, kind_of
 from agenteval.paths import MISSING, compile_path, resolve
 
@@ -118,6 +118,8 @@ class KeywordCoverage(TextOptions):
         if type(value) is str:
             value = [value]
         if value is MISSING or type(value) is not list or not value:
+            if root == "expected" and ctx.expected is None:
+                return NO_EXPECTED
             return "missing" if value is MISSING else "an empty list" if value == [] else f"{kind_of(value)}, not a list"
         for item in value:
             if item == "":

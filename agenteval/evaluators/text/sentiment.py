@@ -127,6 +127,12 @@ class Sentiment(TextEvaluator):
             found.append((("analyzer",), message))
         return found
 
+    def prepare(self) -> None:
+        try:  # VADER's lexicon and emoji table, or the AFINN pattern: read once, not in the first case
+            _emoji_as_words() if self.analyzer == "vader" else _afinn()
+        except MissingDependency:
+            pass
+
     def category(self, polarity: float) -> Category:
         if polarity > self.positive_above:
             return "positive"
