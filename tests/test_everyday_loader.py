@@ -263,9 +263,7 @@ def test_the_all_extra_installs_every_runtime_extra_and_the_readme_gives_it():
 
 
 def test_the_core_install_runs_an_example_that_needs_no_extra(tmp_path):
-    # `store` is not removed yet: agenteval.stores.sql imports SQLAlchemy when `run` starts (to be
-    # fixed there; then this takes every extra away, as the validate tests above do).
-    every_module = tuple(module for extra, modules in EXTRA_MODULES.items() if extra != "store" for module in modules)
+    every_module = tuple(module for modules in EXTRA_MODULES.values() for module in modules)
     done = without(tmp_path, "run", EXAMPLES / "invoices" / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q", missing=every_module)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 1, done.stderr  # five of its eight cases fail on purpose

@@ -28,7 +28,7 @@ from agenteval.evaluators.base import EvaluatorResult
 from agenteval.extras import MissingDependency, require
 from agenteval.results import CaseResult, ResultsWriteError
 from agenteval.stores.base import RunStart, Store, StoreError
-from agenteval.stores.tables import ESCAPE, REPLACEMENT, json_from_column, json_to_column
+from agenteval.stores.text_mapping import ESCAPE, REPLACEMENT, json_from_column, json_to_column
 
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 SQLITE_BUSY_MS = 30_000  # shards writing one SQLite file wait for each other's commits
