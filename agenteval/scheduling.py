@@ -52,15 +52,13 @@ class Watchdog:
         self._slots: set[Slot] = set()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
+        # started now, not in the first case, so that case's time is its own
+        threading.Thread(target=self._watch, name="agenteval-watchdog", daemon=True).start()
 
     def begin(self) -> Slot:
         slot = Slot(threading.get_ident(), time.monotonic() + self.seconds)
         with self._lock:
             self._slots.add(slot)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._watch, name="agenteval-watchdog", daemon=True)
-                self._thread.start()
         return slot
 
     def end(self, slot: Slot) -> None:
