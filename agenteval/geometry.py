@@ -3,6 +3,8 @@
 A box is parsed once into a `Rect` (x1, y1, x2, y2) or a `Poly` (points); anything degenerate
 (wrong arity, non-numbers, NaN, inverted corners, zero area, too few points, self-intersection)
 comes back as a reason string instead, so evaluators turn it into a miss, never an exception.
+Floats at both ends of their range count as degenerate too: an area or a distance that overflows
+(`coordinates overflow`) or underflows to 0 (`zero area`), so every IoU and distance is finite.
 Polygon IoU is exact (shapely); `polygon_mode="bbox"` uses the polygons' bounding boxes.
 """
 
@@ -15,6 +17,9 @@ from typing import Any, Literal
 BoxFormat = Literal["xyxy", "xywh", "polygon"]
 PolygonMode = Literal["exact", "bbox"]
 Metric = Literal["euclidean", "manhattan", "cosine"]
+OVERFLOW = "coordinates overflow"
+_INF = math.inf
+_SMALL, _LARGE = 1e-150, 1e150  # vector norms whose products stay exact enough in floats
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +66,37 @@ def parse_box(value: Any, default_format: BoxFormat = "xyxy") -> Box | str:
         return _parse_polygon(value)
     if len(value) != 4:
         return f"wrong arity (expected 4 numbers, got {len(value)})"
-    if not all(_number(v) for v in value):
-        return "coordinates are not all numbers"
-    if not all(math.isfinite(v) for v in value):
-        return "NaN or infinite coordinate"
-    x1, y1, a, b = (float(v) for v in value)
+    coordinates = _coordinates(value)
+    if isinstance(coordinates, str):
+        return coordinates
+    x1, y1, a, b = coordinates
     x2, y2 = (x1 + a, y1 + b) if fmt == "xywh" else (a, b)
     if x2 < x1 or y2 < y1:
         return "negative width or height" if fmt == "xywh" else "inverted corners"
     if x2 == x1 or y2 == y1:
         return "zero area"
+    area = (x2 - x1) * (y2 - y1)
+    if area == _INF or area != area:  # a corner beyond the float range after xywh, or a width that is
+        return OVERFLOW
+    if area == 0.0:  # subnormal sides: the area underflows, and no ratio of areas exists
+        return "zero area"
     return Rect(x1, y1, x2, y2)
+
+
+def _coordinates(value: Any) -> tuple[float, ...] | str:
+    """The numbers as floats, or why they are not coordinates (an int beyond the float range overflows)."""
+    floats = []
+    for item in value:
+        if not _number(item):
+            return "coordinates are not all numbers"
+        try:
+            number = float(item)
+        except OverflowError:
+            return OVERFLOW
+        if number - number != 0.0:  # NaN or an infinity
+            return "NaN or infinite coordinate"
+        floats.append(number)
+    return tuple(floats)
 
 
 def _parse_polygon(value: Any) -> Poly | str:
@@ -79,14 +104,21 @@ def _parse_polygon(value: Any) -> Poly | str:
     for point in value:
         if not isinstance(point, (list, tuple)) or len(point) != 2 or not all(_number(v) for v in point):
             return "polygon points must be [x, y] pairs of numbers"
-        if not all(math.isfinite(v) for v in point):
-            return "NaN or infinite coordinate"
-        points.append((float(point[0]), float(point[1])))
+        xy = _coordinates(point)
+        if isinstance(xy, str):
+            return xy
+        points.append(xy)
     if len(points) < 3:
         return f"polygon needs at least 3 points, got {len(points)}"
     if _collinear(points):
         return "zero area"
-    return Poly(tuple(points))
+    polygon = Poly(tuple(points))
+    bounds = polygon.bounds()
+    if not bounds.area < _INF:
+        return OVERFLOW
+    if bounds.area == 0.0:
+        return "zero area"
+    return polygon
 
 
 def _collinear(points: list[tuple[float, float]]) -> bool:
@@ -100,21 +132,28 @@ def rect_iou(a: Rect, b: Rect) -> float:
     if width <= 0 or height <= 0:
         return 0.0
     intersection = width * height
-    return intersection / (a.area + b.area - intersection)
+    area_a, area_b = a.area, b.area
+    union = area_a + area_b - intersection
+    if union == _INF:  # two areas near the float maximum: the same ratio, scaled down
+        scale = max(area_a, area_b)
+        return (intersection / scale) / (area_a / scale + area_b / scale - intersection / scale)
+    return intersection / union if union > 0 else 0.0
 
 
 def iou(a: Box, b: Box, polygon_mode: PolygonMode = "exact") -> float | str:
-    """IoU in [0, 1], or why it cannot be computed (an invalid polygon)."""
+    """IoU in [0, 1], or why it cannot be computed (an invalid polygon, coordinates that overflow)."""
     if isinstance(a, Rect) and isinstance(b, Rect):
-        return rect_iou(a, b)
-    if polygon_mode == "bbox":
-        return rect_iou(_as_rect(a), _as_rect(b))
-    shape_a, shape_b = _shape(a), _shape(b)
-    if not (shape_a.is_valid and shape_b.is_valid):
-        return "invalid polygon (self-intersecting)"
-    intersection = shape_a.intersection(shape_b).area
-    union = shape_a.area + shape_b.area - intersection
-    return intersection / union if union > 0 else 0.0
+        value = rect_iou(a, b)
+    elif polygon_mode == "bbox":
+        value = rect_iou(_as_rect(a), _as_rect(b))
+    else:
+        shape_a, shape_b = _shape(a), _shape(b)
+        if not (shape_a.is_valid and shape_b.is_valid):
+            return "invalid polygon (self-intersecting)"
+        intersection = shape_a.intersection(shape_b).area
+        union = shape_a.area + shape_b.area - intersection
+        value = intersection / union if union > 0 else 0.0
+    return value if 0.0 <= value <= 1.0 else OVERFLOW if value != value or value > 1.0 else 0.0
 
 
 def is_valid_polygon(polygon: Poly) -> bool:
@@ -151,10 +190,11 @@ def iou_matrix(expected: list[Box], candidate: list[Box], polygon_mode: PolygonM
     shapes_b = np.array([_shape(b) for b in candidate], dtype=object)
     valid_a, valid_b = shapely.is_valid(shapes_a), shapely.is_valid(shapes_b)
     intersection = shapely.area(shapely.intersection(shapes_a[:, None], shapes_b[None, :]))
-    union = shapely.area(shapes_a)[:, None] + shapely.area(shapes_b)[None, :] - intersection
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
+        union = shapely.area(shapes_a)[:, None] + shapely.area(shapes_b)[None, :] - intersection
         result = np.where(union > 0, intersection / union, 0.0)
-    return np.where(valid_a[:, None] & valid_b[None, :], result, 0.0)
+    usable = valid_a[:, None] & valid_b[None, :] & (result >= 0.0) & (result <= 1.0)  # NaN (overflow) never pairs
+    return np.where(usable, result, 0.0)
 
 
 def _corners(rect: Rect) -> tuple[float, float, float, float]:
@@ -170,6 +210,11 @@ def rect_iou_matrix(a: Any, b: Any) -> Any:
     intersection = width * height
     area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
     area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    if float(area_a.max()) + float(area_b.max()) == _INF:  # a union may overflow: the same ratios, scaled per pair
+        with np.errstate(all="ignore"):
+            scale = np.maximum(area_a[:, None], area_b[None, :])
+            share = intersection / scale
+            return share / (area_a[:, None] / scale + area_b[None, :] / scale - share)
     return intersection / (area_a[:, None] + area_b[None, :] - intersection)
 
 
@@ -178,22 +223,34 @@ def parse_point(value: Any) -> tuple[float, ...] | str:
         value = [value["x"], value["y"], *([value["z"]] if "z" in value else [])]
     if not isinstance(value, (list, tuple)) or not value:
         return "not a point or vector"
-    if not all(_number(v) for v in value):
-        return "coordinates are not all numbers"
-    if not all(math.isfinite(v) for v in value):
-        return "NaN or infinite coordinate"
-    return tuple(float(v) for v in value)
+    return _coordinates(value)
 
 
 def distance(a: tuple[float, ...], b: tuple[float, ...], metric: Metric = "euclidean") -> float | str:
-    """The distance, or why there is none (dimension mismatch). Cosine distance with a zero vector is 1."""
+    """The distance, or why there is none (dimension mismatch, a distance beyond the float range).
+    Cosine distance with a zero vector is 1."""
     if len(a) != len(b):
         return f"dimension mismatch ({len(a)} vs {len(b)})"
     if metric == "euclidean":
-        return math.dist(a, b)
-    if metric == "manhattan":
-        return sum(abs(x - y) for x, y in zip(a, b))
+        value = math.dist(a, b)
+    elif metric == "manhattan":
+        value = sum(abs(x - y) for x, y in zip(a, b))
+    else:
+        return _cosine_distance(a, b)
+    return value if value < _INF else OVERFLOW
+
+
+def _cosine_distance(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     norm_a, norm_b = math.hypot(*a), math.hypot(*b)
     if norm_a == 0 or norm_b == 0:
         return 1.0
-    return 1.0 - sum(x * y for x, y in zip(a, b)) / (norm_a * norm_b)
+    if not (_SMALL < norm_a < _LARGE and _SMALL < norm_b < _LARGE):  # products would under- or overflow:
+        a, b = _rescaled(a), _rescaled(b)  # the same angle, from vectors scaled to a largest component of 1
+        norm_a, norm_b = math.hypot(*a), math.hypot(*b)
+    product = norm_a * norm_b
+    return min(2.0, max(0.0, 1.0 - sum(x * y for x, y in zip(a, b)) / product))
+
+
+def _rescaled(vector: tuple[float, ...]) -> tuple[float, ...]:
+    largest = max(abs(x) for x in vector)
+    return tuple(x / largest for x in vector)

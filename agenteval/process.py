@@ -98,9 +98,19 @@ def decode_json(data: bytes | bytearray, max_depth: int | None = None) -> Any:
 
 
 def _int_as_orjson_reads_it(text: str) -> int | float:
-    """An integer beyond 64 bits becomes a float, as orjson reads it (and as it can write it back)."""
-    value = int(text)
-    return value if -(1 << 63) <= value < (1 << 64) else float(value)
+    """An integer beyond 64 bits becomes a float, as orjson reads it (and as it can write it back).
+    Beyond the float range it stays an exact int: reading never fails on a number (an answer holding
+    one is refused where answers enter, agenteval.answers); past Python's 4,300 digits it is a ValueError."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits is too long to read") from None
+    if -(1 << 63) <= value < (1 << 64):
+        return value
+    try:
+        return float(value)
+    except OverflowError:
+        return value
 
 
 def _nesting_exceeds(value: Any, data: bytes | bytearray, limit: int) -> bool:

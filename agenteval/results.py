@@ -197,33 +197,153 @@ class JsonlWriter:
 
 
 def dump_line(result: CaseResult) -> bytes:
-    """One JSON line. A non-finite number in the answer is written as Python's json writes it
-    (NaN, Infinity), not as null, so re-scoring the answer from the results gives the same verdict."""
+    """One JSON line, whatever the values hold (never raises). A non-finite number in the answer is
+    written as Python's json writes it (NaN, Infinity), not as null, so re-scoring the answer from
+    the results gives the same verdict; a score is always a finite number (see `settled`)."""
+    result = settled(result)
     try:
-        line = orjson.dumps(result, option=DUMP_OPTIONS) + b"\n"
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels)
-        return _dump_deep(result)
+        line = orjson.dumps(result, option=DUMP_OPTIONS, default=_exact_digits) + b"\n"
+    except orjson.JSONEncodeError:  # nesting past 254 levels, a lone surrogate, an int beyond 64 bits, an odd type
+        return _dump_any(result)
     if has_non_finite(result.output):
         import json
 
         placeholder = "\x00output\x00"  # its first occurrence is `output`: only ids precede it
-        slim = orjson.dumps(replace(result, output=placeholder), option=DUMP_OPTIONS).decode()
+        slim = orjson.dumps(replace(result, output=placeholder), option=DUMP_OPTIONS, default=_exact_digits).decode()
         answer = json.dumps(result.output, allow_nan=True, ensure_ascii=False)
         line = slim.replace(orjson.dumps(placeholder).decode(), answer, 1).encode() + b"\n"
     return line
 
 
-def _dump_deep(result: CaseResult) -> bytes:
-    """A line for a result nested too deeply for orjson: the standard library's writer, and where
-    even that recurses too deep, the answer replaced by a note saying so (the case is still on disk)."""
-    import dataclasses
+def _exact_digits(value: Any) -> Any:
+    """A Decimal from a Python pipeline (agenteval.values.ExactNumber) as the digits it was written with."""
+    text = getattr(value, "text", None)
+    if type(value).__name__ == "ExactNumber" and type(text) is str:
+        return orjson.Fragment(text)
+    raise TypeError
+
+
+STORED_DEPTH = 500
+"""The deepest nesting a results line holds: a value nested deeper in an answer, an input or an
+evaluator's details is stored as a note, so the line is written and read back without recursing too
+deep (reading takes about 1,000 levels)."""
+TOO_DEEP = f"<value nested deeper than {STORED_DEPTH} levels: not stored>"
+_LONGEST_INT_BITS = 14_000  # about 4,200 digits: Python writes no longer integer as text
+
+
+def settled(result: CaseResult) -> CaseResult:
+    """The result with every score a finite number. A NaN, infinite or non-numeric score (an evaluator's
+    bug) is never written: it would read back as null, which `report`, `compare` and `--resume` refuse.
+    Such an evaluator becomes an `error` with score 0, and so does its case."""
+    if _score(result.score) and all(_score(evaluator.score) for evaluator in result.evaluator_results):
+        return result
+    evaluators = [
+        evaluator if _score(evaluator.score) else replace(
+            evaluator, score=0.0, verdict="error",
+            error=f"the evaluator gave a score that is not a finite number ({_shown_score(evaluator.score)})",
+        )
+        for evaluator in result.evaluator_results
+    ]
+    error = result.error
+    if error is None and all(_score(evaluator.score) for evaluator in result.evaluator_results):
+        error = f"the case score is not a finite number ({_shown_score(result.score)})"
+    return replace(result, score=0.0, verdict="error", evaluator_results=evaluators, error=error)
+
+
+def _score(value: Any) -> bool:
+    return type(value) in (int, float) and value - value == 0 and -_FLOAT_MAX <= value <= _FLOAT_MAX
+
+
+def _shown_score(value: Any) -> str:
+    return repr(value) if value is None or type(value) is float else type(value).__name__
+
+
+def _dump_any(result: CaseResult) -> bytes:
+    """The line for a result orjson cannot write: every value made storable (see `storable`), written
+    by the standard library's json, a lone surrogate as its `\\udXXX` escape (JSON's own spelling)."""
     import json
 
+    data = storable({
+        **{f.name: getattr(result, f.name) for f in fields(CaseResult)},
+        "evaluator_results": [{f.name: getattr(item, f.name) for f in fields(EvaluatorResult)} for item in result.evaluator_results],
+    })
     try:
-        return json.dumps(dataclasses.asdict(result), allow_nan=True, ensure_ascii=False, default=str).encode() + b"\n"
-    except RecursionError:
-        slim = replace(result, output="<answer nested too deeply to store>")
-        return json.dumps(dataclasses.asdict(slim), allow_nan=True, ensure_ascii=False, default=str).encode() + b"\n"
+        text = json.dumps(data, allow_nan=True, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError) as exc:  # not expected: storable() leaves nothing json refuses
+        data.update(output=None, input=None, metadata={}, evaluator_results=[], score=0.0, verdict="error",
+                    error=f"the result could not be stored: {type(exc).__name__}")
+        text = json.dumps(data, allow_nan=True, ensure_ascii=False, default=str)
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def storable(value: Any, max_depth: int = STORED_DEPTH) -> Any:
+    """A copy of `value` that json.dumps writes: containers nested past `max_depth` (and a value that
+    contains itself) become notes, dict keys json refuses become text, other objects their text (or
+    `tolist()`), and an integer too long to write a note. Iterative: the value may nest past any stack."""
+    holder: list[Any] = [None]
+    active: set[int] = set()  # containers on the path being copied, to see a value that contains itself
+    stack: list[tuple[Any, Any, Any, int]] = [(value, holder, 0, 1)]
+    while stack:
+        node, parent, key, depth = stack.pop()
+        if parent is None:  # the end of a container's children
+            active.discard(node)
+            continue
+        if isinstance(node, (dict, list, tuple)):
+            if depth > max_depth:
+                parent[key] = TOO_DEEP
+                continue
+            if id(node) in active:
+                parent[key] = "<value that contains itself: not stored>"
+                continue
+            active.add(id(node))
+            stack.append((id(node), None, None, 0))
+            if isinstance(node, dict):
+                copy: Any = {}
+                for item_key, child in node.items():
+                    item_key = _storable_key(item_key)
+                    copy[item_key] = None
+                    stack.append((child, copy, item_key, depth + 1))
+            else:
+                copy = [None] * len(node)
+                stack.extend((child, copy, index, depth + 1) for index, child in enumerate(node))
+            parent[key] = copy
+        elif node is None or isinstance(node, (str, float)):
+            parent[key] = node
+        elif isinstance(node, int):
+            parent[key] = node if isinstance(node, bool) or node.bit_length() <= _LONGEST_INT_BITS else (
+                f"<integer of about {int(node.bit_length() * 0.30103) + 1} digits: not stored>"
+            )
+        elif callable(getattr(node, "tolist", None)):  # numpy arrays and numbers
+            stack.append((node.tolist(), parent, key, depth))
+        else:
+            parent[key] = _text(node)
+    return holder[0]
+
+
+def _storable_key(key: Any) -> Any:
+    if key is None or isinstance(key, (str, float, bool)):
+        return key
+    if isinstance(key, int) and key.bit_length() <= _LONGEST_INT_BITS:
+        return key
+    return _text(key)
+
+
+def _text(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - any object may be in a python evaluator's details
+        return f"<{type(value).__name__}>"
+
+
+def dump_summary(summary: dict[str, Any]) -> bytes:
+    """The summary file's JSON (indented). A case id or tag holding a lone surrogate is written as its
+    escape; never raises."""
+    try:
+        return orjson.dumps(summary, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        import json
+
+        return json.dumps(storable(summary), indent=2, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
 
 
 def has_non_finite(value: Any) -> bool:
@@ -237,6 +357,7 @@ def has_non_finite(value: Any) -> bool:
 
 
 _INF = float("inf")
+_FLOAT_MAX = 1.7976931348623157e308
 
 
 @dataclass
@@ -274,6 +395,7 @@ class Summary:
         self._slowest: list[tuple[float, str]] = []
 
     def add(self, result: CaseResult) -> None:
+        result = settled(result)  # as the line is written: a score that is not a number counts as an error
         self.total += 1
         self.verdicts[result.verdict] += 1
         self.score_sum += result.score
@@ -315,6 +437,8 @@ class Summary:
         for row in rows:
             if not isinstance(row, dict) or "path" not in row or "status" not in row:
                 continue
+            if not isinstance(row["path"], str):  # a judge's or a python evaluator's own rows may hold anything
+                continue
             stats = per_path.get(row["path"])
             if stats is None:
                 stats = per_path[row["path"]] = _FieldStats()
@@ -324,7 +448,7 @@ class Summary:
             stats.scored += 1
             stats.hits += row["status"] == "hit"
             score = row.get("score")
-            if isinstance(score, (int, float)):
+            if _score(score):
                 stats.score_sum += score
 
     def _add_confusion(self, evaluator: str, metrics: dict[str, Any]) -> None:

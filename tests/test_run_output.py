@@ -179,8 +179,10 @@ def test_evaluator_flag_with_an_unknown_name_exits_2_with_a_hint(tmp_path):
 
 
 def test_a_recorded_answer_nested_deeper_than_orjson_writes_is_still_stored(tmp_path):
+    # an answer deeper than `limits.answer_depth` (200 by default) is the case's error: the limit is raised here
     write(tmp_path, "suite.yaml", """
         name: deep
+        limits: {answer_depth: 400}
         evaluators: [{type: field_accuracy, fields: [{path: a}]}]
         cases: cases.jsonl
     """)

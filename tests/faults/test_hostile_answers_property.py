@@ -1,0 +1,107 @@
+"""Property: no answer, however hostile, makes a run raise or write a score that is not a number.
+
+Arbitrary JSON-like answers, strings with lone surrogates and control characters, integers beyond
+the float range, subnormal and huge floats, NaN and infinities, and nesting from 150 to 400
+levels go through the public API (`agenteval.evaluate`, the path every run takes: the answer is
+admitted where it enters, scored by the evaluators, summarized) to every built-in evaluator type.
+Each case ends with a verdict, a finite score in [0, 1], and a results line that reads back.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agenteval
+from agenteval.evaluators import REGISTRY
+from agenteval.process import decode_json
+from agenteval.results import case_from_dict, dump_line
+from agenteval.suite.loader import SuiteInvalid
+from test_properties import CONFIGS, EXCLUDED, KEYS, json_values
+
+# Few examples per type keep the whole file near 30 s: 23 types, each example a run of up to 4 cases.
+HOSTILE_SETTINGS = settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+SECONDS_PER_CASE = 5.0  # far above what any case here takes; a case past it is unbounded work
+
+# Characters that break naive text handling: lone surrogates (half an emoji), controls, NUL, BOM,
+# combining marks, right-to-left marks, and an emoji as a surrogate pair (two halves, each alone not text).
+odd_characters = (
+    st.integers(0xD800, 0xDFFF).map(chr) | st.integers(0, 0x1F).map(chr)
+    | st.sampled_from(["\x7f", "\ufeff", "\u0301", "\u202e", "\U0001f600", "a", " ", "\\", '"'])
+)
+hostile_strings = st.text(alphabet=odd_characters, max_size=12) | st.sampled_from(["hello \ud83d", "\udc00", "\x00", "\ud83d\ude00"])
+hostile_numbers = (
+    st.integers(10**308, 10**400) | st.integers(-(10**400), -(10**308))  # beyond the float range (or at its edge)
+    | st.sampled_from([5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1.7976931348623157e308, -1e308, -0.0])
+    | st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True)
+    | st.sampled_from([float("nan"), float("inf"), float("-inf"), 2**63, 2**64, -(2**63) - 1])
+)
+boxes = st.lists(hostile_numbers | st.integers(-3, 3), min_size=4, max_size=4)  # shaped to reach iou_score/distance
+hostile_scalars = hostile_strings | hostile_numbers
+hostile_trees = st.recursive(
+    hostile_scalars | boxes,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(KEYS) | hostile_strings, children, max_size=4),
+    max_leaves=12,
+)
+
+
+@st.composite
+def deeply_nested(draw) -> object:
+    """A value nested 150 to 400 levels (lists and objects), a hostile leaf at the bottom."""
+    value = draw(hostile_scalars)
+    for _ in range(draw(st.integers(150, 400))):
+        value = [value] if draw(st.booleans()) else {draw(st.sampled_from(KEYS)): value}
+    return value
+
+
+hostile_answers = hostile_trees | deeply_nested() | json_values
+placed = st.tuples(st.sampled_from([None, *KEYS[:4], "box"]), hostile_answers).map(
+    lambda where_value: where_value[1] if where_value[0] is None else {where_value[0]: where_value[1]}
+)
+
+
+@pytest.mark.parametrize("type_name", sorted(REGISTRY))
+def test_hostile_answers_never_make_a_run_raise_or_write_a_score_that_is_not_a_number(type_name):
+    if type_name in EXCLUDED:  # they start a process or call a server per case (see tests/test_properties.py)
+        pytest.skip(f"{type_name}: {EXCLUDED[type_name]}")
+
+    @HOSTILE_SETTINGS
+    @given(
+        variant=st.sampled_from(CONFIGS[type_name]), path=st.sampled_from(["a", "a.b", "box", "a[0]"]),
+        answers=st.lists(placed, min_size=1, max_size=4), expected=json_values,
+    )
+    def check(variant, path, answers, expected):
+        cases = [{"id": f"c{i}", "input": {"q": i}, "expected": expected, "output": answer} for i, answer in enumerate(answers)]
+        started = time.perf_counter()
+        try:
+            run = agenteval.evaluate(cases, [{"type": type_name, **variant(path)}])
+        except SuiteInvalid as refused:  # the API refuses in-memory values it cannot convert: one clean problem per answer
+            assert all(problem.key[0::2] == ("cases", "output") and problem.message for problem in refused.problems), refused.problems
+            return
+        results = list(run)
+        assert time.perf_counter() - started < SECONDS_PER_CASE * len(cases)
+        assert sorted(result.case_id for result in results) == [case["id"] for case in cases]
+        for result in results:
+            assert result.verdict in ("pass", "fail", "error"), result
+            assert _unit(result.score), result
+            assert result.duration_ms < SECONDS_PER_CASE * 1000, result
+            if result.verdict == "error" and not result.evaluator_results:
+                assert result.error and "\n" not in result.error, result  # one line saying why
+            for evaluator in result.evaluator_results:
+                assert evaluator.verdict in ("pass", "partial", "fail", "error"), evaluator
+                assert _unit(evaluator.score), evaluator
+            again = case_from_dict(decode_json(dump_line(result)))  # the line `run` writes, as `report` reads it
+            assert (again.case_id, again.verdict, again.score) == (result.case_id, result.verdict, result.score)
+        summary = run.summary
+        assert _unit(summary["mean_score"]), summary
+        assert all(_unit(stats["mean_score"]) for stats in summary["evaluators"].values()), summary
+
+    check()
+
+
+def _unit(score: object) -> bool:
+    return type(score) in (int, float) and math.isfinite(score) and 0.0 <= score <= 1.0
