@@ -42,8 +42,24 @@ def clip(value: Any, limit: int) -> Any:
     kind = type(value)
     if kind in _SCALARS or (kind is str and len(value) * 6 + 2 <= limit):  # no escape is longer than \\uXXXX
         return value
-    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:  # nested past 254 levels, a lone surrogate, a long integer
+        return {"$clip": _dumps(value).decode()[:limit]}
     return value if len(text) <= limit else {"$clip": text[:limit]}
+
+
+def _dumps(value: Any, option: int = 0) -> bytes:
+    """JSON of `value`, whatever it holds: what orjson refuses is written from a storable copy, with
+    lone surrogates as `\\udXXX` escapes (agenteval.results.storable)."""
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError:
+        import json
+
+        from agenteval.results import storable
+
+        return json.dumps(storable(value)).encode()
 
 
 def shown(value: float, digits: int) -> float:
@@ -89,8 +105,8 @@ class HtmlWriter:
         self._count = 0
 
     def add(self, result: CaseResult) -> None:
-        self._rows.write((b"," if self._count else b"") + orjson.dumps(self._row(result)))
-        self._details.write(orjson.dumps(self._detail(result), option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        self._rows.write((b"," if self._count else b"") + _dumps(self._row(result)))
+        self._details.write(_dumps(self._detail(result), orjson.OPT_NON_STR_KEYS) + b"\n")
         self._count += 1
         slot = min(BINS - 1, max(0, int(result.score * BINS)))
         self._bins[slot][_CASE_VERDICTS[result.verdict]] += 1

@@ -322,3 +322,17 @@ def test_html_report_rounds_scores_once_like_the_terminal(tmp_path, browser):
         assert problems == []
     finally:
         page.close()
+
+
+def test_html_report_holds_inputs_nested_past_what_orjson_writes(tmp_path):
+    deep = json.loads("[" * 300 + "]" * 300)
+    write(tmp_path, "cases.jsonl", json.dumps({"id": "deep", "input": deep, "expected": {"a": 1}, "output": {"a": 2}}) + "\n")
+    suite = write(tmp_path, "s.yaml", "name: deep\nevaluators: [{type: field_accuracy, fields: [{path: a}]}]\ncases: cases.jsonl\n")
+    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q", "--html", tmp_path / "r.html")
+    assert_no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    again = run_cli("report", tmp_path / "r.jsonl", "--format", "html", "-o", tmp_path / "again.html")
+    assert again.returncode == 1, again.stderr
+    for page in (tmp_path / "r.html", tmp_path / "again.html"):
+        text = page.read_text()
+        assert "deep" in text and "</html>" in text
