@@ -124,7 +124,9 @@ class Runner:
         if self.predictions is not None:
             answer = self.predictions.answer(case.id)
         else:
-            answer = self.loaded.suite.target.answer(case, TargetRun(self.loaded.base_dir, self.processes, self.endpoints, repetition))
+            answer = self.loaded.suite.target.answer(case, TargetRun(
+                self.loaded.base_dir, self.processes, self.endpoints, repetition, self.loaded.suite.limits.answer_depth,
+            ))
         return admit(answer, self.loaded.suite.limits)
 
     def run_case(self, case: Case, repetition: int = 0) -> CaseResult:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval.process import MAX_ANSWER_DEPTH
+
 if TYPE_CHECKING:
     from agenteval.endpoints import Endpoints
     from agenteval.process import Processes
@@ -27,3 +29,4 @@ class TargetRun:
     processes: Processes
     endpoints: Endpoints | None = None
     repetition: int = 0  # which of --repeat N this is (part of a target's cache key when > 0)
+    answer_depth: int = MAX_ANSWER_DEPTH  # the suite's `limits.answer_depth`: deepest answer a target may parse

@@ -62,15 +62,15 @@ class CommandTarget(StrictModel):
             return Answer(error=redact(failure, self.env.values()), duration_ms=done.duration_ms)
         usage = usage_record(done.duration_ms)
         try:
-            return Answer(parse_stdout(done.stdout), duration_ms=done.duration_ms, usage=usage)
+            return Answer(parse_stdout(done.stdout, run.answer_depth), duration_ms=done.duration_ms, usage=usage)
         except JSONTooDeep as exc:
             return Answer(error=f"target printed {exc}", duration_ms=done.duration_ms, usage=usage)
 
 
-def parse_stdout(stdout: bytes) -> Any:
+def parse_stdout(stdout: bytes, max_depth: int = MAX_ANSWER_DEPTH) -> Any:
     """JSON when stdout is JSON, else the text with its trailing newline removed. Raises JSONTooDeep."""
     try:
-        return decode_json(stdout, MAX_ANSWER_DEPTH)
+        return decode_json(stdout, max_depth)
     except JSONTooDeep:
         raise
     except ValueError:

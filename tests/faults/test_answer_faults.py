@@ -149,6 +149,24 @@ def test_an_answer_nested_deeper_than_answer_depth_is_that_cases_error_from_ever
         )
 
 
+@pytest.mark.parametrize("source", ["recorded", "command", "predictions"])
+def test_raising_answer_depth_lets_a_deep_answer_through_from_every_source(tmp_path, source):
+    deep = '{"a": ' + _nested(300) + "}"
+    suite = "name: g4\nlimits: {answer_depth: 400}\nevaluators: [{type: field_accuracy, fields: [{path: a}]}]\ncases: cases.jsonl\n"
+    args: tuple[str, ...] = ()
+    line = '{"id": "deep", "input": {"q": "deep"}, "expected": {"a": 1}'
+    if source == "recorded":
+        line += f', "output": {deep}'
+    elif source == "command":
+        suite = suite.replace("evaluators", _target(tmp_path, {"deep": deep}) + "evaluators")
+    else:
+        (tmp_path / "preds.jsonl").write_text(f'{{"id": "deep", "output": {deep}}}\n')
+        args = ("--predictions", "preds.jsonl")
+    (tmp_path / "cases.jsonl").write_text(line + "}\n")
+    rows = _run(tmp_path, suite, *args, code=1)
+    assert rows["deep"]["verdict"] == "fail" and rows["deep"]["error"] is None  # scored: a list is not 1
+
+
 def test_deep_inputs_and_deep_values_in_details_are_written_and_the_failures_printed(tmp_path):
     lines = [
         {"id": "deep_input", "input": "INPUT", "expected": {"a": 1}, "output": {"a": 1}},
