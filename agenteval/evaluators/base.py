@@ -71,7 +71,7 @@ class EvaluatorConfig(StrictModel):
 
     type: str
     name: str | None = Field(None, description="Unique in the suite; defaults to the type.")
-    weight: float = Field(1.0, ge=0, description="Weight of this evaluator in the case score.")
+    weight: float = Field(1.0, ge=0, allow_inf_nan=False, description="Weight of this evaluator in the case score.")
     min_score: float | None = Field(
         None, ge=0, le=1, description="Overrides the default verdict rule: pass iff score >= min_score."
     )
