@@ -1,0 +1,950 @@
+"""promptfoo's `promptfooconfig.yaml` as agenteval suites.
+
+agenteval has one target per suite, so each (prompt, provider) pair becomes a suite of its own;
+all of them share one cases file. `vars` become each case's `input`, `defaultTest` is merged into
+every case (its assertions become the suite's evaluators), and each `assert` becomes the built-in
+evaluator that checks the same thing. What has no equivalent (JavaScript, inline Python, a
+`transform`, most `not-` forms) is listed with its line, never dropped silently. A few mappings
+change a detail of the meaning; those are listed as notes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agenteval.importers import (
+    ImportFailed, Imported, Names, Parsed, Skipped, Source, canonical_json, slug, strip_file_prefix,
+)
+from agenteval.suite.yaml_nodes import KeyPath
+
+OPENAI_URL = "${OPENAI_BASE_URL:-https://api.openai.com/v1}"
+GRADER_MODEL = "gpt-4.1-mini"
+EMBEDDING_MODEL = "text-embedding-3-large"
+
+# promptfoo provider prefixes that speak the OpenAI chat-completions protocol: (base_url, key variable)
+COMPATIBLE: dict[str, tuple[str, str | None]] = {
+    "openai": (OPENAI_URL, "OPENAI_API_KEY"),
+    "azure": ("${AZURE_OPENAI_BASE_URL}", "AZURE_OPENAI_API_KEY"),
+    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "together": ("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "deepseek": ("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "xai": ("https://api.x.ai/v1", "XAI_API_KEY"),
+    "perplexity": ("https://api.perplexity.ai", "PERPLEXITY_API_KEY"),
+    "cerebras": ("https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
+    "fireworks": ("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "mistral": ("https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    "ollama": ("${OLLAMA_BASE_URL:-http://localhost:11434}/v1", None),
+    "localai": ("${LOCALAI_BASE_URL:-http://localhost:8080}/v1", None),
+}
+# provider `config` keys that mean the same on an agenteval openai target
+SAME_CONFIG = ("temperature", "max_tokens", "top_p", "seed", "stop", "tools", "tool_choice", "response_format")
+
+TOP_KEYS_HANDLED = {"description", "prompts", "providers", "tests", "defaultTest", "assertionTemplates"}
+TOP_KEYS_WHY = {
+    "scenarios": "scenarios (test groups crossed with configs) have no agenteval form; write their tests out",
+    "outputPath": "agenteval writes results with `run -o`",
+    "sharing": "agenteval has no result sharing service",
+    "evaluateOptions": "set concurrency and repeats on `agenteval run` (--workers, --repeat)",
+    "env": "set environment variables in the shell (or the target's `${NAME}` values)",
+    "commandLineOptions": "give the options to `agenteval run`",
+    "derivedMetrics": "agenteval computes no metrics from other metrics",
+    "extensions": "promptfoo extension hooks have no agenteval form",
+    "nunjucksFilters": "custom template filters have no agenteval form",
+    "redteam": "red-team generation has no agenteval form",
+    "tracing": "use `agenteval run --otel`",
+}
+
+
+class PromptfooImporter:
+    """One import: the config, its Source, and what was produced so far."""
+
+    def __init__(self, config: Parsed, source: Source, out_dir: Path | None = None, dialect: str = "promptfoo") -> None:
+        self.config = config
+        self.source = source
+        self.out_dir = out_dir
+        self.dialect = dialect
+        self.result = Imported(config_name=config.name)
+        self.uses_grader = False
+        self.uses_embeddings = False
+        self.runs_code = False
+        self.text_path: str | None = None
+        self.extra_assertion: Callable[[dict[str, Any], Parsed, KeyPath, Names], dict[str, Any] | None] | None = None
+
+    # -- listing --------------------------------------------------------------------------------
+    def skip(self, parsed: Parsed, path: KeyPath, why: str, note: bool = False) -> None:
+        self.result.skipped.append(Skipped(parsed.name, parsed.line(path), parsed.keys.get(path[:3], _key(path)), why, note))
+
+    def done(self, key: str) -> None:
+        self.result.converted.add(key)
+
+    # -- the whole config -----------------------------------------------------------------------
+    def run(self) -> Imported:
+        data = self.config.data
+        for key in data:
+            if key not in TOP_KEYS_HANDLED and not str(key).startswith("x-"):
+                why = TOP_KEYS_WHY.get(key, "not an agenteval suite key")
+                self.skip(self.config, (key,), why)
+        prompts = self.prompts()
+        targets = self.targets()
+        default_vars, default_asserts, default_meta = self.default_test()
+        tests = self.tests()
+        recorded = bool(tests) and all("providerOutput" in test for _, test, _ in tests)
+        if recorded:
+            for index, (label, _target) in enumerate(targets):
+                self.skip(self.config, ("providers", index) if "providers" in data else ("providers",),
+                          f"provider {label!r} not called: every test carries `providerOutput`, so the suite scores those recorded answers", note=True)
+            targets = [("recorded", {"type": "recorded"})]
+        self.text_path = "content" if any(t.get("type") == "openai" for _, t in targets) else None
+
+        suite_names = Names()
+        suite_evaluators = self.assertions(default_asserts, suite_names, per_case=False)
+        cases: list[dict[str, Any]] = []
+        for parsed, test, path in tests:
+            cases.extend(self.case(len(cases), parsed, test, path, default_vars, default_asserts, default_meta, suite_names))
+        self.result.cases = cases
+        if not suite_evaluators and any(not case.get("evaluators") for case in cases):
+            suite_evaluators = [{"name": "answered", "type": "length", **({"path": self.text_path} if self.text_path else {}), "min": 0,
+                                 "criterion": {"name": "answered", "description": "An answer came back (a promptfoo test without assertions passes then)."}}]
+            self.skip(self.config, ("tests",), "some tests have no assertion: the suite checks only that an answer came back "
+                      "(evaluator `answered`), as promptfoo passes such a test", note=True)
+
+        description = data.get("description") if isinstance(data.get("description"), str) else None
+        base_name = slug(description or Path(self.config.name).stem, "promptfoo-suite")
+        pairs = [(p, t) for p in prompts for t in targets]
+        for prompt_index, ((prompt_label, messages), (target_label, target)) in enumerate(pairs):
+            suite: dict[str, Any] = {"name": base_name}
+            if description:
+                suite["description"] = description
+            if len(pairs) > 1:
+                suite["name"] = slug(f"{base_name[:48].rstrip('-._')}-{prompt_label}-{target_label}")
+            target = dict(target)
+            if target.get("type") == "openai" and messages is not None:
+                target["messages"] = messages
+            suite["target"] = target
+            models = self.models()
+            if models:
+                suite["models"] = models
+            if self.runs_code:
+                suite["trust_cases"] = True
+            suite["evaluators"] = suite_evaluators
+            suite["cases"] = "cases.jsonl"
+            file_name = "suite.yaml" if len(pairs) == 1 else f"suite-{slug(prompt_label)}-{slug(target_label)}.yaml"
+            self.result.suites[file_name] = suite
+        return self.result
+
+    def models(self) -> dict[str, Any]:
+        models: dict[str, Any] = {}
+        if self.uses_grader:
+            models["grader"] = {"base_url": OPENAI_URL, "model": GRADER_MODEL, "api_key_env": "OPENAI_API_KEY", "temperature": 0}
+        if self.uses_embeddings:
+            models["embeddings"] = {"base_url": OPENAI_URL, "model": EMBEDDING_MODEL, "api_key_env": "OPENAI_API_KEY"}
+        return models
+
+    # -- prompts --------------------------------------------------------------------------------
+    def prompts(self) -> list[tuple[str, list[dict[str, Any]] | None]]:
+        """(label, chat messages) per prompt; None messages: the target's default (the input)."""
+        data = self.config.data
+        raw = data.get("prompts")
+        if raw is None:
+            return [("default", None)]
+        self.done("prompts")
+        items = raw if isinstance(raw, list) else [raw]
+        found: list[tuple[str, list[dict[str, Any]] | None]] = []
+        for index, item in enumerate(items):
+            path: KeyPath = ("prompts", index) if isinstance(raw, list) else ("prompts",)
+            label = f"p{index + 1}"
+            if isinstance(item, dict):
+                label = str(item.get("label") or item.get("id") or label)
+                item = item.get("raw", item.get("id"))
+            if not isinstance(item, str):
+                self.skip(self.config, path, "a prompt that is not text or a file is not converted")
+                continue
+            if item.startswith("file://"):
+                for name in self.source.glob(item):
+                    found.extend(self.prompt_file(name, path, label))
+                continue
+            found.append((label, self.chat(item, path)))
+        usable = []
+        for label, messages in found:
+            unknown = _unknown_filters(messages or [])
+            if unknown:
+                self.skip(self.config, ("prompts",), f"prompt {label!r} uses the template filter{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(unknown)}, which agenteval's templates lack; not carried")
+            else:
+                usable.append((label, messages))
+        return usable or [("default", None)]
+
+    def prompt_file(self, ref: str, path: KeyPath, label: str) -> list[tuple[str, list[dict[str, Any]] | None]]:
+        name = strip_file_prefix(ref)
+        suffix = Path(name.split(":")[0]).suffix.lower()
+        if suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
+            self.skip(self.config, path, f"a prompt function ({name}) runs code agenteval does not call; write its messages out")
+            return []
+        if not self.source.exists(name):
+            self.skip(self.config, path, f"prompt file {name} not found")
+            return []
+        if suffix in (".json", ".yaml", ".yml"):
+            parsed = self.source.parsed(name)
+            if _is_messages(parsed.data):
+                return [(label, [self.message(m) for m in parsed.data])]
+            self.skip(self.config, path, f"{name} holds no list of chat messages")
+            return []
+        text = self.source.text(name)
+        parts = [part.strip("\n") for part in re.split(r"^---\s*$", text, flags=re.M)] if suffix in (".txt", "") else [text]
+        parts = [part for part in parts if part.strip()]
+        stem = Path(name).stem
+        return [(f"{stem}-{i + 1}" if len(parts) > 1 else stem, self.chat(part, path)) for i, part in enumerate(parts)]
+
+    def chat(self, text: str, path: KeyPath) -> list[dict[str, Any]]:
+        stripped = text.strip()
+        if stripped.startswith("["):
+            try:
+                import json
+
+                messages = json.loads(stripped)
+            except ValueError:
+                messages = None
+            if _is_messages(messages):
+                return [self.message(m) for m in messages]
+        return [{"role": "user", "content": self.template(text)}]
+
+    def message(self, message: dict[str, Any]) -> dict[str, Any]:
+        content = message.get("content")
+        return {"role": message["role"], "content": self.template(content) if isinstance(content, str) else content}
+
+    def template(self, text: str) -> str:
+        """promptfoo's `{{ topic }}` is agenteval's `{{ input.topic }}`: see `rewrite_template`."""
+        return rewrite_template(text)
+
+    # -- providers -> targets -------------------------------------------------------------------
+    def targets(self) -> list[tuple[str, dict[str, Any]]]:
+        data = self.config.data
+        raw = data.get("providers", data.get("targets"))
+        key = "providers" if "providers" in data else "targets"
+        if raw is None:
+            return [("recorded", {"type": "recorded"})]
+        self.done("providers")
+        items = raw if isinstance(raw, list) else [raw]
+        found = []
+        for index, item in enumerate(items):
+            path: KeyPath = (key, index) if isinstance(raw, list) else (key,)
+            converted = self.target(item, path)
+            if converted is not None:
+                found.append(converted)
+        if not found:
+            return [("recorded", {"type": "recorded"})]
+        return found
+
+    def target(self, item: Any, path: KeyPath) -> tuple[str, dict[str, Any]] | None:
+        config: dict[str, Any] = {}
+        label = None
+        if isinstance(item, dict):
+            provider_id = item.get("id")
+            config = item.get("config") or {}
+            label = item.get("label")
+            for key in item:
+                if key not in ("id", "config", "label"):
+                    self.skip(self.config, path + (key,), f"provider key `{key}` has no agenteval target form")
+        else:
+            provider_id = item
+        if not isinstance(provider_id, str):
+            self.skip(self.config, path, "a provider without a string id (a function or a file) is not converted; answers come from --predictions")
+            return None
+        if provider_id.startswith(("http://", "https://")) or provider_id == "http" or provider_id == "https":
+            return self.http_target(provider_id, config, path, label)
+        prefix, _, rest = provider_id.partition(":")
+        if prefix in COMPATIBLE and rest:
+            kind, _, model = rest.partition(":")
+            if prefix == "openai" and kind in ("responses", "assistant", "realtime", "embedding", "embeddings", "image", "moderation"):
+                self.skip(self.config, path, f"provider {provider_id!r}: only chat completions have an agenteval target; answers come from --predictions")
+                return None
+            if not model or kind not in ("chat", "completion"):
+                model = rest
+            base_url, key_env = COMPATIBLE[prefix]
+            target: dict[str, Any] = {"type": "openai", "base_url": base_url, "model": model}
+            if key_env:
+                target["api_key_env"] = key_env
+            for key, value in config.items():
+                if key in SAME_CONFIG:
+                    target[key] = value
+                elif key in ("apiBaseUrl", "apiHost"):
+                    target["base_url"] = value if str(value).startswith("http") else f"https://{value}/v1"
+                elif key == "apiKeyEnvar":
+                    target["api_key_env"] = value
+                else:
+                    self.skip(self.config, path + ("config", key), f"provider option `{key}` has no agenteval target form")
+            return (str(label or model), target)
+        self.skip(self.config, path, f"provider {provider_id!r} is not OpenAI-compatible or http; answers come from --predictions or recorded outputs")
+        return None
+
+    def http_target(self, provider_id: str, config: dict[str, Any], path: KeyPath, label: str | None) -> tuple[str, dict[str, Any]]:
+        url = config.get("url", provider_id)
+        target: dict[str, Any] = {"type": "http", "url": url}
+        for key, value in config.items():
+            if key == "url":
+                continue
+            if key == "method":
+                target["method"] = str(value).upper()
+            elif key == "headers" and isinstance(value, dict):
+                target["headers"] = {k: _env_template(str(v)) for k, v in value.items()}
+            elif key == "transformResponse" and isinstance(value, str) and re.fullmatch(r"json(\.[A-Za-z_]\w*)+", value.strip()):
+                target["response_path"] = value.strip()[len("json."):]
+            elif key == "body":
+                self.skip(self.config, path + ("config", key), "the http target sends the case input as the JSON body; a body template is not carried: "
+                          "give each case the body's fields as vars")
+            elif key == "timeout" and isinstance(value, (int, float)):
+                target["timeout"] = value / 1000
+            else:
+                self.skip(self.config, path + ("config", key), f"http provider option `{key}` has no agenteval target form")
+        return (str(label or "http"), target)
+
+    # -- defaultTest ----------------------------------------------------------------------------
+    def default_test(self) -> tuple[dict[str, Any], list[tuple[Parsed, KeyPath, Any]], dict[str, Any]]:
+        raw = self.config.data.get("defaultTest")
+        if raw is None:
+            return {}, [], {}
+        parsed, base = self.config, ("defaultTest",)
+        if isinstance(raw, str):
+            if not self.source.exists(raw):
+                self.skip(self.config, base, f"defaultTest file {strip_file_prefix(raw)} not found")
+                return {}, [], {}
+            parsed, base, raw = self.source.parsed(raw), (), self.source.parsed(raw).data
+        if not isinstance(raw, dict):
+            self.skip(parsed, base, "defaultTest is not a mapping")
+            return {}, [], {}
+        self.done("defaultTest")
+        default_vars = self.vars(raw.get("vars"), parsed, base + ("vars",)) if "vars" in raw else {}
+        asserts = [(parsed, base + ("assert", i), a) for i, a in enumerate(raw.get("assert") or [])]
+        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        for key in raw:
+            if key not in ("vars", "assert", "metadata", "options"):
+                self.skip(parsed, base + (key,), self.test_key_why(key))
+        for key, value in (raw.get("options") or {}).items():
+            self.skip(parsed, base + ("options", key), _option_why(key, value))
+        return default_vars, asserts, meta
+
+    # -- tests ----------------------------------------------------------------------------------
+    def tests(self) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
+        raw = self.config.data.get("tests")
+        if raw is None:
+            return []
+        self.done("tests")
+        found: list[tuple[Parsed, dict[str, Any], KeyPath]] = []
+        items = raw if isinstance(raw, list) else [raw]
+        for index, item in enumerate(items):
+            path: KeyPath = ("tests", index) if isinstance(raw, list) else ("tests",)
+            if isinstance(item, dict):
+                found.append((self.config, item, path))
+            elif isinstance(item, str):
+                found.extend(self.test_files(item, path))
+            else:
+                self.skip(self.config, path, "a test that is neither a mapping nor a file is not converted")
+        return found
+
+    def test_files(self, ref: str, path: KeyPath) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
+        if ref.startswith(("http://", "https://")):
+            self.skip(self.config, path, "tests from a URL (a Google Sheet) are not fetched; download them as CSV")
+            return []
+        names = self.source.glob(ref)
+        if not names or not all(self.source.exists(name) for name in names):
+            self.skip(self.config, path, f"tests file {strip_file_prefix(ref)} not found")
+            return []
+        found: list[tuple[Parsed, dict[str, Any], KeyPath]] = []
+        for name in names:
+            suffix = Path(name).suffix.lower()
+            if suffix in (".csv", ".tsv"):
+                found.extend(self.csv_tests(name))
+            elif suffix == ".jsonl":
+                shown = Parsed(name, None, {})
+                for line, value in self.source.jsonl(name):
+                    shown.lines[(line,)] = line
+                    if isinstance(value, dict):
+                        found.append((shown, value, (line,)))
+                    else:
+                        self.skip(shown, (line,), "a test line that is not an object is not converted")
+            elif suffix in (".yaml", ".yml", ".json"):
+                parsed = self.source.parsed(name)
+                values = parsed.data if isinstance(parsed.data, list) else [parsed.data]
+                for index, value in enumerate(values):
+                    where: KeyPath = (index,) if isinstance(parsed.data, list) else ()
+                    if isinstance(value, dict):
+                        found.append((parsed, value, where))
+                    else:
+                        self.skip(parsed, where, "a test that is not a mapping is not converted")
+            else:
+                self.skip(self.config, path, f"tests file {name}: only YAML, JSON, JSONL, CSV and TSV files are read")
+        return found
+
+    def csv_tests(self, name: str) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
+        shown = Parsed(name, None, {})
+        found: list[tuple[Parsed, dict[str, Any], KeyPath]] = []
+        for line, row in self.source.csv(name):
+            shown.lines[(line,)] = line
+            test: dict[str, Any] = {"vars": {}, "assert": []}
+            for column, value in row.items():
+                if not column.startswith("__"):
+                    test["vars"][column] = value
+                elif column.startswith("__expected"):
+                    if value.strip():
+                        shown.keys[(line, "assert", len(test["assert"]))] = column
+                        test["assert"].append(_assertion_from_string(value.strip()))
+                elif column == "__description":
+                    test["description"] = value
+                elif column == "__metric" and value:
+                    test["__metric"] = value
+                elif column.startswith("__metadata:"):
+                    test.setdefault("metadata", {})[column[len("__metadata:"):]] = value
+                elif value:
+                    self.skip(shown, (line,), f"column {column} has no agenteval form")
+            metric = test.pop("__metric", None)
+            if metric:
+                for item in test["assert"]:
+                    item["metric"] = metric
+            found.append((shown, test, (line,)))
+        return found
+
+    def vars(self, raw: Any, parsed: Parsed, path: KeyPath) -> dict[str, Any]:
+        if isinstance(raw, str) and raw.startswith("file://"):
+            if not self.source.exists(raw):
+                self.skip(parsed, path, f"vars file {strip_file_prefix(raw)} not found")
+                return {}
+            raw = self.source.parsed(raw).data
+        if not isinstance(raw, dict):
+            self.skip(parsed, path, "vars that are not a mapping are not converted")
+            return {}
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            if isinstance(value, str) and value.startswith("file://"):
+                name = strip_file_prefix(value)
+                suffix = Path(name).suffix.lower()
+                if suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
+                    self.skip(parsed, path + (key,), f"a var computed by code ({name}) is not run; give its value")
+                    continue
+                if not self.source.exists(name):
+                    self.skip(parsed, path + (key,), f"var file {name} not found")
+                    continue
+                values[key] = self.source.parsed(name).data if suffix in (".json", ".yaml", ".yml") else self.source.text(name)
+            elif isinstance(value, list) and self.dialect == "promptfoo" and not _is_messages(value) and value:
+                values[key] = _Each(value)  # one case per value, as promptfoo expands it
+            else:
+                values[key] = value
+        return values
+
+    def test_key_why(self, key: str) -> str:
+        return {
+            "threshold": "a case-level threshold is not built in agenteval: a case passes when every evaluator passes",
+            "provider": "a per-test provider has no agenteval form: one target per suite",
+            "providers": "a per-test provider has no agenteval form: one target per suite",
+            "prompts": "per-test prompts have no agenteval form: one prompt per suite",
+        }.get(key, f"test key `{key}` has no agenteval form")
+
+    def case(
+        self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, default_vars: dict[str, Any],
+        default_asserts: list[tuple[Parsed, KeyPath, Any]], default_meta: dict[str, Any], suite_names: Names,
+    ) -> list[dict[str, Any]]:
+        """The case of a test; several when a var holds a list or a glob (one per value, as promptfoo does)."""
+        all_vars = {**default_vars, **(self.vars(test["vars"], parsed, path + ("vars",)) if "vars" in test else {})}
+        listed = [key for key, value in all_vars.items() if isinstance(value, _Each)]
+        combos = itertools.product(*(all_vars[key] for key in listed)) if listed else [()]
+        cases = []
+        for combo in combos:
+            case_vars = {**all_vars, **dict(zip(listed, combo))}
+            cases.append(self.one_case(index + len(cases), parsed, test, path, case_vars, default_asserts, default_meta, suite_names, first=not cases))
+        return cases
+
+    def one_case(
+        self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, case_vars: dict[str, Any],
+        default_asserts: list[tuple[Parsed, KeyPath, Any]], default_meta: dict[str, Any], suite_names: Names, first: bool,
+    ) -> dict[str, Any]:
+        skipped = len(self.result.skipped)
+        case: dict[str, Any] = {"id": f"{index + 1:03d}", "input": case_vars}
+        metadata = dict(default_meta)
+        if isinstance(test.get("metadata"), dict):
+            metadata.update(test["metadata"])
+        if isinstance(test.get("description"), str):
+            metadata["description"] = test["description"]
+        if metadata:
+            case["metadata"] = metadata
+        if "providerOutput" in test:
+            case["output"] = test["providerOutput"]
+            self.done("providerOutput")
+        if self.dialect == "agentv":  # AgentV names its tests and threads conversations
+            if isinstance(test.get("id"), (str, int)) and first:
+                case["id"] = str(test["id"])
+            elif isinstance(test.get("id"), (str, int)):
+                case["id"] = f"{test['id']}-{index + 1}"
+            if isinstance(test.get("conversation_id"), str):
+                case.setdefault("metadata", {})["conversation_id"] = test["conversation_id"]
+        agentv_keys = ("id", "conversation_id") if self.dialect == "agentv" else ()
+        for key in test:
+            if key not in ("vars", "assert", "description", "metadata", "options", "providerOutput", *agentv_keys):
+                self.skip(parsed, path + (key,), self.test_key_why(key))
+        transformed = False
+        for key, value in (test.get("options") or {}).items():
+            if key in ("transform", "postprocess"):
+                transformed = True
+                self.skip(parsed, path + ("options", key), "`transform` is not built in agenteval: the assertions of this test read the "
+                          "transformed answer, so none of them is carried")
+            else:
+                self.skip(parsed, path + ("options", key), _option_why(key, value))
+        if not transformed:
+            names = Names(suite_names.used)
+            asserts = [(parsed, path + ("assert", i), a) for i, a in enumerate(test.get("assert") or [])]
+            templated = [item for item in default_asserts if _templated(item[2])]
+            evaluators = self.assertions(templated + asserts, names, per_case=True, variables=case_vars)
+            if evaluators:
+                case["evaluators"] = evaluators
+        if not first:  # the same keys were listed for the first case of this test
+            del self.result.skipped[skipped:]
+        return case
+
+    # -- assertions -----------------------------------------------------------------------------
+    def assertions(
+        self, items: list[tuple[Parsed, KeyPath, Any]], names: Names, per_case: bool, variables: dict[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        evaluators = []
+        for parsed, path, item in items:
+            if not per_case and _templated(item):
+                continue  # a defaultTest assertion naming vars: carried per case, rendered with its vars
+            if variables is not None and _templated(item):
+                item = _render(item, variables)
+            converted = self.assertion(item, parsed, path, names)
+            if converted is not None:
+                evaluators.append(converted)
+        return evaluators
+
+    def assertion(self, item: Any, parsed: Parsed, path: KeyPath, names: Names) -> dict[str, Any] | None:
+        if isinstance(item, dict) and "$ref" in item:
+            item = self.reference(item["$ref"], parsed, path)
+            if item is None:
+                return None
+        if self.extra_assertion is not None:
+            converted = self.extra_assertion(item, parsed, path, names)
+            if converted is not None:
+                return converted or None
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+            self.skip(parsed, path, "an assertion without a `type` is not converted")
+            return None
+        kind: str = item["type"]
+        if "transform" in item:
+            self.skip(parsed, path + ("transform",), f"`{kind}` reads a transformed answer and `transform` is not built in agenteval; not carried")
+            return None
+        for key in item:
+            if key == "required" and self.dialect == "agentv" and item[key] is True:
+                continue  # every agenteval evaluator must pass for its case to pass
+            if key not in ("type", "value", "threshold", "weight", "metric", "config", "provider", "rubricPrompt", "assert"):
+                self.skip(parsed, path + (key,), f"assertion key `{key}` has no agenteval form")
+        for key in ("provider", "rubricPrompt"):
+            if key in item:
+                self.skip(parsed, path + (key,), "the grader is the suite's `models.grader`; a per-assertion grader or prompt is not carried")
+        evaluator = self.mapped(kind, item, parsed, path, names)
+        if evaluator is None:
+            return None
+        self.done(f"assert:{kind}")
+        return self.common(evaluator, item, kind, names)
+
+    def common(self, evaluator: dict[str, Any], item: dict[str, Any], kind: str, names: Names) -> dict[str, Any]:
+        metric = item.get("metric")
+        out = {"name": names.take(str(metric or kind)), **evaluator}
+        if isinstance(item.get("weight"), (int, float)) and not isinstance(item.get("weight"), bool):
+            out["weight"] = item["weight"]
+        if isinstance(metric, str):
+            out["criterion"] = {"name": metric}
+        return out
+
+    def reference(self, ref: Any, parsed: Parsed, path: KeyPath) -> Any:
+        match = re.fullmatch(r"#/assertionTemplates/(.+)", str(ref))
+        templates = self.config.data.get("assertionTemplates") or {}
+        if match and match.group(1) in templates:
+            self.done("assertionTemplates")
+            return templates[match.group(1)]
+        self.skip(parsed, path, f"$ref {ref!r} does not name an assertionTemplates entry")
+        return None
+
+    def mapped(self, kind: str, item: dict[str, Any], parsed: Parsed, path: KeyPath, names: Names) -> dict[str, Any] | None:
+        value = item.get("value")
+        threshold = item.get("threshold")
+        text = {"path": self.text_path} if self.text_path else {}
+        base = kind[4:] if kind.startswith("not-") else kind
+        negated = kind.startswith("not-")
+
+        def no(why: str) -> None:
+            self.skip(parsed, path, f"`{kind}`: {why}")
+
+        if base in ("javascript", "webhook", "ruby"):
+            return no("runs code agenteval does not run; rewrite it as a `python` evaluator")
+        if kind == "python":
+            return self.python(item, parsed, path)
+        if negated and base in ("python", "is-json", "contains-json", "similar", "levenshtein", "llm-rubric", "equals", "contains-all", "icontains-all",
+                                "is-valid-openai-tools-call", "tool-call-f1", "cost", "latency") and not (base == "equals" and value == ""):
+            return no("`negate` is not built in agenteval yet, and this check has no opposite built in")
+        if base in ("equals",):
+            if negated:  # `not-equals: ''`, an answer that is not empty
+                return {"type": "length", **text, "min": 1}
+            if isinstance(value, (dict, list)):
+                return {"type": "equals", **text, "as_json": True, "reference": canonical_json(value)}
+            return {"type": "equals", **text, "reference": _text(value)}
+        if base in ("contains", "icontains", "contains-any", "icontains-any", "contains-all", "icontains-all"):
+            values = value if isinstance(value, list) else [value] if value is not None else []
+            if isinstance(value, str) and base.endswith(("-any", "-all")):
+                values = [part.strip() for part in value.split(",")]
+            if not values:
+                return no("needs a `value`")
+            out: dict[str, Any] = {"type": "not_contains" if negated else "contains", **text,
+                                   "reference": [_text(v) for v in values] if len(values) > 1 else _text(values[0])}
+            if not negated and base.endswith("-any"):
+                out["mode"] = "any"
+            if base.startswith("i"):
+                out["case_sensitive"] = False
+            return out
+        if base == "starts-with":
+            if negated:
+                return {"type": "regex", **text, "pattern": "^" + re.escape(_text(value)), "must_match": False}
+            return {"type": "starts_with", **text, "reference": _text(value)}
+        if base == "regex":
+            out = {"type": "regex", **text, "pattern": _text(value)}
+            if negated:
+                out["must_match"] = False
+            return out
+        if base == "is-json":
+            if isinstance(value, dict):
+                return {"type": "json_schema", **text, "schema": value}
+            if isinstance(value, str) and value.startswith("file://"):
+                return {"type": "json_schema", **text, "schema": self.source.parsed(value).data}
+            return {"type": "json_valid", **text}
+        if base == "contains-json":
+            return no("agenteval's json_valid needs the whole answer to be one JSON document; no check finds JSON inside text")
+        if base == "similar":
+            self.uses_embeddings = True
+            out = {"type": "semantic_similarity", "endpoint": "embeddings", **text, "threshold": threshold if threshold is not None else 0.75}
+            refs = value if isinstance(value, list) else [value]
+            if len(refs) > 1:
+                self.skip(parsed, path + ("value",), "semantic_similarity compares with one reference: the first value is used", note=True)
+            return self.with_reference(out, refs[0])
+        if base == "levenshtein":
+            reference = _text(value)
+            distance = threshold if isinstance(threshold, (int, float)) else 5
+            similarity = max(0.0, 1 - distance / max(len(reference), 1))
+            self.skip(parsed, path, f"`levenshtein` passes at an edit distance of at most {distance:g}; carried as text_similarity "
+                      f"(levenshtein) at a similarity of {similarity:.3f} (the distance over the reference's length)", note=True)
+            return {"type": "text_similarity", **text, "algorithm": "levenshtein", "reference": reference,
+                    "threshold": round(similarity, 3), "case_sensitive": True, "normalize_whitespace": False}
+        if base in ("llm-rubric", "model-graded-closedqa", "factuality", "answer-relevance", "g-eval"):
+            return self.judge(base, item, parsed, path)
+        if base == "cost":
+            if not isinstance(threshold, (int, float)):
+                return no("needs a `threshold` (USD)")
+            return {"type": "cost", "max_usd": threshold}
+        if base == "latency":
+            if not isinstance(threshold, (int, float)):
+                return no("needs a `threshold` (ms)")
+            return {"type": "latency", "max_ms": threshold}
+        if base == "tool-call-f1":
+            expected = value if isinstance(value, list) else [part.strip() for part in str(value or "").split(",") if part.strip()]
+            if not expected:
+                return no("needs the expected tool names as `value`")
+            self.skip(parsed, path, "tool-call-f1 scores F1 per case; tool_calls scores the share of expected calls made "
+                      "(precision, recall and F1 over the run are in the summary)", note=True)
+            out = {"type": "tool_calls", "calls": [{"name": str(n)} for n in expected]}
+            if self.text_path:
+                out["path"] = "messages"
+            if isinstance(threshold, (int, float)):
+                out["min_score"] = threshold
+            return out
+        if base.startswith("trajectory:"):
+            return self.trajectory(base, negated, value, parsed, path)
+        if base == "is-valid-openai-tools-call":
+            return no("agenteval does not check calls against the declared tools' parameter schemas; a tool_calls evaluator "
+                      "with the expected calls says more")
+        if base == "assert-set":
+            children = [self.assertion(child, parsed, path + ("assert", i), Names())
+                        for i, child in enumerate(item.get("assert") or [])]
+            children = [child for child in children if child]
+            if not children:
+                return no("none of its assertions could be carried")
+            out = {"type": "composite", "evaluators": children}
+            if isinstance(threshold, (int, float)):
+                out["min_score"] = threshold
+            return out
+        return no("has no agenteval equivalent")
+
+    def trajectory(self, base: str, negated: bool, value: Any, parsed: Parsed, path: KeyPath) -> dict[str, Any] | None:
+        """promptfoo's (and AgentV's) trajectory assertions as tool_calls checks."""
+        where = {"path": "messages"} if self.text_path else {}
+        value = value if isinstance(value, (dict, list)) else {"name": value}
+        if base == "trajectory:tool-used":
+            names = value if isinstance(value, list) else [value.get("name")] if isinstance(value, dict) else []
+            names = [str(n) for n in names if n]
+            if not names:
+                self.skip(parsed, path, f"`{base}` needs a tool `name`")
+                return None
+            if negated:
+                return {"type": "tool_calls", **where, "forbidden": names, "calls": []}
+            minimum = value.get("min", 1) if isinstance(value, dict) else 1
+            out: dict[str, Any] = {"type": "tool_calls", **where, "min_calls": {n: minimum for n in names}, "calls": []}
+            if isinstance(value, dict) and isinstance(value.get("max"), int):
+                out["max_calls"] = {n: value["max"] for n in names}
+            return out
+        if negated:
+            self.skip(parsed, path, f"`not-{base}`: `negate` is not built in agenteval yet, and this check has no opposite built in")
+            return None
+        if base == "trajectory:tool-sequence" and isinstance(value, dict):
+            steps = [str(step if isinstance(step, str) else step.get("name")) for step in value.get("steps") or []]
+            order = "exact" if value.get("mode") == "exact" else "in_order"
+            return {"type": "tool_calls", **where, "order": order, "calls": [{"name": step} for step in steps]}
+        if base == "trajectory:tool-args-match" and isinstance(value, dict) and value.get("name"):
+            call: dict[str, Any] = {"name": str(value["name"]), "arguments": value.get("args") or {}}
+            if value.get("mode") == "exact":
+                call["extra_arguments"] = False
+            return {"type": "tool_calls", **where, "calls": [call]}
+        self.skip(parsed, path, f"`{base}` has no agenteval equivalent")
+        return None
+
+    def with_reference(self, out: dict[str, Any], value: Any) -> dict[str, Any]:
+        """semantic_similarity reads its reference from the expected answer at `reference_path`: the
+        fixed value is put into each case's `expected` once names are final (finish_references)."""
+        out["reference_path"] = "__reference"
+        out["__reference"] = _text(value)
+        return out
+
+    def judge(self, base: str, item: dict[str, Any], parsed: Parsed, path: KeyPath) -> dict[str, Any] | None:
+        value = item.get("value")
+        if isinstance(value, str) and value.startswith("file://"):
+            value = self.source.text(value)
+        threshold = item.get("threshold")
+        self.uses_grader = True
+        name = slug(str(item.get("metric") or base), "rubric").replace("-", "_")
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            criteria = [{"name": f"{name}_{i + 1}", "description": v, "scale": "unit" if base == "g-eval" else "pass_fail"}
+                        for i, v in enumerate(value)]
+            out = {"type": "llm_judge", "endpoint": "grader", "criteria": criteria}
+            if self.text_path:
+                out["path"] = self.text_path
+            if base == "g-eval" or isinstance(threshold, (int, float)):
+                out["min_score"] = threshold if isinstance(threshold, (int, float)) else 0.7
+            return out
+        if base == "answer-relevance":
+            description = "The answer is relevant to the question in the input."
+        elif not isinstance(value, str) or not value.strip():
+            self.skip(parsed, path, f"`{base}` needs a rubric text as `value`")
+            return None
+        elif base == "factuality":
+            description = f"The answer is factually consistent with this reference: {value}"
+        elif base == "model-graded-closedqa":
+            description = f"The answer meets this criterion: {value}"
+        else:
+            description = value
+        criterion: dict[str, Any] = {"name": name, "description": description, "scale": "pass_fail"}
+        out: dict[str, Any] = {"type": "llm_judge", "endpoint": "grader", "criteria": [criterion]}
+        if self.text_path:
+            out["path"] = self.text_path
+        if base == "g-eval" or isinstance(threshold, (int, float)):
+            criterion["scale"] = "unit"
+            out["min_score"] = threshold if isinstance(threshold, (int, float)) else 0.7
+        return out
+
+    def python(self, item: dict[str, Any], parsed: Parsed, path: KeyPath) -> dict[str, Any] | None:
+        value = item.get("value")
+        if not (isinstance(value, str) and value.startswith("file://")):
+            self.skip(parsed, path, "`python` with inline code: an inline expression is not built in agenteval yet; "
+                      "move it into a file with get_assert(output, context)")
+            return None
+        ref = strip_file_prefix(value)
+        file_name, _, function = ref.partition(":")
+        if not self.source.exists(file_name):
+            self.skip(parsed, path, f"python assertion file {file_name} not found")
+            return None
+        self.runs_code = True
+        self.done("assert:python-file")
+        module_path = self.rebased(file_name)
+        config: dict[str, Any] = {"file": module_path, "function": function or "get_assert"}
+        if isinstance(item.get("config"), dict):
+            config["assertion_config"] = item["config"]
+        if isinstance(item.get("threshold"), (int, float)):
+            config["threshold"] = item["threshold"]
+        if self.text_path:
+            config["text_path"] = self.text_path
+        return {"type": "code_judge", "command": ["python", "-m", "agenteval.importers.promptfoo_python"], "config": config}
+
+    def rebased(self, name: str) -> str:
+        """A path relative to the config's folder, as seen from the output folder."""
+        if self.out_dir is None:
+            return name
+        import os
+
+        return os.path.relpath(self.source.folder / name, self.out_dir).replace(os.sep, "/")
+
+
+def import_promptfoo(config: Parsed, source: Source, out_dir: Path | None = None) -> Imported:
+    """The suites a promptfoo config becomes, and what could not be carried over."""
+    if not isinstance(config.data, dict):
+        raise ImportFailed(f"{config.name}: expected a mapping of keys at the top")
+    imported = PromptfooImporter(config, source, out_dir).run()
+    finish_references(imported)
+    return imported
+
+
+def finish_references(imported: Imported) -> None:
+    """A semantic_similarity with a fixed reference reads it from the case's `expected`: move the
+    value there (agenteval's semantic_similarity takes the reference from the expected answer)."""
+    for suite in imported.suites.values():
+        for evaluator in suite["evaluators"]:
+            if "__reference" in evaluator:
+                value = evaluator.pop("__reference")
+                evaluator["reference_path"] = f"similar.{evaluator['name']}"
+                for case in imported.cases:
+                    _expected(case).setdefault("similar", {})[evaluator["name"]] = value
+    for case in imported.cases:
+        for evaluator in case.get("evaluators", []):
+            if "__reference" in evaluator:
+                value = evaluator.pop("__reference")
+                evaluator["reference_path"] = f"similar.{evaluator['name']}"
+                _expected(case).setdefault("similar", {})[evaluator["name"]] = value
+
+
+def _expected(case: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(case.get("expected"), dict):
+        case["expected"] = {}
+    return case["expected"]
+
+
+def _unknown_filters(messages: list[dict[str, Any]]) -> list[str]:
+    """Filters a template uses that jinja2 does not have (promptfoo's nunjucks adds `load`, `dump`...)."""
+    from jinja2 import Environment, nodes
+    from jinja2.exceptions import TemplateSyntaxError
+
+    env = Environment()
+    unknown: list[str] = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, str):
+            continue
+        try:
+            tree = env.parse(content)
+        except TemplateSyntaxError as exc:
+            name = re.search(r"filter named '(\w+)'", str(exc))
+            unknown.append(name.group(1) if name else f"(syntax: {exc})")
+            continue
+        unknown.extend(node.name for node in tree.find_all(nodes.Filter) if node.name not in env.filters)
+    return sorted(set(unknown))
+
+
+class _Each(list):  # type: ignore[type-arg]
+    """A var's values, one case each (a list var, or the files a glob matches)."""
+
+
+def _option_why(key: str, value: Any) -> str:
+    return {
+        "provider": "the grader is the suite's `models.grader` (an OpenAI model; change it there)",
+        "transform": "`transform` is not built in agenteval",
+        "transformVars": "`transformVars` runs code agenteval does not run",
+        "rubricPrompt": "a custom grading prompt is not carried; the llm_judge default prompt is used",
+        "storeOutputAs": "outputs are not passed between tests in agenteval",
+        "runSerially": "give --workers 1 to `agenteval run`",
+        "disableVarExpansion": "list vars are kept as one value already",
+    }.get(key, f"option `{key}` has no agenteval form")
+
+
+def _assertion_from_string(text: str) -> dict[str, Any]:
+    """A CSV `__expected` cell as promptfoo reads it: `type:value`, `fn:`/`grade:` shorthands, else equals."""
+    lowered = text.lower()
+    for prefix, kind in (("fn:", "javascript"), ("javascript:", "javascript"), ("eval:", "javascript"), ("python:", "python"),
+                         ("grade:", "llm-rubric"), ("llm-rubric:", "llm-rubric")):
+        if lowered.startswith(prefix):
+            return {"type": kind, "value": text[len(prefix):].strip()}
+    match = re.match(r"^(not-)?([a-z-]+)(?:\(([\d.]+)\))?(?::(.*))?$", text, re.S)
+    known = {"contains", "icontains", "contains-any", "icontains-any", "contains-all", "icontains-all", "starts-with", "regex",
+             "is-json", "contains-json", "similar", "levenshtein", "equals", "javascript", "python", "llm-rubric",
+             "model-graded-closedqa", "factuality", "answer-relevance", "cost", "latency", "perplexity", "rouge-n", "bleu",
+             "is-valid-openai-tools-call", "is-valid-openai-function-call", "webhook", "g-eval", "tool-call-f1"}
+    if match and match.group(2) in known and (match.group(4) is not None or match.group(2).startswith("is-")):
+        out: dict[str, Any] = {"type": (match.group(1) or "") + match.group(2)}
+        if match.group(4) is not None:
+            out["value"] = match.group(4).strip()
+        if match.group(3):
+            out["threshold"] = float(match.group(3))
+        return out
+    return {"type": "equals", "value": text}
+
+
+def _templated(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("value"), str) and "{{" in item["value"]
+
+
+def _render(item: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
+    from jinja2.sandbox import SandboxedEnvironment
+
+    try:
+        value = SandboxedEnvironment().from_string(item["value"]).render(**variables)
+    except Exception:  # a template this case's vars cannot fill: kept as written
+        return item
+    return {**item, "value": value}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return canonical_json(value)
+
+
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in value)
+
+
+def _env_template(value: str) -> str:
+    """promptfoo's `{{env.NAME}}` is agenteval's `${NAME}`."""
+    return re.sub(r"\{\{\s*env\.(\w+)\s*\}\}", r"${\1}", value)
+
+
+def _key(path: KeyPath) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(file)"
+
+
+_TAG = re.compile(r"(\{\{-?|\{%-?)(.*?)(-?\}\}|-?%\})", re.S)
+_TOKEN = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[A-Za-z_]\w*|\s+|.)""", re.S)
+_KEYWORDS = {"and", "or", "not", "in", "is", "if", "else", "elif", "endif", "for", "endfor", "set", "endset", "true",
+             "false", "True", "False", "none", "None", "loop", "input", "range", "raw", "endraw", "with", "endwith",
+             "macro", "endmacro", "block", "endblock", "recursive", "filter", "endfilter", "defined", "undefined"}
+
+
+_DICT_METHODS = set(dir(dict))
+
+
+def rewrite_template(text: str) -> str:
+    """A promptfoo (nunjucks) template with its variables read from the case input: each free name
+    inside `{{ }}` and `{% %}` becomes `input.NAME`. Attributes (`.name`), filters and tests
+    (`| upper`, `is defined`), calls, string literals, keywords and names the template binds itself
+    (`for x in`, `set x =`) are left alone."""
+    bound: set[str] = set()
+    for tag in _TAG.finditer(text):
+        bound.update(re.findall(r"\bfor\s+([A-Za-z_]\w*)(?:\s*,\s*([A-Za-z_]\w*))?", tag.group(2)) and
+                     [n for pair in re.findall(r"\bfor\s+([A-Za-z_]\w*)(?:\s*,\s*([A-Za-z_]\w*))?", tag.group(2)) for n in pair if n] or [])
+        bound.update(re.findall(r"\bset\s+([A-Za-z_]\w*)", tag.group(2)))
+
+    def inner(body: str) -> str:
+        tokens = _TOKEN.findall(body)
+        out, previous = [], ""
+        for index, token in enumerate(tokens):
+            if re.fullmatch(r"[A-Za-z_]\w*", token):
+                following = next((t for t in tokens[index + 1:] if not t.isspace()), "")
+                free = previous not in (".", "|", "is") and following != "(" and token not in _KEYWORDS and token not in bound
+                if free and previous != "for" and previous != "set":
+                    token = f'input["{token}"]' if token in _DICT_METHODS else f"input.{token}"
+            out.append(token)
+            if not token.isspace():
+                previous = token if not token.startswith("input.") else "name"
+        return "".join(out)
+
+    return _TAG.sub(lambda m: m.group(1) + inner(m.group(2)) + m.group(3), text)

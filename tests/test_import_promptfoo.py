@@ -1,0 +1,368 @@
+"""`agenteval import promptfoo`: each key mapped or listed with its line, and the result validates and runs.
+
+The importer is called as a function on real files in tmp dirs, and the CLI in a fresh process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agenteval.importers import read_config
+from agenteval.importers.promptfoo import import_promptfoo, rewrite_template
+
+from conftest import read_jsonl, run_cli, write
+from importer_proofs import FIXTURES, prove
+
+
+def imported(tmp_path: Path, text: str, **files: str):
+    for name, body in files.items():
+        write(tmp_path, name.replace("__", "/"), body)
+    config = write(tmp_path, "promptfooconfig.yaml", text)
+    parsed, source = read_config(config)
+    return import_promptfoo(parsed, source, tmp_path / "out")
+
+
+def listed(result) -> list[str]:
+    return [item.render() for item in result.not_carried]
+
+
+def test_assertions_map_to_built_in_evaluators(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['Answer: {{question}}']
+        providers: [openai:gpt-4.1-mini]
+        tests:
+          - vars: {question: 'capital of France?'}
+            assert:
+              - {type: equals, value: Paris}
+              - {type: icontains, value: paris, metric: Accuracy, weight: 2}
+              - {type: contains-any, value: [Paris, Lutetia]}
+              - {type: contains-all, value: 'Paris, France'}
+              - {type: not-contains, value: London}
+              - {type: starts-with, value: P}
+              - {type: not-starts-with, value: Sorry}
+              - {type: regex, value: '^P\\w+'}
+              - {type: is-json, value: {type: object}}
+              - {type: llm-rubric, value: Names one city, threshold: 0.8}
+              - {type: cost, threshold: 0.01}
+              - {type: latency, threshold: 2000}
+              - {type: not-equals, value: ''}
+    """)
+    evaluators = result.cases[0]["evaluators"]
+    assert evaluators == [
+        {"name": "equals", "type": "equals", "path": "content", "reference": "Paris"},
+        {"name": "Accuracy", "type": "contains", "path": "content", "reference": "paris", "case_sensitive": False,
+         "weight": 2, "criterion": {"name": "Accuracy"}},
+        {"name": "contains-any", "type": "contains", "path": "content", "reference": ["Paris", "Lutetia"], "mode": "any"},
+        {"name": "contains-all", "type": "contains", "path": "content", "reference": ["Paris", "France"]},
+        {"name": "not-contains", "type": "not_contains", "path": "content", "reference": "London"},
+        {"name": "starts-with", "type": "starts_with", "path": "content", "reference": "P"},
+        {"name": "not-starts-with", "type": "regex", "path": "content", "pattern": "^Sorry", "must_match": False},
+        {"name": "regex", "type": "regex", "path": "content", "pattern": "^P\\w+"},
+        {"name": "is-json", "type": "json_schema", "path": "content", "schema": {"type": "object"}},
+        {"name": "llm-rubric", "type": "llm_judge", "endpoint": "grader", "path": "content", "min_score": 0.8,
+         "criteria": [{"name": "llm_rubric", "description": "Names one city", "scale": "unit"}]},
+        {"name": "cost", "type": "cost", "max_usd": 0.01},
+        {"name": "latency", "type": "latency", "max_ms": 2000},
+        {"name": "not-equals", "type": "length", "path": "content", "min": 1},
+    ]
+    assert listed(result) == []
+    suite = result.suites["suite.yaml"]
+    assert suite["target"] == {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
+                               "api_key_env": "OPENAI_API_KEY", "messages": [{"role": "user", "content": "Answer: {{input.question}}"}]}
+    assert suite["models"]["grader"]["model"] == "gpt-4.1-mini"
+
+
+def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{q}}']
+        providers: [openai:gpt-4.1-mini, anthropic:messages:claude-sonnet-4]
+        derivedMetrics: [{name: x, value: a * 2}]
+        tests:
+          - vars: {q: hi}
+            assert:
+              - type: javascript
+                value: output.length > 3
+              - type: python
+                value: "'hi' in output"
+              - {type: not-similar, value: bye}
+              - {type: contains-json}
+              - {type: equals, value: hi, transform: output.trim()}
+              - {type: is-valid-openai-tools-call}
+          - vars: {q: there}
+            options: {transform: JSON.parse(output)}
+            assert: [{type: equals, value: x}]
+            threshold: 0.5
+    """)
+    assert listed(result) == [
+        "promptfooconfig.yaml:2: providers[1]: provider 'anthropic:messages:claude-sonnet-4' is not OpenAI-compatible or http; "
+        "answers come from --predictions or recorded outputs",
+        "promptfooconfig.yaml:3: derivedMetrics: agenteval computes no metrics from other metrics",
+        "promptfooconfig.yaml:7: tests[0].assert[0]: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
+        "promptfooconfig.yaml:9: tests[0].assert[1]: `python` with inline code: an inline expression is not built in agenteval yet; "
+        "move it into a file with get_assert(output, context)",
+        "promptfooconfig.yaml:11: tests[0].assert[2]: `not-similar`: `negate` is not built in agenteval yet, and this check has no opposite built in",
+        "promptfooconfig.yaml:12: tests[0].assert[3]: `contains-json`: agenteval's json_valid needs the whole answer to be one JSON document; "
+        "no check finds JSON inside text",
+        "promptfooconfig.yaml:13: tests[0].assert[4].transform: `equals` reads a transformed answer and `transform` is not built in agenteval; not carried",
+        "promptfooconfig.yaml:14: tests[0].assert[5]: `is-valid-openai-tools-call`: agenteval does not check calls against the declared tools' "
+        "parameter schemas; a tool_calls evaluator with the expected calls says more",
+        "promptfooconfig.yaml:16: tests[1].options.transform: `transform` is not built in agenteval: the assertions of this test read the "
+        "transformed answer, so none of them is carried",
+        "promptfooconfig.yaml:18: tests[1].threshold: a case-level threshold is not built in agenteval: a case passes when every evaluator passes",
+    ]
+    assert list(result.suites) == ["suite.yaml"]  # the anthropic pair is listed, not written
+    assert "evaluators" not in result.cases[0] and "evaluators" not in result.cases[1]
+    assert result.suites["suite.yaml"]["evaluators"][0]["name"] == "answered"  # so no case is left without a check
+
+
+def test_tests_from_csv_jsonl_json_and_yaml_files(tmp_path):
+    result = imported(
+        tmp_path,
+        """
+        prompts: ['{{a}}']
+        providers: [openai:gpt-4.1-mini]
+        tests: [file://t.csv, file://t.jsonl, file://more/*.yaml, file://t.json]
+        """,
+        **{
+            "t.csv": 'a,__expected,__expected2,__description\nx,icontains:X,"contains-any:y,z",first\n"{""k"": 1}",similar(0.9):near,fn:output.ok,second\n',
+            "t.jsonl": '{"vars": {"a": "j1"}, "assert": [{"type": "equals", "value": "j1"}]}\n\n{"vars": {"a": "j2"}}\n',
+            "more__one.yaml": "- vars: {a: y1}\n  assert: [{type: starts-with, value: y}]\n",
+            "t.json": '[{"vars": {"a": "n1"}, "assert": [{"type": "javascript", "value": "1"}]}]',
+        },
+    )
+    assert [case["input"] for case in result.cases] == [{"a": "x"}, {"a": '{"k": 1}'}, {"a": "j1"}, {"a": "j2"}, {"a": "y1"}, {"a": "n1"}]
+    assert result.cases[0]["evaluators"] == [
+        {"name": "icontains", "type": "contains", "path": "content", "reference": "X", "case_sensitive": False},
+        {"name": "contains-any", "type": "contains", "path": "content", "reference": ["y", "z"], "mode": "any"},
+    ]
+    assert result.cases[0]["metadata"] == {"description": "first"}
+    assert result.cases[1]["evaluators"][0]["type"] == "semantic_similarity"
+    assert result.cases[1]["evaluators"][0]["threshold"] == 0.9
+    assert result.cases[1]["expected"] == {"similar": {"similar": "near"}}
+    assert result.cases[4]["evaluators"][0]["type"] == "starts_with"
+    assert listed(result) == [
+        "t.csv:3: __expected2: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
+        "t.json:1: [0].assert[0]: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
+    ]
+
+
+def test_default_test_vars_and_assertions_reach_every_case(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{greeting}} {{name}}']
+        providers: [openai:gpt-4.1-mini]
+        defaultTest:
+          vars: {greeting: Hello}
+          metadata: {suite: demo}
+          assert:
+            - {type: not-icontains, value: sorry}
+            - {type: icontains, value: '{{name}}'}
+        tests:
+          - vars: {name: Ann}
+          - vars: {name: Bob, greeting: Hi}
+    """)
+    suite = result.suites["suite.yaml"]
+    assert suite["evaluators"] == [{"name": "not-icontains", "type": "not_contains", "path": "content", "reference": "sorry", "case_sensitive": False}]
+    assert [case["input"] for case in result.cases] == [{"greeting": "Hello", "name": "Ann"}, {"greeting": "Hi", "name": "Bob"}]
+    assert [case["evaluators"][0]["reference"] for case in result.cases] == ["Ann", "Bob"]  # a templated assertion, rendered per case
+    assert result.cases[0]["metadata"] == {"suite": "demo"}
+
+
+def test_list_vars_make_one_case_per_value(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['Say {{word}} in {{language}}']
+        tests:
+          - vars: {word: [hi, bye], language: [French, German]}
+            assert: [{type: icontains, value: '{{word}}'}]
+    """)
+    assert [case["input"] for case in result.cases] == [
+        {"word": "hi", "language": "French"}, {"word": "hi", "language": "German"},
+        {"word": "bye", "language": "French"}, {"word": "bye", "language": "German"},
+    ]
+    assert [case["evaluators"][0]["reference"] for case in result.cases] == ["hi", "hi", "bye", "bye"]
+    assert result.suites["suite.yaml"]["target"] == {"type": "recorded"}  # no providers: recorded answers
+
+
+def test_prompts_times_providers_make_one_suite_per_pair(tmp_path):
+    result = imported(tmp_path, """
+        prompts: [file://prompts.txt]
+        providers:
+          - openai:gpt-4.1-mini
+          - {id: 'groq:llama-3.1-8b', config: {temperature: 0, max_tokens: 50, frequency_penalty: 1}}
+        tests: [{vars: {x: 1}, assert: [{type: contains, value: '1'}]}]
+    """, **{"prompts.txt": "One {{x}}\n---\nTwo {{ x | string }}\n"})
+    assert sorted(result.suites) == ["suite-prompts-1-gpt-4.1-mini.yaml", "suite-prompts-1-llama-3.1-8b.yaml",
+                                     "suite-prompts-2-gpt-4.1-mini.yaml", "suite-prompts-2-llama-3.1-8b.yaml"]
+    groq = result.suites["suite-prompts-2-llama-3.1-8b.yaml"]["target"]
+    assert groq == {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "model": "llama-3.1-8b", "api_key_env": "GROQ_API_KEY",
+                    "temperature": 0, "max_tokens": 50, "messages": [{"role": "user", "content": "Two {{ input.x | string }}"}]}
+    assert listed(result) == ["promptfooconfig.yaml:4: providers[1].config.frequency_penalty: provider option `frequency_penalty` has no agenteval target form"]
+
+
+def test_http_provider_becomes_an_http_target(tmp_path):
+    result = imported(tmp_path, """
+        providers:
+          - id: https://api.example.com/chat
+            config:
+              method: post
+              headers: {Authorization: 'Bearer {{env.API_TOKEN}}'}
+              transformResponse: json.data.answer
+        tests: [{vars: {q: hi}, assert: [{type: contains, value: hi}]}]
+    """)
+    assert result.suites["suite.yaml"]["target"] == {
+        "type": "http", "url": "https://api.example.com/chat", "method": "POST",
+        "headers": {"Authorization": "Bearer ${API_TOKEN}"}, "response_path": "data.answer",
+    }
+    assert result.cases[0]["evaluators"][0] == {"name": "contains", "type": "contains", "reference": "hi"}  # no `path`: the answer is the text
+
+
+def test_recorded_provider_outputs_run_offline(tmp_path):
+    write(tmp_path, "promptfooconfig.yaml", """
+        prompts: ['{{q}}']
+        providers: [openai:gpt-4.1-mini]
+        tests:
+          - vars: {q: capital of France}
+            providerOutput: Paris is the capital.
+            assert: [{type: icontains, value: paris}, {type: levenshtein, value: Paris is the capital, threshold: 2}]
+          - vars: {q: capital of Spain}
+            providerOutput: Lisbon
+            assert: [{type: icontains, value: madrid}]
+    """)
+    done = run_cli("import", "promptfoo", tmp_path / "promptfooconfig.yaml", "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "note: " in done.stderr and "provider 'gpt-4.1-mini' not called" in done.stderr
+    suite = (tmp_path / "out" / "suite.yaml").read_text()
+    assert "type: recorded" in suite
+    run = run_cli("run", tmp_path / "out" / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q")
+    assert run.returncode == 1, run.stderr
+    rows = {row["case_id"]: row for row in read_jsonl(tmp_path / "r.jsonl")}
+    assert (rows["001"]["verdict"], rows["002"]["verdict"]) == ("pass", "fail")
+    assert rows["001"]["output"] == "Paris is the capital."
+
+
+def test_python_file_assertion_runs_through_code_judge(tmp_path):
+    write(tmp_path, "checks/grade.py", """
+        def get_assert(output, context):
+            if context["config"].get("word", "") in output and context["vars"]["q"]:
+                return {"pass": True, "score": 0.9, "reason": "has the word"}
+            return 0.0
+    """)
+    write(tmp_path, "promptfooconfig.yaml", """
+        tests:
+          - vars: {q: one}
+            providerOutput: a banana
+            assert: [{type: python, value: 'file://checks/grade.py', config: {word: banana}}]
+          - vars: {q: two}
+            providerOutput: an apple
+            assert: [{type: python, value: 'file://checks/grade.py:get_assert', config: {word: banana}}]
+    """)
+    out = tmp_path / "suites" / "imported"
+    done = run_cli("import", "promptfoo", tmp_path / "promptfooconfig.yaml", "-o", out)
+    assert done.returncode == 0, done.stderr
+    case = json.loads((out / "cases.jsonl").read_text().splitlines()[0])
+    assert case["evaluators"][0]["config"] == {"file": "../../checks/grade.py", "function": "get_assert", "assertion_config": {"word": "banana"}}
+    run = run_cli("run", out / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q")
+    rows = {row["case_id"]: row["evaluator_results"][0] for row in read_jsonl(tmp_path / "r.jsonl")}
+    assert (rows["001"]["score"], rows["001"]["verdict"], rows["001"]["reasoning"]) == (0.9, "pass", "has the word")
+    assert (rows["002"]["score"], rows["002"]["verdict"]) == (0.0, "fail")
+    assert run.returncode == 1
+
+
+def test_template_variables_are_read_from_the_input():
+    assert rewrite_template("Hi {{name}}, {{ items | join(', ') }} {% for x in list %}{{ x }}{% endfor %} {{ a.b }}") == (
+        "Hi {{input.name}}, {{ input[\"items\"] | join(', ') }} {% for x in input.list %}{{ x }}{% endfor %} {{ input.a.b }}"
+    )
+
+
+def test_a_prompt_with_a_nunjucks_only_filter_is_listed(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['Tone: {{ (style | load).tone }}', 'Plain {{style}}']
+        providers: [openai:gpt-4.1-mini]
+        tests: [{vars: {style: '{}'}, assert: [{type: contains, value: a}]}]
+    """)
+    assert list(result.suites) == ["suite.yaml"]
+    assert result.suites["suite.yaml"]["target"]["messages"] == [{"role": "user", "content": "Plain {{input.style}}"}]
+    assert listed(result) == ["promptfooconfig.yaml:1: prompts: prompt 'p1' uses the template filter load, which agenteval's templates lack; not carried"]
+
+
+def test_cli_exits_2_when_the_written_suite_is_invalid(tmp_path):
+    write(tmp_path, "promptfooconfig.yaml", """
+        tests:
+          - vars: {q: x}
+            providerOutput: x
+            assert: [{type: regex, value: '(unclosed'}]
+    """)
+    done = run_cli("import", "promptfoo", tmp_path / "promptfooconfig.yaml", "-o", tmp_path / "out")
+    assert done.returncode == 2
+    assert "cases.jsonl:1" in done.stderr and "invalid regular expression" in done.stderr
+    assert (tmp_path / "out" / "suite.yaml").is_file()  # written, so it can be fixed by hand
+
+
+def test_cli_never_replaces_files_without_force(tmp_path):
+    write(tmp_path, "promptfooconfig.yaml", "tests: [{vars: {q: x}, providerOutput: x, assert: [{type: equals, value: x}]}]\n")
+    write(tmp_path, "out/suite.yaml", "name: mine\n")
+    done = run_cli("import", "promptfoo", tmp_path / "promptfooconfig.yaml", "-o", tmp_path / "out")
+    assert done.returncode == 2
+    assert "already exists; give --force to replace" in done.stderr
+    assert (tmp_path / "out" / "suite.yaml").read_text() == "name: mine\n"
+    assert run_cli("import", "promptfoo", tmp_path / "promptfooconfig.yaml", "-o", tmp_path / "out", "--force").returncode == 0
+
+
+def test_cli_bad_config_is_one_line(tmp_path):
+    write(tmp_path, "promptfooconfig.yaml", "prompts: [a\n")
+    done = run_cli("import", "promptfoo", tmp_path / "promptfooconfig.yaml")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: promptfooconfig.yaml:") and "Traceback" not in done.stderr
+    missing = run_cli("import", "promptfoo", tmp_path / "nope.yaml")
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+# -- proof on promptfoo's own example configs (tests/fixtures/importers/promptfoo, MIT, LICENSE beside them) --------
+# (config, suites written, keys listed, notes, exit of the offline run of the first suite, cases passed, cases run)
+# Offline: --predictions from the fixed answers below ("I don't know." otherwise), and a local server grading
+# every llm_judge criterion at full marks (tests/importer_proofs.py). cost and latency checks fail on
+# predictions, which record neither.
+ANSWERS = {
+    "simple-csv/promptfooconfig.yaml": {"001": "Bonjour le monde", "002": "J'ai faim", "003": "Ahoy, world!", "004": "Where be the grub?"},
+    "getting-started/promptfooconfig.yaml": {"001": "Bonjour le monde", "002": "¿Dónde está la biblioteca?"},
+    "simple-test/promptfooconfig.yaml": {"001": "Yarr", "002": "Where be me grub?", "003": '{"life": "at sea"}', "004": "Ahoy, world",
+                                         "005": "Arrr, the quick brown fox"},
+    "named-metrics/promptfooconfig.yaml": {"001": "Yarr", "002": "Where be me grub?", "003": '{"life": "at sea"}', "004": "Ahoy, world", "005": "Arrr"},
+    "python-assert/promptfooconfig-external.yaml": {"001": "Bananas are yellow", "002": "Bananas, potatoes, avocados", "003": "bananas",
+                                                    "004": "Durian smells", "005": "Passion fruit, guava, banana"},
+    "external-defaulttest/promptfooconfig.yaml": {"001": "Paris", "002": "Plants use sunlight to make energy.", "003": "4", "004": "Code flows"},
+    "claude-vs-gpt/promptfooconfig.yaml": {"001": "An echo", "003": "Darkness", "004": "A keyboard"},
+}
+PROOFS = [
+    ("assertion-scoring-override/promptfooconfig.yaml", 1, 4, 0, 1, 1, 3),
+    ("claude-vs-gpt/promptfooconfig.yaml", 1, 2, 0, 1, 0, 15),
+    ("conversation-relevance/promptfooconfig.yaml", 2, 5, 1, 0, 13, 13),
+    ("external-defaulttest/promptfooconfig.yaml", 2, 5, 0, 1, 0, 4),
+    ("g-eval/promptfooconfig.yaml", 1, 0, 0, 0, 5, 5),
+    ("getting-started/promptfooconfig.yaml", 6, 0, 0, 0, 2, 2),
+    ("gpt-4o-vs-4o-mini/promptfooconfig.yaml", 2, 0, 0, 1, 0, 15),
+    ("http-provider-tls/promptfooconfig-mock.yaml", 4, 15, 1, 1, 2, 3),
+    ("json-output/promptfooconfig.yaml", 1, 2, 1, 1, 1, 2),
+    ("max-score-selection/promptfooconfig.yaml", 3, 6, 0, 0, 2, 2),
+    ("multiple-translations/promptfooconfig.yaml", 4, 1, 0, 0, 25, 25),
+    ("named-metrics/promptfooconfig.yaml", 2, 3, 0, 0, 5, 5),
+    ("openai-eval-factuality/promptfooconfig.yaml", 2, 0, 0, 0, 1, 1),
+    ("openai-function-call/promptfooconfig.yaml", 2, 7, 1, 1, 3, 4),
+    ("openai-tools-call/promptfooconfig.yaml", 1, 8, 1, 1, 3, 4),
+    ("python-assert/promptfooconfig-external.yaml", 1, 0, 0, 1, 4, 5),
+    ("python-assert/promptfooconfig-inline.yaml", 1, 2, 1, 0, 2, 2),
+    ("self-grading/promptfooconfig.yaml", 2, 1, 0, 0, 10, 10),
+    ("separate-test-configs/promptfooconfig.yaml", 3, 6, 1, 0, 23, 23),
+    ("simple-csv/promptfooconfig.yaml", 1, 1, 0, 0, 4, 4),
+    ("simple-test/promptfooconfig.yaml", 2, 3, 0, 0, 5, 5),
+    ("sql-validation/promptfooconfig.yaml", 2, 3, 1, 1, 2, 3),
+]
+
+
+@pytest.mark.parametrize(("config", "suites", "listed_keys", "notes", "run_exit", "passed", "cases"), PROOFS, ids=[p[0] for p in PROOFS])
+def test_public_promptfoo_examples_import_validate_and_run_offline(tmp_path, config, suites, listed_keys, notes, run_exit, passed, cases):
+    proof = prove("promptfoo", FIXTURES / "promptfoo" / config, tmp_path / "out", ANSWERS.get(config, {}))
+    assert (len(proof.suites), proof.listed, proof.notes) == (suites, listed_keys, notes), proof.stderr
+    assert (proof.run_exit, proof.passed, proof.cases, proof.errored) == (run_exit, passed, cases, 0)
