@@ -46,6 +46,7 @@ class CaseResult:
     input: Any = None  # the case input as evaluated: the record stays meaningful when the dataset changes
     agent_id: str | None = None  # from the case's metadata, to group results by agent and session
     session_id: str | None = None
+    expected: Any = None  # the case's reference as evaluated (None in results written before it was stored)
 
 
 _CASE_KEYS = {f.name for f in fields(CaseResult)}
@@ -270,7 +271,7 @@ def _dump_any(result: CaseResult) -> bytes:
     try:
         text = json.dumps(data, allow_nan=True, ensure_ascii=False)
     except (ValueError, TypeError, RecursionError) as exc:  # not expected: storable() leaves nothing json refuses
-        data.update(output=None, input=None, metadata={}, evaluator_results=[], score=0.0, verdict="error",
+        data.update(output=None, input=None, expected=None, metadata={}, evaluator_results=[], score=0.0, verdict="error",
                     error=f"the result could not be stored: {type(exc).__name__}")
         text = json.dumps(data, allow_nan=True, ensure_ascii=False, default=str)
     return text.encode("utf-8", "backslashreplace") + b"\n"

@@ -143,7 +143,7 @@ class Runner:
         )
         return CaseResult(
             self.run_id, self.loaded.suite.name, case.id, 0.0, "error", None, [], message, 0.0, case.tags, case.metadata,
-            repetition=repetition, **provenance(case),
+            repetition=repetition, expected=case.expected, **provenance(case),
         )
 
     def _run_case(self, case: Case, repetition: int) -> CaseResult:
@@ -157,7 +157,7 @@ class Runner:
             return CaseResult(
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
                 (time.perf_counter() - started) * 1000, case.tags, case.metadata,
-                usage=answer.usage, repetition=repetition,
+                usage=answer.usage, repetition=repetition, expected=case.expected,
                 **provenance(case),
             )
         ctx = EvalContext(
@@ -170,11 +170,11 @@ class Runner:
         results = self._scores(evaluators, ctx)
         for own in case.evaluators or ():
             own.close()
-        score, verdict = combine(evaluators, results)
+        score, verdict = combine(evaluators, results, case.threshold)
         return CaseResult(
             self.run_id, suite_name, case.id, score, verdict, answer.output, results, None,
             (time.perf_counter() - started) * 1000, case.tags, case.metadata,
-            usage=answer.usage, repetition=repetition,
+            usage=answer.usage, repetition=repetition, expected=case.expected,
             **provenance(case),
         )
 
@@ -243,10 +243,17 @@ def _identifier(value: Any) -> str | None:
     return str(value) if type(value) in (str, int) else None
 
 
-def combine(evaluators: list[EvaluatorConfig], results: list[EvaluatorResult]) -> tuple[float, CaseVerdict]:
-    """Case score = weighted mean of evaluator scores (0 when they weigh nothing); pass iff every verdict passes."""
+def combine(
+    evaluators: list[EvaluatorConfig], results: list[EvaluatorResult], threshold: float | None = None
+) -> tuple[float, CaseVerdict]:
+    """Case score = weighted mean of evaluator scores (0 when they weigh nothing); pass iff every
+    verdict passes, or, with the case's `threshold`, iff the score reaches it (promptfoo's per-test
+    threshold: a failed check of small weight may be outweighed). An error is an error either way."""
     total_weight = sum(e.weight for e in evaluators)
     score = sum(r.score * e.weight for e, r in zip(evaluators, results)) / total_weight if total_weight > 0 else 0.0
     verdicts = {r.verdict for r in results}
-    verdict: CaseVerdict = "error" if "error" in verdicts else "pass" if verdicts <= {"pass"} and results else "fail"
-    return score, verdict
+    if "error" in verdicts:
+        return score, "error"
+    if threshold is not None:
+        return score, "pass" if results and score >= threshold else "fail"
+    return score, "pass" if verdicts <= {"pass"} and results else "fail"

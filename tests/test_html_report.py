@@ -159,3 +159,141 @@ def test_dataset_metrics_appear_in_the_page(browser, tmp_path):
         assert page.problems == [] and len(page.requests) == 1
     finally:
         page.close()
+
+
+# --- input, expected and candidate side by side; transcripts; judges' reasoning ---------------
+
+def _open_case(page, case_id):
+    page.page.click(f"#case-table tbody tr.case >> text={case_id}")
+    return page.page.wait_for_selector("td.detail")
+
+
+def test_a_failing_qa_llm_case_shows_input_expected_candidate_and_the_judges_reasoning(browser, tmp_path, monkeypatch):
+    monkeypatch.setenv("QA_LLM_BASE_URL", "http://localhost:11434/v1")  # the default: the key the committed cache holds
+    done = run_cli("run", EXAMPLES / "qa-llm" / "suite.yaml", "-o", tmp_path / "r.jsonl", "--html", tmp_path / "r.html")
+    assert done.returncode == 1, done.stderr
+    page = Page(browser, tmp_path / "r.html")
+    try:
+        detail = _open_case(page, "capital-australia")
+        assert "no expected values" not in detail.inner_text()
+        assert detail.query_selector(".side-input pre.input").inner_text() == '{\n  "question": "What is the capital of Australia?"\n}'
+        assert detail.query_selector(".side-expected pre.expected").inner_text() == '{\n  "answer": "Canberra"\n}'
+        assert '"content": "The capital of Australia is Sydney."' in detail.query_selector(".side-candidate pre.candidate").inner_text()
+        quality = [block for block in detail.query_selector_all(".evaluator") if block.query_selector("h4").inner_text().startswith("quality")][0]
+        assert quality.query_selector(".reasoning").is_visible()
+        assert quality.query_selector(".reasoning").inner_text() == "reasoning correct: fail; concise: 5"
+        criteria = [item.inner_text() for item in quality.query_selector_all("ul.criteria li")]
+        assert criteria == ["correct fail The answer says Sydney; the reference is Canberra.", "concise 5 One short sentence, though wrong."]
+        assert all(item.is_visible() for item in quality.query_selector_all("ul.criteria li"))
+        turns = [(turn.query_selector(".role").inner_text(), turn.query_selector(".said").inner_text()) for turn in detail.query_selector_all(".transcript .turn")]
+        assert turns == [
+            ("SYSTEM", "Answer the question in one short sentence."), ("USER", "What is the capital of Australia?"),
+            ("ASSISTANT", "The capital of Australia is Sydney."),
+        ]
+        assert page.problems == [] and len(page.requests) == 1
+    finally:
+        page.close()
+
+
+def _turns(detail):
+    """Each turn as (role, text, [(tool, arguments)], [(tool, result)])."""
+    found = []
+    for turn in detail.query_selector_all(".transcript .turn"):
+        said = turn.query_selector(".said")
+        calls = [(call.query_selector(".tool-name").inner_text(), json.loads(call.query_selector("pre.arguments").inner_text()))
+                 for call in turn.query_selector_all(".call")]
+        results = [(result.query_selector(".tool-name").inner_text(), result.query_selector("pre").inner_text())
+                   for result in turn.query_selector_all(".result")]
+        found.append((turn.query_selector(".role").inner_text(), said.inner_text() if said else None, calls, results))
+    return found
+
+
+def test_the_support_agent_trajectory_reads_as_a_chat_transcript_with_tool_calls(browser, tmp_path):
+    done = run_cli("run", EXAMPLES / "support-agent" / "suite.yaml", "-o", tmp_path / "r.jsonl", "--html", tmp_path / "r.html")
+    assert done.returncode == 1, done.stderr
+    page = Page(browser, tmp_path / "r.html")
+    try:
+        detail = _open_case(page, "refund-ok-openai")
+        turns = _turns(detail)
+        assert turns[:5] == [
+            ("USER", "My order A-1001 arrived damaged, I want my money back.", [], []),
+            ("ASSISTANT", None, [("lookup_order", {"order_id": "A-1001"})], []),
+            ("TOOL", None, [], [("lookup_order", '{"order_id": "A-1001", "status": "delivered", "total": 25.0}')]),
+            ("ASSISTANT", None, [("issue_refund", {"order_id": "A-1001", "amount": 25.0, "reason": "item arrived damaged"})], []),
+            ("TOOL", None, [], [("issue_refund", '{"ok": true}')]),
+        ]
+        assert turns[5][0] == "ASSISTANT" and turns[5][1].startswith("I'm sorry your order A-1001 arrived damaged.")
+        assert detail.query_selector(".side-input pre.input").inner_text() == '{\n  "customer_message": "My order A-1001 arrived damaged, I want my money back."\n}'
+        assert '"issue_refund"' in detail.query_selector(".side-expected pre.expected").inner_text()
+        page.page.click("#case-table tbody tr.case >> text=refund-ok-openai")
+        detail = _open_case(page, "refund-ok-anthropic")  # Anthropic content blocks
+        turns = _turns(detail)
+        assert turns[:3] == [
+            ("USER", "The jacket in order A-1002 is the wrong size, please refund it.", [], []),
+            ("ASSISTANT", "Let me check that order.", [("lookup_order", {"order_id": "A-1002"})], []),
+            ("USER", None, [], [("lookup_order", '{"order_id": "A-1002", "status": "delivered", "total": 49.99}')]),
+        ]
+        assert page.problems == [] and len(page.requests) == 1
+    finally:
+        page.close()
+
+
+def test_a_plain_list_of_calls_reads_as_a_transcript(browser, tmp_path):
+    output = {"calls": [{"name": "search", "arguments": {"q": "weather"}, "result": "sunny"}, {"name": "reply", "arguments": "{\"text\": \"ok\"}"}]}
+    case = {"id": "one", "input": "What is the weather?", "expected": {"tool_calls": [{"name": "search"}]}, "output": output}
+    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    suite = write(tmp_path, "s.yaml", "name: calls\nevaluators: [{type: length, path: calls, max: 1}]\ncases: cases.jsonl\n")
+    assert run_cli("run", suite, "-o", tmp_path / "r.jsonl", "--html", tmp_path / "r.html").returncode == 1
+    page = Page(browser, tmp_path / "r.html")
+    try:
+        detail = _open_case(page, "one")
+        assert _turns(detail) == [("CALL", None, [("search", {"q": "weather"})], [("search", "sunny")]), ("CALL", None, [("reply", {"text": "ok"})], [])]
+        assert detail.query_selector(".side-input pre.input").inner_text() == "What is the weather?"
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_an_extraction_case_shows_its_input_and_whole_reference_beside_the_field_view(opened):
+    detail = _open_case(opened, "inv-004")
+    assert detail.query_selector(".side-expected h4").inner_text() == "expected"
+    assert detail.query_selector('.side-expected pre.expected .miss[data-path="invoice.total"]').inner_text() == '"total": 15600'
+    assert detail.query_selector(".side-input pre.input").inner_text() != ""
+    assert [row.inner_text().split("\t") for row in detail.query_selector_all("table.fields tr.miss")] == [["header", "invoice.total", "miss", "15600", "16500"]]
+    assert detail.query_selector(".transcript") is None
+
+
+def test_an_old_results_file_without_expected_still_renders(browser, invoices_html, tmp_path):
+    lines = [json.loads(line) for line in (invoices_html.parent / "r.jsonl").read_text().splitlines()]
+    assert all("expected" in line for line in lines)
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps({k: v for k, v in line.items() if k != "expected"}) + "\n" for line in lines))
+    done = run_cli("report", old, "--format", "html", "-o", tmp_path / "old.html")
+    assert done.returncode == 1, done.stderr
+    page = Page(browser, tmp_path / "old.html")
+    try:
+        detail = _open_case(page, "inv-004")
+        assert detail.query_selector(".side-expected h4").inner_text() == "expected (the fields evaluators checked)"
+        assert detail.query_selector('.side-expected pre.expected .miss[data-path="invoice.total"]').inner_text() == '"total": 15600'
+        assert page.problems == [] and page.text("#case-count") == "8 of 8 cases"
+    finally:
+        page.close()
+
+
+def test_an_expected_equal_to_the_candidate_is_shown_though_stored_once(browser, tmp_path):
+    cases = [{"id": "same", "input": "q", "expected": {"n": 1, "s": "x"}, "output": {"n": 1, "s": "x"}},
+             {"id": "float", "input": "q", "expected": {"n": 1}, "output": {"n": 1.0}}]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
+    suite = write(tmp_path, "s.yaml", "name: same\nevaluators: [{type: field_accuracy, fields: [{path: n}]}]\ncases: cases.jsonl\n")
+    assert run_cli("run", suite, "-o", tmp_path / "r.jsonl", "--html", tmp_path / "r.html").returncode == 0
+    page = Page(browser, tmp_path / "r.html")
+    try:
+        detail = _open_case(page, "same")
+        assert detail.query_selector(".side-expected pre.expected").inner_text() == '{\n  "n": 1,\n  "s": "x"\n}'
+        page.page.click("#case-table tbody tr.case >> text=same")
+        detail = _open_case(page, "float")
+        assert detail.query_selector(".side-expected pre.expected").inner_text() == '{\n  "n": 1\n}'
+        assert "no expected values" not in detail.inner_text()
+        assert page.problems == []
+    finally:
+        page.close()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from conftest import run_cli
-from test_stores import CASES, SCENARIOS, make_suite, predictions, rows
+from test_stores import CASES, SCENARIOS, make_suite, predictions, rows, run
 
 from agenteval.execute import RunOptions, execute
 from agenteval.stores import open_store
@@ -116,7 +116,7 @@ def test_the_documented_table_layout_is_created(pg_url, tmp_path):
         "runs": ["run_id", "suite", "started_at", "finished_at", "agenteval_version", "interrupted", "total", "passed",
                  "failed", "errored", "pass_rate", "mean_score", "config", "summary"],
         "case_results": ["run_id", "case_id", "repetition", "timestamp", "score", "verdict", "error", "duration_ms",
-                         "agent_id", "session_id", "tags", "metadata", "input", "output", "usage"],
+                         "agent_id", "session_id", "tags", "metadata", "input", "output", "usage", "expected"],
         "evaluator_results": ["run_id", "case_id", "repetition", "name", "position", "type", "score", "verdict", "error",
                               "duration_ms", "reasoning", "hits", "misses", "details", "criterion"],
         "dataset_metrics": ["run_id", "evaluator", "kind", "key", "metric", "value"],
@@ -124,6 +124,19 @@ def test_the_documented_table_layout_is_created(pg_url, tmp_path):
     types = {(c["table_name"], c["column_name"]): c["data_type"] for c in columns}
     assert types[("runs", "started_at")] == "timestamp with time zone"
     assert types[("case_results", "input")] == "json"
+
+
+def test_a_database_made_before_expected_was_stored_gains_the_column(pg_url, tmp_path):
+    from test_stores import old_layout
+
+    old_layout(pg_url)
+    query = "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'case_results' AND column_name = 'expected'"
+    assert rows(pg_url, query) == []
+    suite = make_suite(tmp_path / "suite")
+    assert run(suite, pg_url) == 1
+    assert rows(pg_url, query) == [{"column_name": "expected", "data_type": "json"}]
+    stored = rows(pg_url, "SELECT case_id, expected FROM case_results ORDER BY case_id")
+    assert [(row["case_id"], row["expected"]) for row in stored] == [(case["id"], case["expected"]) for case in CASES]
 
 
 def test_nul_characters_and_nan_do_not_stop_a_run(pg_url, tmp_path):

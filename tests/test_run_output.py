@@ -199,3 +199,25 @@ def test_a_recorded_answer_nested_deeper_than_orjson_writes_is_still_stored(tmp_
     while node:
         depth, node = depth + 1, node[0]
     assert depth == 299  # the innermost list is empty
+
+
+def test_each_result_line_carries_the_cases_expected_and_older_lines_without_it_still_read(tmp_path):
+    suite = _recorded(tmp_path, count=3)
+    assert run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q").returncode == 1
+    lines = read_jsonl(tmp_path / "r.jsonl")
+    assert [(line["case_id"], line["expected"]) for line in lines] == [("c0", {"a": 0}), ("c1", {"a": 1}), ("c2", {"a": 2})]
+    old = tmp_path / "old.jsonl"  # a results file written before `expected` was stored
+    old.write_text("".join(json.dumps({k: v for k, v in line.items() if k != "expected"}) + "\n" for line in lines))
+    from agenteval.results import read_results
+
+    assert [(result.case_id, result.expected, result.verdict) for result in read_results(old)] == [
+        ("c0", None, "pass"), ("c1", None, "fail"), ("c2", None, "pass"),
+    ]
+    report = run_cli("report", old, "--format", "json")
+    assert report.returncode == 1 and json.loads(report.stdout)["counts"] == {"total": 3, "passed": 2, "failed": 1, "errored": 0}
+    again = run_cli("run", suite, "--predictions", old, "-o", "-", "-q")  # re-scored from an old results file
+    assert again.returncode == 1, again.stderr
+    rescored = [json.loads(line) for line in again.stdout.splitlines()]
+    assert [(line["case_id"], line["verdict"], line["expected"]) for line in rescored] == [
+        ("c0", "pass", {"a": 0}), ("c1", "fail", {"a": 1}), ("c2", "pass", {"a": 2}),
+    ]

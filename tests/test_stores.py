@@ -114,6 +114,7 @@ def check_a_run_is_stored_like_its_jsonl_file(url: str, tmp_path: Path) -> None:
         assert (again.score, again.verdict, again.output, again.input, again.agent_id, again.session_id, again.metadata) == (
             result.score, result.verdict, result.output, result.input, result.agent_id, result.session_id, result.metadata
         )
+        assert again.expected == result.expected == next(case["expected"] for case in CASES if case["id"] == case_id)
         assert [(e.name, e.type, e.score, e.verdict, e.misses, e.details) for e in again.evaluator_results] == [
             (e.name, e.type, e.score, e.verdict, e.misses, e.details) for e in result.evaluator_results
         ]
@@ -360,3 +361,61 @@ def test_feedback_rewrites_a_results_file_and_its_summary(tmp_path):
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
         locked = run_cli("feedback", "add", results, feedback)
     assert locked.returncode == 2 and "is being written by an agenteval run" in locked.stderr
+
+
+def old_layout(url: str) -> None:
+    """A database with the tables as they were before `case_results.expected` was added."""
+    from agenteval.stores.tables import ADDED_COLUMNS, METADATA
+
+    old = sa.MetaData()
+    for table in METADATA.sorted_tables:
+        columns = [column._copy() for column in table.columns if (table.name, column.name) not in ADDED_COLUMNS]
+        foreign = [sa.ForeignKeyConstraint(fk.column_keys, [e.target_fullname for e in fk.elements]) for fk in table.foreign_key_constraints]
+        sa.Table(table.name, old, *columns, *foreign)
+    eng = engine(url)
+    try:
+        old.create_all(eng)
+    finally:
+        eng.dispose()
+
+
+def test_a_store_made_before_expected_was_stored_gains_the_column_and_keeps_its_runs(tmp_path):
+    suite = make_suite(tmp_path / "suite")
+    current = tmp_path / "current.db"
+    assert run(suite, f"sqlite:///{current}") == 1
+    [run_id] = [row["run_id"] for row in rows(f"sqlite:///{current}", "SELECT run_id FROM runs")]
+    older = tmp_path / "older.db"
+    old_layout(f"sqlite:///{older}")
+    import sqlite3
+
+    with sqlite3.connect(older) as conn:  # the same run, as the old layout held it
+        conn.execute("ATTACH DATABASE ? AS current", (str(current),))
+        for table in ("runs", "case_results", "evaluator_results", "dataset_metrics"):
+            names = ", ".join(row[1] for row in conn.execute(f"PRAGMA main.table_info({table})"))
+            conn.execute(f"INSERT INTO main.{table} ({names}) SELECT {names} FROM current.{table}")
+    url = f"sqlite:///{older}"
+    assert "expected" not in {row["name"] for row in rows(url, "PRAGMA table_info(case_results)")}
+    before = cli_json("report", run_id, "--store", url, "--format", "json")
+
+    store = open_store(url)  # opening it adds the column; the old rows read as having no reference
+    try:
+        stored = {result.case_id: result for result in store.read_run(run_id)}
+    finally:
+        store.close()
+    assert {(row["name"], row["type"]) for row in rows(url, "PRAGMA table_info(case_results)")} >= {("expected", "JSON_TEXT")}
+    assert sorted(stored) == ["a", "b", "c", "d"] and all(result.expected is None for result in stored.values())
+    assert stored["b"].output == {"total": 21, "name": "Globex"} and stored["b"].verdict == "fail"
+    assert before["counts"] == cli_json("report", run_id, "--store", url, "--format", "json")["counts"] == {
+        "total": 4, "passed": 2, "failed": 2, "errored": 0,
+    }
+
+    assert run(suite, url) == 1  # and a new run is written with its references
+    new_id = rows(url, "SELECT run_id FROM runs WHERE run_id != :old", old=run_id)[0]["run_id"]
+    store = open_store(url)
+    try:
+        again = {result.case_id: result.expected for result in store.read_run(new_id)}
+    finally:
+        store.close()
+    assert again == {case["id"]: case["expected"] for case in CASES}
+    html = run_cli("report", run_id, "--store", url, "--format", "html", "-o", tmp_path / "old.html")
+    assert html.returncode == 1, html.stderr

@@ -21,6 +21,7 @@ from agenteval.metrics import ratio
 from agenteval.paths import MISSING
 from agenteval.reports.failures import FieldRow, field_rows
 from agenteval.reports.numbers import num, pct
+from agenteval.reports.transcript import transcript
 from agenteval.results import CaseResult
 
 BINS = 10
@@ -125,8 +126,12 @@ class HtmlWriter:
         ]
 
     def _detail(self, result: CaseResult) -> list[Any]:
-        """[evaluators, output, error]; an evaluator is [name, verdict, score, reasoning, misses, error,
-        field cells, details, misses count], every value cut to a bounded size."""
+        """[evaluators, output, error, input, expected, transcript, same]; an evaluator is [name, verdict,
+        score, reasoning, misses, error, field cells, details, misses count, criteria reasoning],
+        every value cut to a bounded size. Input and expected live here, not in the table rows, so
+        the page still opens without parsing them; `transcript` is the answer's trajectory as chat
+        turns (agenteval.reports.transcript) or null; `same` is 1 when the expected is the candidate
+        itself (stored once, as the candidate)."""
         evaluators = []
         for evaluator in result.evaluator_results:
             fields = [self._field_cell(row) for row in field_rows(evaluator)]
@@ -137,9 +142,14 @@ class HtmlWriter:
                 self._evaluators(evaluator.name), _EVALUATOR_VERDICTS[evaluator.verdict], shown(evaluator.score, 3),
                 clip_text(evaluator.reasoning), [clip_text(miss) for miss in evaluator.misses[:MISSES_KEPT]],
                 clip_text(evaluator.error), fields, clip(details, DETAILS_CHARS) if details else None,
-                len(evaluator.misses),
+                len(evaluator.misses), _criteria_reasoning(details),
             ])
-        return [evaluators, clip(result.output, OUTPUT_CHARS), clip_text(result.error, 2000)]
+        output = clip(result.output, OUTPUT_CHARS)
+        same = _same(result.expected, result.output)  # most passing cases: stored once, as the candidate
+        return [
+            evaluators, output, clip_text(result.error, 2000), clip(result.input, OUTPUT_CHARS),
+            None if same else clip(result.expected, OUTPUT_CHARS), transcript(result.output, clip), 1 if same else 0,
+        ]
 
     def _field_cell(self, row: FieldRow) -> list[Any]:
         """[path, code, expected?, actual?]: code = status (0 hit, 1 miss, 2 skipped, 3 other)
@@ -198,6 +208,30 @@ class HtmlWriter:
     def close(self) -> None:
         self._rows.close()
         self._details.close()
+
+
+def _same(expected: Any, output: Any) -> bool:
+    """The expected answer is the candidate, value for value and type for type (1 is not 1.0 nor true)."""
+    if expected is None or type(expected) is not type(output):
+        return False
+    try:
+        return orjson.dumps(expected, option=orjson.OPT_NON_STR_KEYS) == orjson.dumps(output, option=orjson.OPT_NON_STR_KEYS)
+    except (orjson.JSONEncodeError, TypeError):
+        return False
+
+
+def _criteria_reasoning(details: Any) -> list[list[Any]] | None:
+    """[[criterion, raw score, reasoning], ...] from a judge's `details.criteria` (llm_judge): the
+    judge's own words, shown in view rather than inside the details JSON."""
+    criteria = details.get("criteria") if isinstance(details, dict) else None
+    if not isinstance(criteria, dict):
+        return None
+    found = [
+        [str(name), clip(entry.get("raw_score", entry.get("score")), VALUE_CHARS), clip_text(entry["reasoning"])]
+        for name, entry in criteria.items()
+        if isinstance(entry, dict) and isinstance(entry.get("reasoning"), str) and entry["reasoning"]
+    ]
+    return found or None
 
 
 def _asset(name: str) -> str:

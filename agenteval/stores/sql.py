@@ -50,7 +50,7 @@ class SqlStore(Store):
         self._pending_evaluators: list[dict[str, Any]] = []
         self._pending_work_s = 0.0
         self._last_commit = time.monotonic()
-        from agenteval.stores.tables import METADATA
+        from agenteval.stores.tables import METADATA, add_missing_columns
 
         try:
             METADATA.create_all(self._engine)
@@ -60,6 +60,11 @@ class SqlStore(Store):
             except SQLAlchemyError:
                 self._engine.dispose()
                 raise StoreError(f"cannot open store {self.url}: {_explained(first)}") from None
+        try:  # a file made before a column was added (case_results.expected) gains it
+            self._absent = {column for _, column in add_missing_columns(self._engine)}
+        except SQLAlchemyError as exc:
+            self._engine.dispose()
+            raise StoreError(f"cannot open store {self.url}: {_explained(exc)}") from None
 
     # -- the run loop ------------------------------------------------------------------------
     def open_run(self, run: RunStart, resume: bool = False) -> str:
@@ -139,8 +144,9 @@ class SqlStore(Store):
                 raise StoreError(f"{self.url} has no run {run_id!r} (see `agenteval history --store ...`)")
             streamed = conn.execution_options(stream_results=True, yield_per=FETCH_ROWS)
             case_key, evaluator_key = self._byte_order(CASE_RESULTS.c.case_id), self._byte_order(EVALUATOR_RESULTS.c.case_id)
+            columns = [column for column in CASE_RESULTS.c if column.name not in self._absent]  # a read-only older file
             cases = streamed.execute(
-                select(CASE_RESULTS, case_key).where(CASE_RESULTS.c.run_id == run_id)
+                select(*columns, case_key).where(CASE_RESULTS.c.run_id == run_id)
                 .order_by(case_key, CASE_RESULTS.c.repetition)
             )
             evaluators = streamed.execute(
@@ -497,7 +503,7 @@ def case_row(result: CaseResult) -> dict[str, Any]:
         "timestamp": _parse_time(result.timestamp), "score": result.score, "verdict": result.verdict,
         "error": result.error, "duration_ms": result.duration_ms, "agent_id": result.agent_id,
         "session_id": result.session_id, "tags": result.tags, "metadata": result.metadata,
-        "input": result.input, "output": result.output, "usage": result.usage,
+        "input": result.input, "output": result.output, "usage": result.usage, "expected": result.expected,
     }
 
 
@@ -527,6 +533,7 @@ def _case_result(row: Any, suite: str, evaluators: list[EvaluatorResult]) -> Cas
         row.run_id, suite, row.case_id, row.score, row.verdict, row.output, evaluators, row.error,
         row.duration_ms or 0.0, row.tags or [], row.metadata or {}, usage=row.usage, repetition=row.repetition,
         timestamp=_iso(row.timestamp), input=row.input, agent_id=row.agent_id, session_id=row.session_id,
+        expected=row._mapping.get("expected"),
     )
 
 

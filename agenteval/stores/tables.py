@@ -5,7 +5,9 @@ case_results        one row per case (and repetition): score, verdict, input, ou
 evaluator_results   one row per evaluator per case, human feedback included (type `human`)
 dataset_metrics     run-level figures in long form: per-field accuracy, confusion counts, F1...
 
-Tables are created when missing; nothing is ever dropped. JSON columns hold the same JSON as a
+Tables are created when missing; nothing is ever dropped. A column added in a later version
+(`case_results.expected`) is added to an older file's table when the store opens it
+(`add_missing_columns`); a file that cannot be written is read without it. JSON columns hold the same JSON as a
 result line (NaN and infinities become null); on SQLite they are declared `JSON_TEXT`, so the
 column has text affinity and a bare number (`42`, `1.0`) stays the JSON text it was.
 
@@ -111,6 +113,7 @@ CASE_RESULTS = Table(
     Column("input", StoredJson),
     Column("output", StoredJson),
     Column("usage", StoredJson),
+    Column("expected", StoredJson),  # the case's reference; added to older files when opened (see `add_missing_columns`)
     ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
     Index("case_results_by_agent", "agent_id"),
     Index("case_results_by_session", "session_id"),
@@ -147,3 +150,40 @@ DATASET_METRICS = Table(
     Column("value", Float),  # null where undefined (a ratio over nothing)
     ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
 )
+
+
+ADDED_COLUMNS = (("case_results", "expected"),)
+"""Columns newer than the first layout: an older database gains them when opened."""
+
+
+def missing_columns(engine: Any) -> list[tuple[str, str]]:
+    """The ADDED_COLUMNS the database's tables do not have yet."""
+    from sqlalchemy import inspect
+
+    inspector = inspect(engine)
+    have: dict[str, set[str]] = {}
+    missing = []
+    for table, column in ADDED_COLUMNS:
+        if table not in have:
+            have[table] = {found["name"] for found in inspector.get_columns(table)}
+        if column not in have[table]:
+            missing.append((table, column))
+    return missing
+
+
+def add_missing_columns(engine: Any) -> list[tuple[str, str]]:
+    """Adds the ADDED_COLUMNS an older database lacks (`ALTER TABLE ... ADD COLUMN`, nullable, so
+    existing rows read as null); returns those still missing (a read-only file). Another process
+    adding the same column at the same time is fine: the columns are looked up again."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    quote = engine.dialect.identifier_preparer.quote
+    for table, column in missing_columns(engine):
+        declared = METADATA.tables[table].c[column].type.compile(dialect=engine.dialect)
+        try:
+            with engine.begin() as conn:
+                conn.execute(text(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(column)} {declared}"))
+        except SQLAlchemyError:
+            pass  # read-only, or added by another process meanwhile: looked up again below
+    return missing_columns(engine)

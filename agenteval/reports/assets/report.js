@@ -1,8 +1,10 @@
 // The cases table of an agenteval HTML report: search, filters, paging, and a detail view per case.
 // The embedded data is one JSON line {evaluators, types, tags, paths, cases}, then one details line
 // per case, parsed only when that case opens. A case row: [id, verdict, score, ms, tags,
-// [evaluator, verdict, ...], miss text]; a details line: [evaluators, output, error], an evaluator
-// being [name, verdict, score, reasoning, misses, error, field cells, details, misses count].
+// [evaluator, verdict, ...], miss text]; a details line: [evaluators, output, error, input, expected,
+// transcript, same (1: the expected is the candidate, stored once)], an evaluator being [name, verdict, score, reasoning, misses, error, field cells,
+// details, misses count, criteria reasoning]. Lines of an older page or results file may lack the
+// later members (no input, no expected: the expected side is rebuilt from the checked fields).
 "use strict";
 (function () {
   const CASE_VERDICTS = ["pass", "fail", "error"];
@@ -116,7 +118,8 @@
     }
 
     function detailHtml(detail) {
-      const [evaluators, output, error] = detail;
+      const [evaluators, output, error, input, stored, transcript, same] = detail;
+      const reference = same === 1 ? output : stored;
       const missed = new Set();
       const hit = new Set();
       const expected = Object.create(null);
@@ -136,9 +139,19 @@
       }
       const parts = [];
       if (error) parts.push(`<p class="case-error">error: ${esc(error)}</p>`);
-      parts.push('<div class="sides"><div><h4>expected (the fields evaluators checked)</h4>' +
-        (checked ? `<pre class="expected">${json(expected, "", missed, hit)}</pre>` : '<p class="note">no expected values in this result</p>') +
-        `</div><div><h4>candidate</h4><pre class="candidate">${json(output, "", missed, hit)}</pre></div></div>`);
+      // The stored reference, marked by field; a reference cut for size, or a result line written
+      // before references were stored, shows the checked fields rebuilt from the field cells.
+      const whole = reference !== undefined && reference !== null && !isClip(reference);
+      const expectedHtml = whole || (reference != null && !checked)
+        ? `<h4>expected</h4><pre class="expected">${json(reference, "", missed, hit)}</pre>`
+        : checked ? `<h4>expected <span class="note">(the fields evaluators checked)</span></h4><pre class="expected">${json(expected, "", missed, hit)}</pre>`
+        : '<h4>expected</h4><p class="note">no expected values in this result</p>';
+      const inputHtml = input === undefined || input === null ? '<p class="note">no input in this result</p>'
+        : typeof input === "string" ? `<pre class="input text">${esc(input)}</pre>` : `<pre class="input">${json(input, null, NONE, NONE)}</pre>`;
+      parts.push(`<div class="sides"><div class="side-input"><h4>input</h4>${inputHtml}</div>` +
+        `<div class="side-expected">${expectedHtml}</div>` +
+        `<div class="side-candidate"><h4>candidate</h4><pre class="candidate">${json(output, "", missed, hit)}</pre></div></div>`);
+      if (transcript) parts.push(transcriptHtml(transcript));
       if (fieldRows.length) {
         parts.push('<h4>fields</h4><table class="fields"><thead><tr><th>evaluator</th><th>field</th><th>status</th><th>expected</th><th>candidate</th></tr></thead>' +
           `<tbody>${fieldRows.join("")}</tbody></table>`);
@@ -148,16 +161,37 @@
     }
 
     function evaluatorHtml(e) {
-      const [name, verdict, score, reasoning, misses, error, , details, missCount] = e;
+      const [name, verdict, score, reasoning, misses, error, , details, missCount, criteria] = e;
       const verdictName = EVALUATOR_VERDICTS[verdict];
       const more = missCount > misses.length ? `<li class="note">… and ${missCount - misses.length} more</li>` : "";
       return `<div class="evaluator ${verdictName}"><h4>${esc(data.evaluators[name])} <span class="note">${esc(data.types[name] || "")}</span> ` +
         `<span class="v ${verdictName}">${verdictName}</span> ${fixed(score, 3)}</h4>` +
-        (reasoning ? `<div>${esc(reasoning)}</div>` : "") +
+        (reasoning ? `<div class="reasoning"><b>reasoning</b> ${esc(reasoning)}</div>` : "") +
+        (criteria ? `<ul class="criteria">${criteria.map(([c, raw, why]) =>
+          `<li><b>${esc(c)}</b> <span class="note">${raw === null || raw === undefined ? "" : esc(typeof raw === "object" ? JSON.stringify(raw) : String(raw))}</span> ${esc(why)}</li>`).join("")}</ul>` : "") +
         (error ? `<div class="case-error">error: ${esc(error)}</div>` : "") +
         (misses.length ? `<ul class="misses">${misses.map((m) => `<li>${esc(m)}</li>`).join("")}${more}</ul>` : "") +
         (details ? `<details><summary>details</summary><pre>${json(details, null, NONE, NONE)}</pre></details>` : "") +
         "</div>";
+    }
+
+    // Turns [role, text, calls, results]; a call [name, arguments, problem], a result [name, value].
+    function transcriptHtml(turns) {
+      const html = turns.map(([role, text, calls, results]) => {
+        const parts = [`<div class="turn ${/^[a-z]+$/.test(role) ? role : "other"}"><span class="role">${esc(role)}</span>`];
+        if (text) parts.push(`<div class="said">${esc(text)}</div>`);
+        for (const [tool, args, problem] of calls || []) {
+          parts.push(`<div class="call"><span class="tool-name">${esc(tool === null ? "(no name)" : tool)}</span>` +
+            (problem ? ` <span class="case-error">${esc(problem)}</span>` : "") +
+            (args === null ? "" : `<pre class="arguments">${json(args, null, NONE, NONE)}</pre>`) + "</div>");
+        }
+        for (const [tool, value] of results || []) {
+          parts.push(`<div class="result"><span class="note">result${tool ? " of " : ""}</span>${tool ? `<span class="tool-name">${esc(tool)}</span>` : ""}` +
+            `<pre>${typeof value === "string" ? esc(value) : json(value, null, NONE, NONE)}</pre></div>`);
+        }
+        return parts.join("") + "</div>";
+      });
+      return `<h4>transcript</h4><div class="transcript">${html.join("")}</div>`;
     }
 
     document.querySelector("#case-table tbody").addEventListener("click", (event) => {
@@ -210,6 +244,9 @@
     }
     return false;
   }
+
+  const isClip = (value) => typeof value === "object" && value !== null && !Array.isArray(value) &&
+    Object.keys(value).length === 1 && Object.hasOwn(value, "$clip") && typeof value.$clip === "string";
 
   // JSON as HTML, each member marked `miss` or `hit` by its field path (`path` null: no marks).
   function json(value, path, missed, hit, indent = "") {
