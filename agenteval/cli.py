@@ -29,7 +29,7 @@ EXIT_CODES = (
 
 def _version(value: bool) -> None:
     if value:
-        from agenteval import __version__
+        from agenteval.version import __version__
 
         typer.echo(f"agenteval {__version__}")
         raise typer.Exit()
@@ -105,6 +105,11 @@ def run(
         Optional[str], typer.Option("--store", metavar="URL", help="Save results in a SQL store instead of a JSONL file: sqlite:///runs.db or postgresql://USER@HOST/DB.")
     ] = None,
     otel: Annotated[bool, typer.Option("--otel", help="Emit an OpenTelemetry span per case and per evaluator (OTLP settings from OTEL_* variables).")] = False,
+    env_files: Annotated[
+        Optional[list[Path]],
+        typer.Option("--env-file", metavar="PATH", help="Set variables from a NAME=value file the environment lacks (repeatable; a later file wins)."),
+    ] = None,
+    env_override: Annotated[bool, typer.Option("--env-override", help="Let --env-file values replace variables already set.")] = False,
 ) -> None:
     """Run a suite: get each candidate answer, score it, stream one JSON line per case."""
     from agenteval.execute import RunOptions, UsageError, execute
@@ -116,6 +121,7 @@ def run(
         executor=executor, ray_address=ray_address, batch_size=batch_size,
         show_failures=show_failures, junit=junit, markdown=markdown, html=html,
         repeat=repeat, cache_dir=cache_dir, no_cache=no_cache, refresh_cache=refresh_cache, store=store, otel=otel,
+        env_files=env_files or [], env_override=env_override,
     )
     from agenteval.reports.outputs import ReportError
 
@@ -273,7 +279,8 @@ def history(
     """Runs over time: pass rate, mean score, and per-evaluator and per-field trends."""
     from agenteval.execute import RESULTS_DIR
     from agenteval.stores import is_store_url
-    from agenteval.stores.history import folder_runs, history_json, history_markdown, render_history
+    from agenteval.reports.history import history_markdown, render_history
+    from agenteval.stores.history import folder_runs, history_json
 
     if fmt not in ("table", "json", "markdown"):
         raise _fail(f"--format takes table, json or markdown, got {fmt!r}")
@@ -319,7 +326,7 @@ IMPORT_EXIT = "Exit codes: 0 written and valid (keys not carried over are listed
 
 def _import_command(tool: str, config: Path, out: Optional[Path], force: bool) -> None:
     """Import, write, list what was not carried over (file:line: key: why), then validate what was written."""
-    from agenteval.importers import ImportError_, read_config
+    from agenteval.importers import ImportFailed, read_config
     from agenteval.importers.output import write_import
     from agenteval.suite.loader import SuiteInvalid, load_suite
 
@@ -335,7 +342,7 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool) -
 
             imported = import_agentv(parsed, source, out_dir)
         written = write_import(imported, out_dir, config.name, tool, force)
-    except ImportError_ as exc:
+    except ImportFailed as exc:
         raise _fail(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - a config shape the importer did not foresee: one line, nothing written
         raise _fail(f"{config}: could not import ({type(exc).__name__}: {exc}); nothing was written") from None
@@ -429,7 +436,7 @@ def feedback_add(
 def list_evaluators() -> None:
     """Every evaluator type, built-in or from an installed plugin, with a one-line description."""
     from agenteval.evaluators import BUILT_IN_TYPES, registry
-    from agenteval.plugins import declared_plugins, describe
+    from agenteval.evaluators.plugin_registry import declared_plugins, describe
 
     types = registry()
     packages = {plugin.type_name: plugin.package for plugin in declared_plugins()}
@@ -455,7 +462,7 @@ def _plain_argument_help() -> None:
 
 
 def main() -> None:
-    from agenteval.plugins import PluginError
+    from agenteval.evaluators.plugin_registry import PluginError
 
     _plain_argument_help()
     try:

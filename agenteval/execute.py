@@ -53,6 +53,8 @@ class RunOptions:
     refresh_cache: bool = False
     store: str | None = None  # --store URL: results go to a SQL store instead of a JSONL file (agenteval.stores)
     otel: bool = False  # --otel: a span per case and per evaluator (agenteval.tracing)
+    env_files: list[Path] = field(default_factory=list)  # --env-file: NAME=value files (agenteval.suite.env_files)
+    env_override: bool = False  # --env-override: their values replace the process's own
 
 
 def _human_console(to_stderr: bool) -> Any:
@@ -83,6 +85,13 @@ def execute(options: RunOptions) -> int:
     to_stdout = options.output == "-"
     if options.min_pass_rate is not None and not 0 <= options.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {options.min_pass_rate}")
+    if options.env_files:  # before the suite loads: its own `env_file:` and every `${NAME}` see them
+        from agenteval.suite.env_files import EnvFileError, apply_env_files
+
+        try:
+            apply_env_files(options.env_files, override=options.env_override)
+        except EnvFileError as exc:
+            raise UsageError(f"--env-file {exc}") from None
     reports = run_reports(options)
     tracer = _run_tracer(options.otel)  # --otel
     with _StdoutForResults(to_stdout) as results_stream:

@@ -110,7 +110,7 @@ def test_tests_assertions_and_execution_map(tmp_path):
     ]
 
 
-def test_negate_without_an_opposite_and_workspaces_are_listed(tmp_path):
+def test_negate_carries_as_an_opposite_or_the_negate_key_and_workspaces_are_listed(tmp_path):
     result = imported(tmp_path, """
         workspace: {template: ./ws}
         tests:
@@ -122,13 +122,13 @@ def test_negate_without_an_opposite_and_workspaces_are_listed(tmp_path):
               - {type: execution-metrics, max_tool_calls: 3}
               - {type: regex, value: 'a+', negate: true}
     """)
-    assert result.cases[0]["evaluators"] == [{"name": "regex", "type": "regex", "pattern": "a+", "must_match": False}]
+    assert result.cases[0]["evaluators"] == [{"name": "equals", "type": "equals", "reference": "x", "negate": True},
+                                             {"name": "regex", "type": "regex", "pattern": "a+", "must_match": False}]
     assert listed(result) == [
         "dataset.eval.yaml:1: workspace: workspaces (a folder, repos and hooks set up per test) are not built in agenteval; "
         "a command target can prepare one",
         "dataset.eval.yaml:5: tests[0].workspace: workspaces (a folder, repos and hooks set up per test) are not built in agenteval; "
         "a command target can prepare one",
-        "dataset.eval.yaml:7: tests[0].assertions[0]: `negate` on `equals`: negation is not built in agenteval yet; not carried",
         "dataset.eval.yaml:8: tests[0].assertions[1]: `execution-metrics` has no agenteval equivalent",
     ]
 
@@ -224,3 +224,24 @@ def test_public_agentv_examples_import_validate_and_run_offline(tmp_path, config
     proof = prove("agentv", FIXTURES / "agentv" / config, tmp_path / "out", answers)
     assert (proof.suites, proof.listed, proof.notes) == (["suite.yaml"], listed_keys, notes), proof.stderr
     assert (proof.run_exit, proof.passed, proof.cases, proof.errored) == (run_exit, passed, cases, errored)
+
+
+def test_execution_thresholds_become_the_suite_default_and_the_case_threshold(tmp_path):
+    result = imported(tmp_path, """
+        execution: {threshold: 0.6}
+        tests:
+          - id: t1
+            input: hi
+            assertions: [{type: contains, value: hello}]
+          - id: t2
+            input: hi
+            execution: {threshold: 0.9}
+            assertions: [{type: contains, value: hello}]
+          - id: t3
+            input: hi
+            execution: {threshold: 9}
+            assertions: [{type: contains, value: hello}]
+    """)
+    assert result.suites["suite.yaml"]["defaults"] == {"threshold": 0.6}
+    assert "threshold" not in result.cases[0] and result.cases[1]["threshold"] == 0.9 and "threshold" not in result.cases[2]
+    assert listed(result) == ["dataset.eval.yaml:12: tests[2].execution.threshold: a `threshold` is a number from 0 to 1 (a case's pass mark)"]

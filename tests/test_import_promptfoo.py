@@ -86,10 +86,9 @@ def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
               - type: javascript
                 value: output.length > 3
               - type: python
-                value: "'hi' in output"
-              - {type: not-similar, value: bye}
+                value: "context['vars']['q'] in output"
               - {type: contains-json}
-              - {type: equals, value: hi, transform: output.trim()}
+              - {type: equals, value: hi, transform: JSON.parse(output).answer}
               - {type: is-valid-openai-tools-call}
           - vars: {q: there}
             options: {transform: JSON.parse(output)}
@@ -101,18 +100,18 @@ def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
         "answers come from --predictions or recorded outputs",
         "promptfooconfig.yaml:3: derivedMetrics: agenteval computes no metrics from other metrics",
         "promptfooconfig.yaml:7: tests[0].assert[0]: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
-        "promptfooconfig.yaml:9: tests[0].assert[1]: `python` with inline code: an inline expression is not built in agenteval yet; "
-        "move it into a file with get_assert(output, context)",
-        "promptfooconfig.yaml:11: tests[0].assert[2]: `not-similar`: `negate` is not built in agenteval yet, and this check has no opposite built in",
-        "promptfooconfig.yaml:12: tests[0].assert[3]: `contains-json`: agenteval's json_valid needs the whole answer to be one JSON document; "
+        "promptfooconfig.yaml:9: tests[0].assert[1]: `python` with inline code: only a one-line expression of `output` is carried "
+        "(as `expression:`); move this one into a file with get_assert(output, context)",
+        "promptfooconfig.yaml:11: tests[0].assert[2]: `contains-json`: agenteval's json_valid needs the whole answer to be one JSON document; "
         "no check finds JSON inside text",
-        "promptfooconfig.yaml:13: tests[0].assert[4].transform: `equals` reads a transformed answer and `transform` is not built in agenteval; not carried",
-        "promptfooconfig.yaml:14: tests[0].assert[5]: `is-valid-openai-tools-call`: agenteval does not check calls against the declared tools' "
+        "promptfooconfig.yaml:12: tests[0].assert[3].transform: `equals` reads a transformed answer and this `transform` is code agenteval "
+        "does not run (only `output.trim()`, `.toLowerCase()` and `.toUpperCase()` chains are carried); not carried",
+        "promptfooconfig.yaml:13: tests[0].assert[4]: `is-valid-openai-tools-call`: agenteval does not check calls against the declared tools' "
         "parameter schemas; a tool_calls evaluator with the expected calls says more",
-        "promptfooconfig.yaml:16: tests[1].options.transform: `transform` is not built in agenteval: the assertions of this test read the "
-        "transformed answer, so none of them is carried",
-        "promptfooconfig.yaml:18: tests[1].threshold: a case-level threshold is not built in agenteval: a case passes when every evaluator passes",
+        "promptfooconfig.yaml:15: tests[1].options.transform: a test's `transform` is code agenteval does not run: the assertions of this "
+        "test read the transformed answer, so none of them is carried",
     ]
+    assert result.cases[1]["threshold"] == 0.5  # carried as the case's threshold
     assert list(result.suites) == ["suite.yaml"]  # the anthropic pair is listed, not written
     assert "evaluators" not in result.cases[0] and "evaluators" not in result.cases[1]
     assert result.suites["suite.yaml"]["evaluators"][0]["name"] == "answered"  # so no case is left without a check
@@ -347,7 +346,7 @@ PROOFS = [
     ("json-output/promptfooconfig.yaml", 1, 2, 1, 1, 1, 2),
     ("max-score-selection/promptfooconfig.yaml", 3, 6, 0, 0, 2, 2),
     ("multiple-translations/promptfooconfig.yaml", 4, 1, 0, 0, 25, 25),
-    ("named-metrics/promptfooconfig.yaml", 2, 3, 0, 0, 5, 5),
+    ("named-metrics/promptfooconfig.yaml", 2, 2, 0, 1, 4, 5),  # the carried `max(0, len(output) - 300)` is 0 for "Ahoy, world"
     ("openai-eval-factuality/promptfooconfig.yaml", 2, 0, 0, 0, 1, 1),
     ("openai-function-call/promptfooconfig.yaml", 2, 7, 1, 1, 3, 4),
     ("openai-tools-call/promptfooconfig.yaml", 1, 8, 1, 1, 3, 4),
@@ -356,7 +355,7 @@ PROOFS = [
     ("self-grading/promptfooconfig.yaml", 2, 1, 0, 0, 10, 10),
     ("separate-test-configs/promptfooconfig.yaml", 3, 6, 1, 0, 23, 23),
     ("simple-csv/promptfooconfig.yaml", 1, 1, 0, 0, 4, 4),
-    ("simple-test/promptfooconfig.yaml", 2, 3, 0, 0, 5, 5),
+    ("simple-test/promptfooconfig.yaml", 2, 2, 0, 1, 4, 5),  # the same python assertion
     ("sql-validation/promptfooconfig.yaml", 2, 3, 1, 1, 2, 3),
 ]
 
@@ -366,3 +365,64 @@ def test_public_promptfoo_examples_import_validate_and_run_offline(tmp_path, con
     proof = prove("promptfoo", FIXTURES / "promptfoo" / config, tmp_path / "out", ANSWERS.get(config, {}))
     assert (len(proof.suites), proof.listed, proof.notes) == (suites, listed_keys, notes), proof.stderr
     assert (proof.run_exit, proof.passed, proof.cases, proof.errored) == (run_exit, passed, cases, 0)
+
+
+def test_not_forms_without_a_built_in_opposite_carry_negate(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{q}}']
+        providers: [openai:gpt-4.1-mini]
+        tests:
+          - vars: {q: hi}
+            assert:
+              - {type: not-equals, value: hello}
+              - {type: not-is-json}
+              - {type: not-levenshtein, value: hello, threshold: 2}
+    """)
+    evaluators = result.cases[0]["evaluators"]
+    assert [(e["type"], e.get("negate")) for e in evaluators] == [("equals", True), ("json_valid", True), ("text_similarity", True)]
+    assert evaluators[0]["reference"] == "hello"
+    assert [item.render() for item in result.not_carried if "negate" in item.render()] == []
+
+
+def test_a_one_line_inline_python_assertion_becomes_an_expression_that_runs(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{q}}']
+        providers: [openai:gpt-4.1-mini]
+        tests:
+          - vars: {q: hi}
+            assert:
+              - {type: python, value: "'refund' in output.lower()"}
+              - {type: not-python, value: "len(output) > 100"}
+    """)
+    assert result.cases[0]["evaluators"] == [
+        {"name": "python", "type": "python", "expression": "(lambda output: 'refund' in output.lower())(output['content'])"},
+        {"name": "not-python", "type": "python", "expression": "(lambda output: len(output) > 100)(output['content'])", "negate": True},
+    ]
+    suite = write(tmp_path, "run.yaml", json.dumps({
+        "name": "carried", "evaluators": result.cases[0]["evaluators"],
+        "cases": [{"id": "a", "output": {"content": "A Refund is on its way"}}, {"id": "b", "output": {"content": "No."}}],
+    }))
+    proc = run_cli("run", suite, "-o", tmp_path / "r.jsonl", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [row["verdict"] for row in read_jsonl(tmp_path / "r.jsonl")] == ["pass", "fail"]
+
+
+def test_a_string_method_transform_on_an_assertion_becomes_a_jinja_transform_that_runs(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{q}}']
+        providers: [openai:gpt-4.1-mini]
+        tests:
+          - vars: {q: hi}
+            assert:
+              - {type: equals, value: refund, transform: output.trim().toLowerCase()}
+    """)
+    assert result.cases[0]["evaluators"] == [
+        {"name": "equals", "type": "equals", "reference": "refund", "transform": "output.content | trim | lower"},
+    ]
+    suite = write(tmp_path, "run.yaml", json.dumps({
+        "name": "carried", "evaluators": result.cases[0]["evaluators"],
+        "cases": [{"id": "a", "output": {"content": "  REFUND "}}, {"id": "b", "output": {"content": "no"}}],
+    }))
+    proc = run_cli("run", suite, "-o", tmp_path / "r.jsonl", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [row["verdict"] for row in read_jsonl(tmp_path / "r.jsonl")] == ["pass", "fail"]

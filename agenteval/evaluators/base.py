@@ -9,12 +9,14 @@ from numbers import Real
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, PrivateAttr, ValidationInfo
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, PrivateAttr, ValidationInfo, field_validator
 from pydantic_core import PydanticKnownError, core_schema
 
 from agenteval.config import StrictModel
 from agenteval.extras import MissingDependency
 from agenteval.limits import DEFAULT_LIMITS, Limits
+from agenteval.evaluators.transform import TRANSFORM_DESCRIPTION, Transform, TransformFailed, check_expression
+from agenteval.evaluators.transform import apply as apply_transform
 from agenteval.paths import MISSING, compile_path, resolve
 
 if TYPE_CHECKING:
@@ -76,6 +78,17 @@ class EvaluatorConfig(StrictModel):
         None, ge=0, le=1, description="Overrides the default verdict rule: pass iff score >= min_score."
     )
     criterion: Criterion | None = Field(None, description="What this evaluator judges; kept in every result it gives.")
+    negate: bool = Field(
+        False,
+        description="Turn the check around: pass becomes fail and fail pass, the score becomes 1 - score, hits and misses "
+        "swap (each prefixed `not: `). An `error` stays an error.",
+    )
+    transform: Transform | None = Field(None, description=TRANSFORM_DESCRIPTION)
+
+    @field_validator("transform")
+    @classmethod
+    def _transform_compiles(cls, value: Transform | None) -> Transform | None:
+        return check_expression(value) if isinstance(value, str) else value
 
     type_name: ClassVar[str]
     runs_programs: ClassVar[bool] = False  # evaluate() starts programs named in its config (a cases file needs trust)
@@ -211,7 +224,11 @@ def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResu
     The result is stamped with the evaluator's criterion and its duration."""
     started = time.perf_counter()
     try:
+        if evaluator.transform is not None:
+            ctx = transformed(evaluator.transform, ctx)
         result = evaluator.evaluate(ctx)
+    except TransformFailed as exc:
+        result = evaluator.error_result(str(exc))
     except MissingDependency as exc:
         result = evaluator.error_result(str(exc))
     except Exception as exc:  # noqa: BLE001 - the run must go on; the error is kept in the result
@@ -228,6 +245,8 @@ def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResu
         problem = result_problem(result, foreign)
         if problem is not None:
             result = evaluator.error_result(f"{evaluator.label} ({evaluator.type}) returned {problem}")
+    if evaluator.negate and result.verdict != "error":
+        negated(result)
     if evaluator.criterion is not None:
         result.criterion = evaluator.criterion.as_dict()
     result.duration_ms = (time.perf_counter() - started) * 1000
@@ -235,7 +254,25 @@ def run_evaluator(evaluator: EvaluatorConfig, ctx: EvalContext) -> EvaluatorResu
 
 
 VERDICTS = frozenset(("pass", "partial", "fail", "error"))
+_OPPOSITE: dict[str, Verdict] = {"pass": "fail", "fail": "pass", "partial": "partial"}
+
+
+def negated(result: EvaluatorResult) -> None:
+    """`negate: true`, applied once here so every evaluator (plugins and `python` too) has it: the
+    verdict turns around (a partial stays partial), the score is mirrored, and what was a hit (the
+    thing was found) is now the miss, said as such."""
+    result.verdict = _OPPOSITE[result.verdict]
+    result.score = 1.0 - result.score
+    result.hits, result.misses = [f"not: {m}" for m in result.misses], [f"not: {h}" for h in result.hits]
 _FOREIGN: dict[type, bool] = {}
+
+
+def transformed(transform: Transform, ctx: EvalContext) -> EvalContext:
+    """The context with the answer `transform:` gives (agenteval.evaluators.transform)."""
+    from dataclasses import replace
+
+    output = apply_transform(transform, ctx.output, ctx.expected, ctx.input, ctx.metadata, ctx.case_id, ctx.base_dir)
+    return replace(ctx, output=output)
 
 
 def _foreign(cls: type[EvaluatorConfig]) -> bool:

@@ -4,7 +4,9 @@ No process starts per case, so it costs microseconds where a subprocess judge co
 The function returns a number, a bool or a judge's answer object; an exception (`sys.exit()`
 included) becomes verdict `error` with the traceback's last lines. The module is looked for next
 to the suite first, then among installed modules, and importing it leaves `sys.path` and
-`sys.modules` as they were.
+`sys.modules` as they were (agenteval.functions imports and calls it, for python targets too).
+`expression:` instead of `function:` is a one-line check (`'refund' in output.lower()`), compiled
+at load time and called the same way, with the same timeout and result checks.
 
 Each call (the first one imports the module) runs on a helper daemon thread, waited for at most
 `timeout` seconds: a call past it is that case's error and the run goes on. Python cannot kill a
@@ -15,24 +17,17 @@ exits; idle helper threads are reused, so a call costs a thread hand-over (about
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import importlib
-import importlib.util
+import builtins
 import inspect
-import queue
-import sys
 import threading
-import time
-import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Real
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.code_judge import (
@@ -42,17 +37,12 @@ from agenteval.evaluators.code_judge import (
     judged_result,
 )
 from agenteval.evaluators.scales import Scale
+from agenteval.functions import HELPERS as _HELPERS
+from agenteval.functions import TRACEBACK_LINES_KEPT as TRACEBACK_LINES_KEPT  # kept importable from here
+from agenteval.functions import FunctionImportError, import_function, traceback_tail
+from agenteval.functions import suite_module_file as suite_module_file  # kept importable from here
 
-TRACEBACK_LINES_KEPT = 4
 DEFAULT_TIMEOUT = 60.0  # seconds one call may take
-
-# sys.path and sys.modules belong to the whole interpreter: two evaluators importing suite modules
-# from two worker threads at once must not interleave their scoped changes.
-_IMPORT_LOCK = threading.Lock()
-
-
-class FunctionImportError(Exception):
-    """The `function:` reference cannot be imported; the message says where it was looked for."""
 
 
 class PythonFunction(EvaluatorConfig):
@@ -61,12 +51,19 @@ class PythonFunction(EvaluatorConfig):
     model_config = ConfigDict(extra="allow", strict=True)
 
     type: Literal["python"]
-    function: str = Field(
+    function: str | None = Field(
+        None,
         pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$",
         description=(
             "`module:function`: a module next to the suite file (module.py, or a package folder) or an "
             "installed one. Called with the code_judge payload; returns a number, a bool or a result object."
         ),
+    )
+    expression: str | None = Field(
+        None,
+        min_length=1,
+        description="Instead of `function`: one Python expression, e.g. `\"'refund' in output.lower()\"`, with the names "
+        "output, expected, input, metadata, case_id and config; its value is read as a function's answer.",
     )
     config: dict[str, Any] = Field(default_factory=dict, description="Passed to the function; unknown keys are merged in.")
     scale: Scale = "unit"
@@ -84,6 +81,24 @@ class PythonFunction(EvaluatorConfig):
     _loaded: Callable[[dict[str, Any]], Any] | str | None = PrivateAttr(None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
+    @field_validator("expression")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            _compiled(value)  # a SyntaxError is a load-time problem at the key's line, not each case's error
+        return value
+
+    @model_validator(mode="after")
+    def _one_of(self) -> PythonFunction:
+        if (self.function is None) == (self.expression is None):
+            raise ValueError("give either `function` (module:function) or `expression`")
+        return self
+
+    @property
+    def shown(self) -> str:
+        """How messages name what was called: the function, or the expression."""
+        return self.function if self.function is not None else f"expression {self.expression!r}"
+
     judge_config = CodeJudge.judge_config  # `config` with the unknown keys merged in, as a code_judge gets it
     warnings = CodeJudge.warnings  # an unknown key close to a known one is probably a typo
 
@@ -93,14 +108,14 @@ class PythonFunction(EvaluatorConfig):
         call = _HELPERS.call(self._call, (payload, ctx.base_dir), self.timeout)
         if call is None:
             return self.error_result(
-                f"{self.function} took longer than its timeout of {self.timeout:g} s; the call was abandoned "
+                f"{self.shown} took longer than its timeout of {self.timeout:g} s; the call was abandoned "
                 "(it may still be running in the background)"
             )
         answer, failure = call
         if failure is not None:
             if isinstance(failure, SystemExit):
-                return self.error_result(f"{self.function} called sys.exit({failure.code!r})\n{traceback_tail(failure)}")
-            return self.error_result(f"{self.function} raised {type(failure).__name__}: {failure}\n{traceback_tail(failure)}")
+                return self.error_result(f"{self.shown} called sys.exit({failure.code!r})\n{traceback_tail(failure)}")
+            return self.error_result(f"{self.shown} raised {type(failure).__name__}: {failure}\n{traceback_tail(failure)}")
         if isinstance(answer, _ImportFailed):
             return self.error_result(answer.message)
         return self.from_answer(answer)
@@ -123,11 +138,11 @@ class PythonFunction(EvaluatorConfig):
             answer = {"score": float(answer)}
         elif not isinstance(answer, dict):
             return self.error_result(
-                f"{self.function} returned {type(answer).__name__}; expected a number, a bool or a dict with `score`"
+                f"{self.shown} returned {type(answer).__name__}; expected a number, a bool or a dict with `score`"
             )
         parsed = check_judge_answer(answer, self.scale)
         if isinstance(parsed, str):
-            return self.error_result(parsed.replace("judge output", f"{self.function} result", 1))
+            return self.error_result(parsed.replace("judge output", f"{self.shown} result", 1))
         return judged_result(self, parsed)
 
     def _function(self, base_dir: Path) -> Callable[[dict[str, Any]], Any] | str:
@@ -136,12 +151,38 @@ class PythonFunction(EvaluatorConfig):
         if loaded is not None:
             return loaded
         with self._lock:
-            if self._loaded is None:
+            if self._loaded is None and self.expression is not None:
+                self._loaded = _expression_function(self.expression)
+            elif self._loaded is None:
+                assert self.function is not None
                 try:
                     self._loaded = import_function(self.function, base_dir)
                 except FunctionImportError as exc:
                     self._loaded = str(exc)
             return self._loaded
+
+
+def _compiled(expression: str) -> Any:
+    try:
+        return compile(expression, "<expression>", "eval")
+    except SyntaxError as exc:
+        raise ValueError(f"the expression is not valid Python: {exc.msg}") from None
+
+
+def _expression_function(expression: str) -> Callable[[dict[str, Any]], Any]:
+    """An `expression:` as a function of the payload. The names are globals, not locals, so a
+    comprehension in the expression sees them too."""
+    code = _compiled(expression)
+
+    def evaluate(payload: dict[str, Any]) -> Any:
+        names = {
+            "__builtins__": builtins, "output": payload["candidate_answer"], "expected": payload["reference_answer"],
+            "input": payload["input"], "metadata": payload["metadata"], "case_id": payload["case_id"],
+            "config": payload["config"],
+        }
+        return eval(code, names)  # noqa: S307 - the suite's own code, or a trusted cases file's (runs_programs)
+
+    return evaluate
 
 
 async def _awaited(answer: Any) -> Any:
@@ -151,145 +192,3 @@ async def _awaited(answer: Any) -> Any:
 @dataclass(frozen=True, slots=True)
 class _ImportFailed:
     message: str
-
-
-class _Helpers:
-    """Daemon threads that make the calls, so a caller can stop waiting for one. A thread whose
-    call was abandoned serves again only if that call ever returns; idle threads wait for the next
-    call (there are at most as many as calls that ran at the same time, plus the abandoned ones)."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], list[Any], threading.Lock]] = queue.SimpleQueue()
-        self._idle = 0
-        self._lock = threading.Lock()
-
-    def call(self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tuple[Any, BaseException | None] | None:
-        """(answer, None) or (None, the exception it raised), or None when `timeout` seconds passed first."""
-        box: list[Any] = []
-        done = threading.Lock()
-        done.acquire()
-        with self._lock:
-            if self._idle:
-                self._idle -= 1
-            else:
-                threading.Thread(target=self._serve, name="agenteval-python-evaluator", daemon=True).start()
-        self._jobs.put((function, args, box, done))
-        deadline = time.monotonic() + timeout
-        # Short waits, so an exception raised in this thread (a case's deadline) is not held up.
-        while not done.acquire(timeout=max(0.0, min(_WAIT_SLICE, deadline - time.monotonic()))):
-            if time.monotonic() >= deadline:
-                return None
-        return box[0]
-
-    def _serve(self) -> None:
-        while True:
-            function, args, box, done = self._jobs.get()
-            try:
-                box.append((function(*args), None))
-            except BaseException as exc:  # noqa: BLE001 - sys.exit() included: it is the caller's case error
-                box.append((None, exc))
-            finally:
-                del function, args
-                with self._lock:
-                    self._idle += 1
-                done.release()
-
-
-_HELPERS = _Helpers()
-_WAIT_SLICE = 0.25
-
-
-def traceback_tail(exc: BaseException, kept: int = TRACEBACK_LINES_KEPT) -> str:
-    """The last lines of the traceback: where it was raised, the source line, and the exception."""
-    lines = "".join(traceback.format_exception(exc)).rstrip().splitlines()
-    return "\n".join(lines[-kept:])
-
-
-def import_function(reference: str, base_dir: Path) -> Callable[[dict[str, Any]], Any]:
-    """`module:attr.path` resolved to a callable: the suite's own module first, then an installed one."""
-    module_name, _, attribute = reference.partition(":")
-    source = suite_module_file(module_name, base_dir)
-    if source is not None:
-        module = _import_suite_module(module_name, source, base_dir)
-    else:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and module_name.startswith(exc.name):
-                raise FunctionImportError(
-                    f"cannot import {module_name!r}: no {module_name.replace('.', '/')}.py next to the suite "
-                    f"(in {base_dir}) and no installed module of that name"
-                ) from None
-            raise FunctionImportError(f"cannot import {module_name!r}: {_failure(exc)}") from None
-        except BaseException as exc:  # noqa: BLE001 - the module's own code failed (or called sys.exit) while importing
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            raise FunctionImportError(f"cannot import {module_name!r}: {_failure(exc)}") from None
-    target: Any = module
-    for part in attribute.split("."):
-        try:
-            target = getattr(target, part)
-        except AttributeError:
-            raise FunctionImportError(f"{module_name} ({getattr(module, '__file__', None)}) has no {attribute!r}") from None
-    if not callable(target):
-        raise FunctionImportError(f"{reference} is a {type(target).__name__}, not a function")
-    return target
-
-
-def suite_module_file(module_name: str, base_dir: Path) -> Path | None:
-    """`a.b` as `a/b.py` or `a/b/__init__.py` under the suite's folder, if there is one."""
-    parts = module_name.split(".")
-    for candidate in (base_dir.joinpath(*parts[:-1], parts[-1] + ".py"), base_dir.joinpath(*parts, "__init__.py")):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _import_suite_module(module_name: str, source: Path, base_dir: Path) -> Any:
-    """Run the suite's module under a private name (never shadowing an installed module of the same
-    name), with the suite folder on sys.path only while it runs, so its own sibling imports work."""
-    digest = hashlib.sha1(str(source.resolve()).encode()).hexdigest()[:12]
-    private_name = f"_agenteval_suite_{digest}_{module_name.replace('.', '_')}"
-    is_package = source.name == "__init__.py"
-    spec = importlib.util.spec_from_file_location(
-        private_name, source, submodule_search_locations=[str(source.parent)] if is_package else None
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    with _suite_importable(base_dir):
-        sys.modules[private_name] = module  # dataclasses and typing look the module up while it runs
-        try:
-            spec.loader.exec_module(module)
-        except BaseException as exc:  # noqa: BLE001 - the module's own code failed (or called sys.exit) while importing
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            raise FunctionImportError(f"cannot import {source.name} (next to the suite): {_failure(exc)}") from None
-        finally:
-            sys.modules.pop(private_name, None)
-    return module
-
-
-@contextmanager
-def _suite_importable(base_dir: Path) -> Iterator[None]:
-    """sys.path with the suite folder first, for the duration; modules imported from that folder are
-    then dropped from sys.modules again (the loaded module keeps its references to them)."""
-    folder = str(base_dir.resolve())
-    with _IMPORT_LOCK:
-        saved_path = list(sys.path)
-        before = set(sys.modules)
-        sys.path.insert(0, folder)
-        importlib.invalidate_caches()
-        try:
-            yield
-        finally:
-            sys.path[:] = saved_path
-            for name in set(sys.modules) - before:
-                origin = getattr(sys.modules[name], "__file__", None) or ""
-                if origin.startswith(folder + "/"):
-                    del sys.modules[name]
-
-
-def _failure(exc: BaseException) -> str:
-    if isinstance(exc, SystemExit):  # e.g. a script that parses its command line (agenteval's) when imported
-        return f"it called sys.exit({exc.code!r}) while being imported\n{traceback_tail(exc)}"
-    return f"{type(exc).__name__}: {exc}\n{traceback_tail(exc)}"

@@ -41,9 +41,13 @@ EXECUTION_WHY = {
     "totalBudgetUsd": "a run-wide budget maps to a `cost` evaluator's `total_usd`; not carried (give one if you need it)",
     "fail_on_error": "agenteval always records an errored case and goes on (exit 3)",
     "failOnError": "agenteval always records an errored case and goes on (exit 3)",
-    "threshold": "a suite-level pass threshold is not built in agenteval: use `agenteval run --min-pass-rate`",
+    "threshold": "a `threshold` is a number from 0 to 1 (a case's pass mark)",
     "skip_defaults": "no default graders in agenteval",
 }
+
+
+def _unit_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 class AgentVImporter:
@@ -70,9 +74,12 @@ class AgentVImporter:
         suite_assertions: list[tuple[KeyPath, Any]] = []
         for key in ("assertions", "evaluators"):
             suite_assertions += [((key, i), a) for i, a in enumerate(data.get(key) or [])]
+        suite_threshold = None
         for key, value in execution.items():
             if key in ("assertions", "evaluators"):
                 suite_assertions += [(("execution", key, i), a) for i, a in enumerate(value or [])]
+            elif key == "threshold" and _unit_number(value):
+                suite_threshold = value  # AgentV's per-test pass boundary, for every test: agenteval's `defaults.threshold`
             else:
                 self.skip(self.config, ("execution", key), EXECUTION_WHY.get(key, f"execution key `{key}` has no agenteval form"))
         suite_names = Names()
@@ -113,6 +120,8 @@ class AgentVImporter:
             suite["models"] = {"grader": {"base_url": OPENAI_URL, "model": GRADER_MODEL, "api_key_env": "OPENAI_API_KEY", "temperature": 0}}
         if self.runs_code:
             suite["trust_cases"] = True
+        if suite_threshold is not None:
+            suite["defaults"] = {"threshold": suite_threshold}
         suite["evaluators"] = evaluators
         suite["cases"] = "cases.jsonl"
         self.result.suites["suite.yaml"] = suite
@@ -149,6 +158,8 @@ class AgentVImporter:
         for key, val in execution.items():
             if key in ("assertions", "evaluators"):
                 items += [(("execution", key, i), a) for i, a in enumerate(val or [])]
+            elif key == "threshold" and _unit_number(val):
+                case["threshold"] = val
             else:
                 self.skip(parsed, path + ("execution", key), EXECUTION_WHY.get(key, f"execution key `{key}` has no agenteval form"))
         evaluators = self.assertions([(path + p, a) for p, a in items], parsed, (), Names(suite_names.used))
@@ -191,6 +202,8 @@ class AgentVImporter:
             return None
         self.result.converted.add(f"assert:{kind}")
         out: dict[str, Any] = {"name": names.take(str(item.get("name") or item.get("metric") or kind)), **evaluator}
+        if item.get("negate") is True and evaluator["type"] != "not_contains" and evaluator.get("must_match") is not False:
+            out["negate"] = True  # no opposite built in (contains and regex have one): the check itself, turned around
         if isinstance(item.get("weight"), (int, float)) and not isinstance(item.get("weight"), bool):
             out["weight"] = item["weight"]
         if isinstance(item.get("min_score"), (int, float)):
@@ -209,11 +222,6 @@ class AgentVImporter:
                 if key not in known | common | {"metric"}:
                     self.skip(parsed, path + (key,), f"`{key}` of `{kind}` has no agenteval form")
 
-        def no_negate() -> bool:
-            if negate:
-                self.skip(parsed, path, f"`negate` on `{kind}`: negation is not built in agenteval yet; not carried")
-            return negate
-
         if kind in ("contains", "icontains"):
             extra({"value"})
             out: dict[str, Any] = {"type": "not_contains" if negate else "contains", "reference": str(item.get("value", ""))}
@@ -225,17 +233,13 @@ class AgentVImporter:
             return {"type": "regex", "pattern": str(item.get("value", "")), **({"must_match": False} if negate else {})}
         if kind == "equals":
             extra({"value"})
-            if no_negate():
-                return None
             value = item.get("value")
             return {"type": "equals", "reference": value if isinstance(value, str) else str(value)}
         if kind == "is-json":
             extra(set())
-            return None if no_negate() else {"type": "json_valid"}
+            return {"type": "json_valid"}
         if kind == "field-accuracy":
             extra({"fields", "aggregation"})
-            if no_negate():
-                return None
             fields = []
             for i, field in enumerate(item.get("fields") or []):
                 spec = {k: field[k] for k in ("path", "match", "required", "weight", "tolerance", "relative") if k in field}
@@ -252,16 +256,12 @@ class AgentVImporter:
             return out
         if kind == "tool-trajectory":
             extra({"mode", "minimums", "expected", "args_match", "argsMatch"})
-            return None if no_negate() else self.trajectory(item, parsed, path)
+            return self.trajectory(item, parsed, path)
         if kind == "rubrics":
             extra({"criteria"})
-            if no_negate():
-                return None
             return self.rubrics(item.get("criteria") or [], parsed, path + ("criteria",))
         if kind == "llm-grader":
             extra({"prompt", "rubrics"})
-            if no_negate():
-                return None
             criteria = []
             prompt = item.get("prompt")
             if isinstance(prompt, str):
@@ -282,8 +282,6 @@ class AgentVImporter:
         if kind == "code-grader" or kind == "script":
             known = {"command", "script", "cwd", "config", "target"}
             command = item.get("command", item.get("script"))
-            if no_negate():
-                return None
             if command is None:
                 self.skip(parsed, path, "a code-grader without a `command` is not converted")
                 return None
@@ -302,8 +300,6 @@ class AgentVImporter:
             return out
         if kind == "composite":
             extra({"assertions", "evaluators", "aggregator"})
-            if no_negate():
-                return None
             children_items = [(path + (key, i), child) for key in ("assertions", "evaluators") for i, child in enumerate(item.get(key) or [])]
             children = self.assertions(children_items, parsed, (), Names())
             if not children:
@@ -324,14 +320,12 @@ class AgentVImporter:
             return out
         if kind == "latency":
             extra({"threshold"})
-            return None if no_negate() else {"type": "latency", "max_ms": item.get("threshold")}
+            return {"type": "latency", "max_ms": item.get("threshold")}
         if kind == "cost":
             extra({"budget"})
-            return None if no_negate() else {"type": "cost", "max_usd": item.get("budget")}
+            return {"type": "cost", "max_usd": item.get("budget")}
         if kind == "token-usage":
             extra({"max_total", "max_input", "max_output"})
-            if no_negate():
-                return None
             out = {"type": "token_usage"}
             for theirs, ours in (("max_total", "max_tokens"), ("max_input", "max_input_tokens"), ("max_output", "max_output_tokens")):
                 if theirs in item:

@@ -3,8 +3,8 @@
 agenteval has one target per suite, so each (prompt, provider) pair becomes a suite of its own;
 all of them share one cases file. `vars` become each case's `input`, `defaultTest` is merged into
 every case (its assertions become the suite's evaluators), and each `assert` becomes the built-in
-evaluator that checks the same thing. What has no equivalent (JavaScript, inline Python, a
-`transform`, most `not-` forms) is listed with its line, never dropped silently. A few mappings
+evaluator that checks the same thing (a `not-` form: its opposite, or the check with `negate`).
+What has no equivalent (JavaScript, inline Python of several lines, a JavaScript `transform`) is listed with its line, never dropped silently. A few mappings
 change a detail of the meaning; those are listed as notes.
 """
 
@@ -437,7 +437,7 @@ class PromptfooImporter:
 
     def test_key_why(self, key: str) -> str:
         return {
-            "threshold": "a case-level threshold is not built in agenteval: a case passes when every evaluator passes",
+            "threshold": "a case `threshold` is a number from 0 to 1",
             "provider": "a per-test provider has no agenteval form: one target per suite",
             "providers": "a per-test provider has no agenteval form: one target per suite",
             "prompts": "per-test prompts have no agenteval form: one prompt per suite",
@@ -481,15 +481,20 @@ class PromptfooImporter:
             if isinstance(test.get("conversation_id"), str):
                 case.setdefault("metadata", {})["conversation_id"] = test["conversation_id"]
         agentv_keys = ("id", "conversation_id") if self.dialect == "agentv" else ()
+        threshold = test.get("threshold")
+        if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold <= 1:
+            case["threshold"] = threshold
+            self.done("threshold")
         for key in test:
-            if key not in ("vars", "assert", "description", "metadata", "options", "providerOutput", *agentv_keys):
+            if key not in ("vars", "assert", "description", "metadata", "options", "providerOutput", *agentv_keys) \
+                    and not (key == "threshold" and "threshold" in case):
                 self.skip(parsed, path + (key,), self.test_key_why(key))
         transformed = False
         for key, value in (test.get("options") or {}).items():
             if key in ("transform", "postprocess"):
                 transformed = True
-                self.skip(parsed, path + ("options", key), "`transform` is not built in agenteval: the assertions of this test read the "
-                          "transformed answer, so none of them is carried")
+                self.skip(parsed, path + ("options", key), "a test's `transform` is code agenteval does not run: the assertions of this "
+                          "test read the transformed answer, so none of them is carried")
             else:
                 self.skip(parsed, path + ("options", key), _option_why(key, value))
         if not transformed:
@@ -531,13 +536,17 @@ class PromptfooImporter:
             self.skip(parsed, path, "an assertion without a `type` is not converted")
             return None
         kind: str = item["type"]
+        transform = None
         if "transform" in item:
-            self.skip(parsed, path + ("transform",), f"`{kind}` reads a transformed answer and `transform` is not built in agenteval; not carried")
-            return None
+            transform = _js_transform(item["transform"], self.text_path)
+            if transform is None:
+                self.skip(parsed, path + ("transform",), f"`{kind}` reads a transformed answer and this `transform` is code agenteval "
+                          "does not run (only `output.trim()`, `.toLowerCase()` and `.toUpperCase()` chains are carried); not carried")
+                return None
         for key in item:
             if key == "required" and self.dialect == "agentv" and item[key] is True:
                 continue  # every agenteval evaluator must pass for its case to pass
-            if key not in ("type", "value", "threshold", "weight", "metric", "config", "provider", "rubricPrompt", "assert"):
+            if key not in ("type", "value", "threshold", "weight", "metric", "config", "provider", "rubricPrompt", "assert", "transform"):
                 self.skip(parsed, path + (key,), f"assertion key `{key}` has no agenteval form")
         for key in ("provider", "rubricPrompt"):
             if key in item:
@@ -545,6 +554,13 @@ class PromptfooImporter:
         evaluator = self.mapped(kind, item, parsed, path, names)
         if evaluator is None:
             return None
+        if transform is not None:
+            if evaluator.get("path", "") != (self.text_path or "") or "expression" in evaluator:
+                self.skip(parsed, path + ("transform",), f"a `transform` on `{kind}` is not carried: this check reads another part of the answer")
+                return None
+            evaluator.pop("path", None)  # the transform reads the text itself
+            evaluator["transform"] = transform
+            self.done("transform")
         self.done(f"assert:{kind}")
         return self.common(evaluator, item, kind, names)
 
@@ -580,9 +596,11 @@ class PromptfooImporter:
             return no("runs code agenteval does not run; rewrite it as a `python` evaluator")
         if kind == "python":
             return self.python(item, parsed, path)
-        if negated and base in ("python", "is-json", "contains-json", "similar", "levenshtein", "llm-rubric", "equals", "contains-all", "icontains-all",
-                                "is-valid-openai-tools-call", "tool-call-f1", "cost", "latency") and not (base == "equals" and value == ""):
-            return no("`negate` is not built in agenteval yet, and this check has no opposite built in")
+        if negated and base in ("python", "is-json", "contains-json", "similar", "levenshtein", "llm-rubric", "model-graded-closedqa", "factuality",
+                                "answer-relevance", "g-eval", "equals", "contains-all", "icontains-all", "is-valid-openai-tools-call",
+                                "tool-call-f1", "cost", "latency", "assert-set") and not (base == "equals" and value == ""):
+            out = self.python(item, parsed, path) if base == "python" else self.mapped(base, item, parsed, path, names)
+            return {**out, "negate": True} if out else None  # no opposite built in: the check itself, turned around
         if base in ("equals",):
             if negated:  # `not-equals: ''`, an answer that is not empty
                 return {"type": "length", **text, "min": 1}
@@ -691,8 +709,8 @@ class PromptfooImporter:
                 out["max_calls"] = {n: value["max"] for n in names}
             return out
         if negated:
-            self.skip(parsed, path, f"`not-{base}`: `negate` is not built in agenteval yet, and this check has no opposite built in")
-            return None
+            out = self.trajectory(base, False, value, parsed, path)
+            return {**out, "negate": True} if out else None
         if base == "trajectory:tool-sequence" and isinstance(value, dict):
             steps = [str(step if isinstance(step, str) else step.get("name")) for step in value.get("steps") or []]
             order = "exact" if value.get("mode") == "exact" else "in_order"
@@ -750,9 +768,22 @@ class PromptfooImporter:
 
     def python(self, item: dict[str, Any], parsed: Parsed, path: KeyPath) -> dict[str, Any] | None:
         value = item.get("value")
-        if not (isinstance(value, str) and value.startswith("file://")):
-            self.skip(parsed, path, "`python` with inline code: an inline expression is not built in agenteval yet; "
-                      "move it into a file with get_assert(output, context)")
+        if isinstance(value, str) and not value.startswith("file://"):
+            expression = value.strip()
+            if "\n" in expression or re.search(r"\b(return|context)\b", expression):
+                self.skip(parsed, path, "`python` with inline code: only a one-line expression of `output` is carried "
+                          "(as `expression:`); move this one into a file with get_assert(output, context)")
+                return None
+            self.runs_code = True
+            self.done("assert:python-inline")
+            if self.text_path:  # the answer is the chat message: promptfoo's `output` is its text
+                expression = f"(lambda output: {expression})(output[{self.text_path!r}])"
+            out: dict[str, Any] = {"type": "python", "expression": expression}
+            if isinstance(item.get("threshold"), (int, float)):
+                out["min_score"] = item["threshold"]
+            return out
+        if not isinstance(value, str):
+            self.skip(parsed, path, "`python` needs its code or file as `value`")
             return None
         ref = strip_file_prefix(value)
         file_name, _, function = ref.partition(":")
@@ -838,10 +869,24 @@ class _Each(list):  # type: ignore[type-arg]
     """A var's values, one case each (a list var, or the files a glob matches)."""
 
 
+def _js_transform(code: Any, text_path: str | None) -> str | None:
+    """promptfoo's JavaScript `transform` as a jinja2 expression, for the chains of string methods
+    that have a filter (`output.trim().toLowerCase()`); None for anything else."""
+    if not isinstance(code, str):
+        return None
+    match = re.fullmatch(r"\s*output((?:\.(?:trim|toLowerCase|toUpperCase)\(\))+)\s*;?\s*", code)
+    if match is None:
+        return None
+    filters = {"trim": "trim", "toLowerCase": "lower", "toUpperCase": "upper"}
+    names = re.findall(r"\.(\w+)\(\)", match.group(1))
+    subject = f"output.{text_path}" if text_path else "output"
+    return " | ".join([subject, *(filters[name] for name in names)])
+
+
 def _option_why(key: str, value: Any) -> str:
     return {
         "provider": "the grader is the suite's `models.grader` (an OpenAI model; change it there)",
-        "transform": "`transform` is not built in agenteval",
+        "transform": "a test's `transform` is code agenteval does not run; write it as the suite's or an evaluator's `transform:`",
         "transformVars": "`transformVars` runs code agenteval does not run",
         "rubricPrompt": "a custom grading prompt is not carried; the llm_judge default prompt is used",
         "storeOutputAs": "outputs are not passed between tests in agenteval",

@@ -13,7 +13,8 @@ import orjson
 from agenteval.suite.models import Case
 from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml, not_utf8
 
-CASE_FILE_TYPES = (".jsonl", ".json", ".yaml", ".yml")
+CASE_FILE_TYPES = (".jsonl", ".json", ".yaml", ".yml", ".csv", ".tsv")
+TABLE_TYPES = (".csv", ".tsv")
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -62,6 +63,8 @@ def read_whole(file: Path) -> tuple[list[Any], Lines, list[tuple[int | None, Key
     """(records, line of each key path, structure problems) of a .json or .yaml cases file.
     Raises CaseFileError when the file cannot be read as a list of records at all."""
     data = file.read_bytes()
+    if file.suffix.lower() in TABLE_TYPES:
+        return read_table(data, "\t" if file.suffix.lower() == ".tsv" else ",")
     if file.suffix.lower() == ".json":
         data = data.removeprefix(_BOM)
         try:
@@ -82,6 +85,68 @@ def read_whole(file: Path) -> tuple[list[Any], Lines, list[tuple[int | None, Key
     if not isinstance(records, list):
         raise CaseFileError("a .yaml cases file holds a list of cases", 1)
     return records, lines, list(problems)
+
+
+def read_table(data: bytes, delimiter: str) -> tuple[list[Any], Lines, list[tuple[int | None, KeyPath, str]]]:
+    """A CSV or TSV cases file: a header row naming case keys (`id`, `input`, `expected`, `output`,
+    `tags`, `metadata`, `threshold`), or `input.NAME` / `metadata.NAME` for one key of those
+    mappings. A cell holding a JSON object or array is that value; any other cell is its text, and
+    an empty cell leaves the key out. `tags` may also be comma-separated words."""
+    import csv
+    import io
+
+    text = decode_utf8(data.removeprefix(_BOM))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    records: list[Any] = []
+    lines: Lines = {}
+    problems: list[tuple[int | None, KeyPath, str]] = []
+    try:
+        header = [name.strip() for name in next(reader, [])]
+        if not any(header):
+            raise CaseFileError("a table of cases starts with a header row naming case keys (id, input, expected, ...)", 1)
+        for name, count in {name: header.count(name) for name in header}.items():
+            if count > 1:
+                raise CaseFileError(f"the header names the column {name!r} twice", 1)
+        start = reader.line_num + 1
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                start = reader.line_num + 1
+                continue
+            index = len(records)
+            lines[(index,)] = start
+            if len(row) > len(header):
+                problems.append((start, (index,), f"{len(row)} cells in a row under a header of {len(header)} columns"))
+            record: dict[str, Any] = {}
+            for name, cell in zip(header, row):
+                if cell == "" or not name:
+                    continue
+                value = _cell(cell, name)
+                scope, dot, key = name.partition(".")
+                if dot and scope in ("input", "metadata") and key:
+                    holder = record.setdefault(scope, {})
+                    if isinstance(holder, dict):
+                        holder[key] = value
+                    lines[(index, scope, key)] = start
+                else:
+                    record[name] = value
+                lines[(index, scope if dot else name)] = start
+            records.append(record)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise CaseFileError(f"not a readable table: {exc}", reader.line_num or 1) from None
+    return records, lines, problems
+
+
+def _cell(cell: str, column: str) -> Any:
+    stripped = cell.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            pass
+    if column == "tags":
+        return [tag.strip() for tag in cell.split(",") if tag.strip()]
+    return cell
 
 
 def stream_validated(

@@ -33,7 +33,7 @@ from agenteval.suite.case_files import (
     stream_validated,
 )
 from agenteval.suite.case_index import CaseIndex, SelectedCases
-from agenteval.suite.models import Case, Suite
+from agenteval.suite.models import Case, CaseDefaults, Suite
 from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of
 from agenteval.suite.selection import Selection
 from agenteval.suite.references import endpoint_problems, missing_programs
@@ -65,6 +65,7 @@ class LoadedSuite:
     cases: list[Case] | None = None  # inline, .json and .yaml cases; None: streamed from the JSONL file
     fingerprints: array | None = None  # JSONL: one per line, in order
     case_evaluators: list[EvaluatorConfig] = field(default_factory=list)  # one case-level evaluator of each kind
+    parts: list[tuple[Path, array | None, list[Case] | None]] | None = None  # several cases files: each as above, in order
     _prepared: bool = field(default=False, repr=False)
 
     def prepare(self) -> None:
@@ -91,6 +92,25 @@ class LoadedSuite:
 
     def iter_cases(self) -> Iterator[Case]:
         """The selected cases, in file order. Raises CasesChanged when the JSONL file no longer holds what was validated."""
+        defaults = self.suite.defaults
+        if not defaults.empty:
+            yield from map(defaults.apply, self._cases())
+        else:
+            yield from self._cases()
+
+    def _cases(self) -> Iterator[Case]:
+        if self.parts is not None:
+            start = 0
+            for file, fingerprints, cases in self.parts:
+                if cases is not None:
+                    yield from (case for i, case in enumerate(cases) if self.index.chosen(start + i))
+                    start += len(cases)
+                else:
+                    assert fingerprints is not None
+                    offset = start
+                    yield from stream_validated(file, fingerprints, lambda i: self.index.chosen(offset + i), validation_context(self.path))
+                    start += len(fingerprints)
+            return
         if self.cases is not None:
             yield from (case for position, case in enumerate(self.cases) if self.index.chosen(position))
             return
@@ -98,7 +118,13 @@ class LoadedSuite:
         yield from stream_validated(self.cases_file, self.fingerprints, self.index.chosen, validation_context(self.path))
 
     def evaluators_for(self, case: Case) -> list[EvaluatorConfig]:
-        """The suite's evaluators, with the case's own added (or replacing those of the same name)."""
+        """The suite's evaluators, with the case's own added (or replacing those of the same name);
+        a case's own evaluator without a `transform:` gets the suite's."""
+        transform = self.suite.transform
+        if transform is not None:
+            for evaluator in case.evaluators or ():
+                if evaluator.transform is None:
+                    evaluator.transform = transform
         return merged_evaluators(self.suite.evaluators, case.evaluators)
 
 
@@ -163,12 +189,25 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         warnings=warnings,
         context=context,
         models=None if suite is None else suite.models,
+        defaults=None if suite is None or suite.defaults.empty else suite.defaults,
     )
     index = CaseIndex(selection)
     loaded_cases: list[Case] | None = None
     fingerprints: array | None = None
     cases_file: Path | None = None
-    if isinstance(reference, str):
+    parts: list[tuple[Path, array | None, list[Case] | None]] | None = None
+    files = _case_files(reference, path, lines, problems) if _names_files(reference) else None
+    if files is not None:
+        checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
+        parts = []
+        for file in files:
+            if file.suffix.lower() == ".jsonl":
+                parts.append((file, _validate_jsonl(file, checks, index), None))
+            else:
+                parts.append((file, None, _validate_whole_file(file, checks, index)))
+        if index.suspects:
+            problems += _duplicates_across(parts)
+    elif isinstance(reference, str):
         cases_file = _cases_path(reference, path, lines, problems)
         checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
         if cases_file is not None and cases_file.suffix.lower() == ".jsonl":
@@ -184,16 +223,18 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
                     key = ("cases", number, "expected")
                     problems.append(Problem(path, line_of(lines, key), key, f"case {case.id!r}: {evaluator.label}: {message}"))
     if suite is not None and not index.count and not problems:
-        where = f"{suite.cases} has no cases" if cases_file else "the suite has no cases"
+        where = f"{reference} has no cases" if cases_file or parts is not None else "the suite has no cases"
         problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
+    if suite is not None and suite.env_file is not None:
+        _load_env_files(suite.env_file, path, lines, problems)
     if problems:
         raise SuiteInvalid(problems + warnings)
     assert suite is not None
-    if isinstance(reference, list):
+    if isinstance(reference, list) and parts is None:
         suite.cases = loaded_cases or []
     index.release_ids()
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
-    return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()))
+    return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts)
 
 
 def load_definition(source: Path | Mapping[str, Any]) -> LoadedSuite:
@@ -232,11 +273,69 @@ def _read_suite_file(path: Path) -> tuple[dict[Any, Any], Lines, list[Problem]]:
     return data, lines, problems
 
 
+def _load_env_files(names: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem]) -> None:
+    """The suite's `env_file:`, applied when it is valid: variables the environment lacks are set."""
+    from agenteval.suite.env_files import EnvFileError, apply_env_files
+
+    files = []
+    for i, name in enumerate([names] if isinstance(names, str) else names):
+        key: KeyPath = ("env_file",) if isinstance(names, str) else ("env_file", i)
+        file = suite_path.parent / name
+        if not file.is_file():
+            problems.append(Problem(suite_path, line_of(lines, key), key, f"env file not found: {name} (looked for {file})"))
+        files.append(file)
+    if not problems:
+        try:
+            apply_env_files(files)
+        except EnvFileError as exc:
+            problems.append(Problem(suite_path, line_of(lines, ("env_file",)), ("env_file",), str(exc)))
+
+
+def _names_files(reference: Any) -> bool:
+    """`cases:` names files (one, a glob, or a list of them) rather than holding cases inline."""
+    if isinstance(reference, str):
+        return any(char in reference for char in "*?[")
+    return isinstance(reference, list) and bool(reference) and all(isinstance(item, str) for item in reference)
+
+
+def _case_files(reference: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem]) -> list[Path]:
+    """The files `cases:` names, in order: each glob's matches sorted by name, each file once."""
+    found: list[Path] = []
+    for i, name in enumerate([reference] if isinstance(reference, str) else reference):
+        key: KeyPath = ("cases",) if isinstance(reference, str) else ("cases", i)
+        line = line_of(lines, key)
+        if any(char in name for char in "*?["):
+            matches = sorted(m.resolve() for m in suite_path.parent.glob(name) if m.is_file() and m.suffix.lower() in CASE_FILE_TYPES)
+            if not matches:
+                problems.append(Problem(suite_path, line, key, f"no cases file matches {name!r} (looked in {suite_path.parent})"))
+            found += [m for m in matches if m not in found]
+        else:
+            file = _cases_path(name, suite_path, {("cases",): line} if line else {}, problems)
+            if file is not None and file not in found:
+                found.append(file)
+    return found
+
+
+def _duplicates_across(parts: list[tuple[Path, array | None, list[Case] | None]]) -> list[Problem]:
+    """A case id used in two of the files (a duplicate inside one file is that file's own problem)."""
+    problems: list[Problem] = []
+    first: dict[str, tuple[Path, int | None]] = {}
+    for file, fingerprints, cases in parts:
+        ids = jsonl_ids(file, fingerprints) if fingerprints is not None else ((c.id, None, ()) for c in cases or ())
+        for case_id, line, prefix in ids:
+            if case_id not in first:
+                first[case_id] = (file, line)
+            elif first[case_id][0] != file:
+                where = f"{first[case_id][0].name}:{first[case_id][1]}" if first[case_id][1] else first[case_id][0].name
+                problems.append(Problem(file, line, prefix + ("id",), f"duplicate case id {case_id!r} (first in {where})"))
+    return problems
+
+
 def _cases_path(reference: str, suite_path: Path, lines: Lines, problems: list[Problem]) -> Path | None:
     cases_file = (suite_path.parent / reference).resolve()
     line = line_of(lines, ("cases",))
     if cases_file.suffix.lower() not in CASE_FILE_TYPES:
-        problems.append(Problem(suite_path, line, ("cases",), f"cases file must be .jsonl, .json or .yaml, got {reference!r}"))
+        problems.append(Problem(suite_path, line, ("cases",), f"cases file must be .jsonl, .json, .yaml, .csv or .tsv, got {reference!r}"))
         return None
     if not cases_file.is_file():
         problems.append(Problem(suite_path, line, ("cases",), f"cases file not found: {reference} (looked for {cases_file})"))
@@ -256,6 +355,7 @@ class _CaseChecks:
     context: dict[str, Any] = field(default_factory=dict)  # validation context: the suite's folder
     models: dict[str, Any] | None = None  # the suite's `models:`; None: the suite's own keys are invalid
     kinds: dict[type, EvaluatorConfig] = field(default_factory=dict)  # the first case-level evaluator of each type
+    defaults: CaseDefaults | None = None  # the suite's `defaults:`, merged before the case is indexed (its tags select it)
 
     def case(self, record: Any, file: Path, line: int | None, prefix: KeyPath, lines: Lines) -> Case | None:
         """The validated case, or None with its problems recorded."""
@@ -275,6 +375,12 @@ class _CaseChecks:
             case = Case.model_validate(record, context=self.context)
         except ValidationError as exc:
             self.problems.extend(from_validation_error(exc, Case, record, file, lines, prefix))
+        if case is not None and self.defaults is not None and self.defaults.input and not (case.input is None or isinstance(case.input, dict)):
+            key = prefix + ("input",)
+            self.problems.append(Problem(file, line_of(lines, key) or line, key, f"case {case.id!r}: `defaults.input` has keys to "
+                                         f"merge, but this input is a {type(case.input).__name__}, not a mapping"))
+        if case is not None and self.defaults is not None:
+            self.defaults.apply(case)
         if case is not None and not case.evaluators and not self.has_evaluators:
             self.problems.append(Problem(file, line, prefix, f"case {case.id!r} has no evaluators and the suite defines none"))
         if not raw:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from agenteval.config import StrictModel
 from agenteval.evaluators.base import EvaluatorSpec
+from agenteval.evaluators.transform import Transform, check_expression
 from agenteval.limits import Limits
 from agenteval.endpoints.settings import ModelEndpoint
 from agenteval.targets import RecordedTarget, TargetSpec
@@ -35,6 +36,14 @@ class Case(BaseModel):
     evaluators: list[EvaluatorSpec] | None = None
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    threshold: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="The case passes iff its weighted score is at least this, instead of iff every evaluator passes "
+        "(an evaluator's `error` still makes the case an error).",
+    )
 
     @property
     def has_output(self) -> bool:
@@ -67,6 +76,37 @@ class Case(BaseModel):
         return build
 
 
+class CaseDefaults(StrictModel):
+    """What every case gets unless it says otherwise (promptfoo's `defaultTest`): merged when the
+    case is read, so results, reports and --resume see each case as it ran."""
+
+    input: dict[str, Any] = Field(
+        default_factory=dict, description="Keys added to every case's `input` (a mapping or none); the case's own keys win."
+    )
+    tags: list[str] = Field(default_factory=list, description="Tags every case has, before its own.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Metadata keys every case has; the case's own keys win.")
+    threshold: float | None = Field(
+        None, ge=0, le=1, allow_inf_nan=False, description="The `threshold` of every case that gives none."
+    )
+
+    @property
+    def empty(self) -> bool:
+        return not (self.input or self.tags or self.metadata or self.threshold is not None)
+
+    def apply(self, case: Case) -> Case:
+        """The case with these defaults merged in (in place; applying twice changes nothing)."""
+        values = case.__dict__
+        if self.input and (case.input is None or isinstance(case.input, dict)):
+            values["input"] = {**self.input, **(case.input or {})}
+        if self.tags:
+            values["tags"] = [*self.tags, *(tag for tag in case.tags if tag not in self.tags)]
+        if self.metadata:
+            values["metadata"] = {**self.metadata, **case.metadata}
+        if self.threshold is not None and case.threshold is None:
+            values["threshold"] = self.threshold
+        return case
+
+
 class Suite(StrictModel):
     """An eval suite: where answers come from, how they are scored, and the cases."""
 
@@ -79,8 +119,23 @@ class Suite(StrictModel):
     description: str | None = None
     target: TargetSpec = Field(default_factory=RecordedTarget)
     evaluators: list[EvaluatorSpec] = Field(default_factory=list, description="Run on every case, in order.")
-    cases: str | list[Case] = Field(
-        description="A .jsonl, .json or .yaml file relative to this file, or an inline list."
+    cases: str | list[Case] | list[str] = Field(
+        description="A .jsonl, .json, .yaml, .csv or .tsv file relative to this file, a glob (`cases/*.jsonl`), a list "
+        "of files and globs (read in order, ids unique across them), or an inline list."
+    )
+    transform: Transform | None = Field(
+        None,
+        description="Change the answer before the evaluators see it (each evaluator without its own `transform:`): "
+        "a jinja2 expression over `output`, or `{python: module:function}`. Results keep the answer as it came.",
+    )
+    defaults: CaseDefaults = Field(
+        default_factory=CaseDefaults,
+        description="Merged into every case: `input` keys, `tags`, `metadata` and `threshold` (the case's own values win).",
+    )
+    env_file: str | list[str] | None = Field(
+        None,
+        description="A `.env` file (or several) relative to this file, read when the suite is loaded: each NAME=value "
+        "sets a variable the environment lacks (the process's own and `--env-file` values win).",
     )
     trust_cases: bool = Field(
         False,
@@ -108,6 +163,18 @@ class Suite(StrictModel):
         description="Where results go instead of a JSONL file: sqlite:///runs.db (relative to this file) or "
         "postgresql://USER@HOST/DB. `--store` overrides it, and so does `-o`.",
     )
+
+    @model_validator(mode="after")
+    def _suite_transform(self) -> Suite:
+        """The suite's `transform:` becomes each suite evaluator's own unless it has one (case-level
+        evaluators get it in LoadedSuite.evaluators_for)."""
+        if self.transform is not None:
+            if isinstance(self.transform, str):
+                check_expression(self.transform)
+            for evaluator in self.evaluators:
+                if evaluator.transform is None:
+                    evaluator.transform = self.transform
+        return self
 
     @model_validator(mode="after")
     def _old_trust_name(self) -> Suite:
