@@ -8,8 +8,6 @@ sampled share of a live function's calls (agenteval.monitoring). All are importe
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 TYPE_CHECKING = False  # not `typing`'s: importing typing would cost a judge script milliseconds
 if TYPE_CHECKING:
     from typing import Any
@@ -20,6 +18,7 @@ if TYPE_CHECKING:
     from agenteval.results import CaseResult
     from agenteval.suite.loader import SuiteInvalid
     from agenteval.values import ValueNotPlain, to_plain
+    from agenteval.version import __version__
 
 __all__ = [
     "CaseResult", "CheckContext", "Monitor", "RunError", "SuiteInvalid", "SuiteRun", "ValueNotPlain", "__version__",
@@ -27,6 +26,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "__version__": "agenteval.version",  # its own module, so nothing inside the package imports this one
     "run_suite": "agenteval.api",
     "evaluate": "agenteval.api",
     "aevaluate": "agenteval.api",

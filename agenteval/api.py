@@ -23,12 +23,12 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from agenteval import __version__
+from agenteval.runs import EndpointSettings, RunError, make_runner, open_endpoints
+from agenteval.version import __version__
 
 if TYPE_CHECKING:
     from agenteval.evaluators.base import EvaluatorConfig
@@ -42,21 +42,6 @@ __all__ = ["RESULTS_DIR", "RunError", "SuiteRun", "aevaluate", "evaluate", "eval
 
 RESULTS_DIR = "agenteval-results"  # where output="auto" puts results files
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-class RunError(Exception):
-    """An option or input of the run is invalid (a bad shard, a missing predictions file, a results
-    file another run holds...): nothing ran."""
-
-
-@dataclass(frozen=True, slots=True)
-class EndpointSettings:
-    """How targets and model judges reach their endpoints: the response cache, and repeats."""
-
-    cache: bool = True
-    cache_dir: Path | None = None  # default: .agenteval/cache next to the suite
-    refresh_cache: bool = False
-    repeat: int = 1
 
 
 def run_suite(
@@ -721,23 +706,8 @@ def failed_limits(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return [check for check in summary.get("suite_limits", []) if not check["passed"]]
 
 
-# -- the pieces `run_suite` is made of (also used by Ray workers) ------------------------------
-
-
-def make_runner(
-    loaded: LoadedSuite, run_id: str, processes: Any, answers: Any, only: frozenset[str] | None, endpoints: Any,
-    settings: EndpointSettings,
-) -> Any:
-    from agenteval.runner import Runner
-
-    return Runner(loaded, run_id, processes, answers, only, endpoints=endpoints, repeat=settings.repeat)
-
-
-def open_endpoints(loaded: LoadedSuite, settings: EndpointSettings) -> Any:
-    """The run's HTTP client and response cache. Raises CacheError."""
-    from agenteval.endpoints import open_endpoints as open_
-
-    return open_(loaded, settings.cache_dir, settings.cache, settings.refresh_cache)
+# -- the pieces `run_suite` is made of (make_runner, open_endpoints: agenteval.runs, which Ray
+# workers use too) ------------------------------------------------------------------------------
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agenteval import __version__
+from agenteval.version import __version__
 
 if TYPE_CHECKING:
     from agenteval.results import CaseResult

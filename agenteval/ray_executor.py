@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agenteval.api import EndpointSettings, RunError
 from agenteval.extras import MissingDependency
 from agenteval.results import CaseResult
+from agenteval.runs import EndpointSettings, RunError
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
 from agenteval.targets import Answer
@@ -314,7 +314,7 @@ def _module_from_here(reference: str, base: Path) -> Path | None:
     """The file or package folder of the module of `module:function` when the workers would not
     find it: not next to the suite (shipped with it), not installed, but importable here from
     PYTHONPATH or the current folder."""
-    from agenteval.evaluators.python_function import suite_module_file
+    from agenteval.functions import suite_module_file
 
     module = reference.partition(":")[0]
     if not module or suite_module_file(module, base) is not None:
@@ -425,11 +425,11 @@ def score_batch(
     folder: str = ".",
 ) -> list[CaseResult]:
     """Runs inside a Ray worker, whose working directory holds the suite's folder at `folder`:
-    scores the batch with the runner a local run builds (agenteval.api.make_runner)."""
+    scores the batch with the runner a local run builds (agenteval.runs.make_runner)."""
     runner = _RUNNERS.get(run_id)
     if runner is None:
-        from agenteval.api import make_runner, open_endpoints
         from agenteval.process import Processes
+        from agenteval.runs import make_runner, open_endpoints
 
         loaded = _load_in(folder, definition)
         endpoints = open_endpoints(loaded, settings)

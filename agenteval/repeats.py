@@ -17,7 +17,16 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agenteval.results import CaseResult
+    from typing import Protocol
+
+    class CaseResult(Protocol):
+        """What the repeat statistics read of a case's result (agenteval.results.CaseResult, which
+        sits above this module and keeps a RepeatStats)."""
+
+        case_id: str
+        repetition: int
+        verdict: str
+        score: float
 
 # two-sided 95% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond
 _T95 = (

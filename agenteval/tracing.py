@@ -17,9 +17,9 @@ import os
 from datetime import datetime
 from typing import Any
 
-from agenteval import __version__
 from agenteval.extras import require
 from agenteval.results import CaseResult
+from agenteval.version import __version__
 
 FEATURE = "--otel"
 

@@ -17,7 +17,20 @@ from pydantic import Field
 from agenteval.config import StrictModel
 
 if TYPE_CHECKING:
-    from agenteval.results import CaseResult
+    from collections.abc import Sequence
+    from typing import Protocol
+
+    class _Scored(Protocol):  # one evaluator's result, as far as usage reads it
+        details: dict[str, Any] | None
+
+    class CaseResult(Protocol):
+        """What usage reads of a case's result (agenteval.results.CaseResult, which sits above
+        this module: endpoints and targets write usage records, results sum them)."""
+
+        usage: dict[str, Any] | None
+
+        @property
+        def evaluator_results(self) -> Sequence[_Scored]: ...
 
 
 class Price(StrictModel):

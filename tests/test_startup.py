@@ -66,6 +66,7 @@ def test_loading_a_field_accuracy_suite_imports_that_evaluator_type_only(tmp_pat
     assert evaluators == ["agenteval.evaluators", "agenteval.evaluators.base", "agenteval.evaluators.fields"]
     assert loaded(modules, NOT_FOR_FIELD_ACCURACY) == []
     assert "agenteval.plugins" not in modules  # a suite of built-in types reads no entry points
+    assert "agenteval.evaluators.plugin_registry" not in modules
 
 
 def test_a_field_accuracy_run_imports_no_other_evaluator_family(tmp_path):

@@ -6,7 +6,7 @@ Heavy imports (httpx, jinja2) happen when the first request or template needs th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agenteval.endpoints.cache import CACHE_FILE, DEFAULT_DIR, CacheError, ResponseCache
 from agenteval.endpoints.client import EndpointError, Endpoints, Reply
@@ -18,9 +18,6 @@ from agenteval.endpoints.settings import (
     Transport,
     merged_settings,
 )
-
-if TYPE_CHECKING:
-    from agenteval.suite.loader import LoadedSuite
 
 __all__ = [
     "CacheError", "Connection", "EndpointError", "EndpointRef", "Endpoints", "ModelEndpoint", "Reply",
@@ -37,11 +34,15 @@ def cache_path(suite_dir: Path, cache_dir: Path | None) -> Path:
     return cache_folder(suite_dir, cache_dir) / CACHE_FILE
 
 
-def open_endpoints(loaded: LoadedSuite, cache_dir: Path | None = None, use_cache: bool = True, refresh: bool = False) -> Endpoints:
-    """The run's endpoints. Raises CacheError when an existing cache file is unusable."""
-    suite: Any = loaded.suite
-    cache = ResponseCache(cache_path(loaded.base_dir, cache_dir)) if use_cache else None
-    return Endpoints(cache, refresh, getattr(suite, "models", None), getattr(suite, "prices", None))
+def open_endpoints(
+    suite_dir: Path, models: dict[str, ModelEndpoint] | None, prices: Any, cache_dir: Path | None = None,
+    use_cache: bool = True, refresh: bool = False,
+) -> Endpoints:
+    """The run's endpoints: the suite's `models:` and `prices:`, with the response cache next to the
+    suite (`suite_dir`) or in `cache_dir`. Takes the settings, not the suite, so endpoints stay below
+    the suite loader. Raises CacheError when an existing cache file is unusable."""
+    cache = ResponseCache(cache_path(suite_dir, cache_dir)) if use_cache else None
+    return Endpoints(cache, refresh, models, prices)
 
 
 def endpoint_workers(suite: Any) -> int:

@@ -2,8 +2,8 @@
 
 Each type is named by where its config class lives ("module:Class") and imported when first
 asked for: a run imports, and builds the pydantic models of, only the types its suite uses.
-Entry points (agenteval.evaluators.plugins) are read only for a type that is not built in, and for the
-full registry that `agenteval evaluators` and `agenteval schema suite` list.
+Entry points (agenteval.evaluators.plugin_registry) are read only for a type that is not built
+in, and for the full registry that `agenteval evaluators` and `agenteval schema suite` list.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _built_in(type_name: str) -> type[EvaluatorConfig]:
 @functools.cache
 def plugins() -> dict[str, type[EvaluatorConfig]]:
     """Type name -> config class of every installed plugin: entry points are read here, once."""
-    from agenteval.evaluators.plugins import plugin_types
+    from agenteval.evaluators.plugin_registry import plugin_types
 
     return plugin_types(BUILT_IN)
 

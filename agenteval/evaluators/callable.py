@@ -69,7 +69,7 @@ class CallableEvaluator(EvaluatorConfig):
         return evaluator
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
-        from agenteval.evaluators.python_function import _HELPERS
+        from agenteval.functions import HELPERS as _HELPERS
 
         call = self._call
         if call is None:

@@ -510,8 +510,8 @@ def replace_baseline(base: Path, new: Path) -> None:
     """NEW's results (and its summary, when there is one) replace BASE's, each in one rename."""
     import shutil
 
-    from agenteval.execute import summary_path
     from agenteval.reports.outputs import replacing
+    from agenteval.stores.jsonl import summary_path
 
     pairs = [(new, base)]
     if summary_path(new).exists() and summary_path(new) != summary_path(base):

@@ -155,8 +155,8 @@ def fold_into_file(results: Path, feedback: Feedback) -> int:
     import fcntl
     import tempfile
 
-    from agenteval.execute import summary_path
     from agenteval.results import ResultsFileError, case_from_dict, dump_line
+    from agenteval.stores.jsonl import summary_path
 
     try:
         source = results.open("rb")

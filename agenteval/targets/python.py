@@ -123,7 +123,7 @@ class PythonTarget(StrictModel):
         return Answer(plain, duration_ms=duration_ms, usage=usage)
 
     def _failure(self, kind: str, got: Any) -> str:
-        from agenteval.evaluators.python_function import traceback_tail
+        from agenteval.functions import traceback_tail
 
         if kind == "timeout":
             late = "cancelled" if self._calling and self._calling[0] else "abandoned (it may still be running in the background)"
@@ -152,7 +152,7 @@ class PythonTarget(StrictModel):
             return self._loaded
         with self._lock:
             if self._loaded is None:
-                from agenteval.evaluators.python_function import FunctionImportError, import_function
+                from agenteval.functions import FunctionImportError, import_function
 
                 try:
                     self._loaded = import_function(self.function, run.base_dir)
@@ -174,7 +174,7 @@ class PythonTarget(StrictModel):
         return (value,), {}  # not a mapping: the input whole, as the first argument
 
     def _call_sync(self, function: Callable[..., Any], value: Any) -> tuple[str, Any]:
-        from agenteval.evaluators.python_function import _HELPERS
+        from agenteval.functions import HELPERS as _HELPERS
 
         args, kwargs = self._arguments(value)
         slots = self._slots

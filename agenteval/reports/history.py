@@ -1,0 +1,70 @@
+"""`agenteval history`, shown: the tables and Markdown of runs over time (the trends themselves
+are computed from stored runs by agenteval.stores.history)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenteval.reports.markdown import md, table
+from agenteval.reports.numbers import num, pct, points, signed
+from agenteval.stores.history import trends
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float | None]) -> str:
+    """Scores in [0, 1] as bars on a fixed scale (so two lines compare); a dot where undefined."""
+    return "".join("·" if value is None else BARS[round(min(max(value, 0.0), 1.0) * (len(BARS) - 1))] for value in values)
+
+
+def sections(runs: list[dict[str, Any]]) -> list[tuple[str, list[str], list[list[str]], int]]:
+    """(title, header, rows, first numeric column) of every table, for the terminal and for Markdown."""
+    out = []
+    for suite, figures in trends(runs).items():
+        own = [run for run in runs if run["suite"] == suite]
+        rows, previous = [], None
+        for run in own:
+            change = None if previous is None or run["pass_rate"] is None else run["pass_rate"] - previous
+            previous = run["pass_rate"] if run["pass_rate"] is not None else previous
+            started = (run["started_at"] or "")[:19].replace("T", " ")
+            rows.append([
+                run["run_id"] + (" (interrupted)" if run["interrupted"] else ""), started, str(run["total"]),
+                pct(run["pass_rate"]), points(change), num(run["mean_score"]),
+            ])
+        out.append((f"{suite}: {len(own)} run{'s' if len(own) != 1 else ''}",
+                    ["run", "started (UTC)", "cases", "pass rate", "vs previous", "mean score"], rows, 2))
+        out.append((f"{suite}: mean score by evaluator, oldest to newest", ["evaluator", "type", "trend", "first", "last", "change"], [
+            [name, str(series["type"]), sparkline(series["values"]), num(series["first"]), num(series["last"]), signed(series["change"])]
+            for name, series in figures["evaluators"].items()
+        ], 3))
+        field_rows = [
+            [f"{name}: {path}", sparkline(series["values"]), pct(series["first"]), pct(series["last"]), points(series["change"])]
+            for name, paths in figures["fields"].items() for path, series in paths.items()
+        ]
+        if field_rows:
+            out.append((f"{suite}: field accuracy, oldest to newest", ["field", "trend", "first", "last", "change"], field_rows, 2))
+    return out
+
+
+def history_markdown(runs: list[dict[str, Any]]) -> str:
+    lines = ["## agenteval history", ""]
+    if not runs:
+        return "\n".join(lines + ["No runs.", ""])
+    for title, header, rows, right_from in sections(runs):
+        lines += [f"### {md(title)}", "", *table(header, [[md(cell) for cell in row] for row in rows], right_from), ""]
+    return "\n".join(lines)
+
+
+def render_history(runs: list[dict[str, Any]], console: Any) -> None:
+    from rich.table import Table
+
+    if not runs:
+        console.print("no runs")
+        return
+    for title, header, rows, right_from in sections(runs):
+        grid = Table(title=title, title_justify="left")
+        for index, column in enumerate(header):
+            grid.add_column(column, justify="right" if index >= right_from and column != "trend" else "left")
+        for row in rows:
+            grid.add_row(*row)
+        console.print(grid)
