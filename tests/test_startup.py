@@ -63,7 +63,10 @@ def test_loading_a_field_accuracy_suite_imports_that_evaluator_type_only(tmp_pat
         field_suite(tmp_path),
     )
     evaluators = sorted(m for m in modules if m.startswith("agenteval.evaluators"))
-    assert evaluators == ["agenteval.evaluators", "agenteval.evaluators.base", "agenteval.evaluators.fields"]
+    # base, and the `transform:` key every evaluator has (its engines, jinja2 or a module, load on use)
+    assert evaluators == [
+        "agenteval.evaluators", "agenteval.evaluators.base", "agenteval.evaluators.fields", "agenteval.evaluators.transform",
+    ]
     assert loaded(modules, NOT_FOR_FIELD_ACCURACY) == []
     assert "agenteval.plugins" not in modules  # a suite of built-in types reads no entry points
     assert "agenteval.evaluators.plugin_registry" not in modules
