@@ -7,6 +7,7 @@ line, trailing spaces ignored; in the documented output `<...>` (e.g. `<time>`, 
 stands for any text within one line, and a line `...` for any number of lines. A command's exit
 status is 0 unless its line ends in `# exit N`. A block right after `<!-- doctest: skip: WHY -->`
 is not run (an install command, a server that is not there); WHY must be given.
+tests/test_docs.py checks that every block of commands is a console block or says why it is skipped.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _steps(body: str) -> list[Step]:
         command = line[2:]
         while command.endswith("\\") and index + 1 < len(lines):
             index += 1
-            command = command[:-1] + "\n" + lines[index]
+            command = command + "\n" + lines[index]  # bash reads the backslash-newline as one line
         status = 0
         found = _EXIT.search(command)
         if found:
@@ -99,12 +100,15 @@ def test_the_doc_harness_compares_output_with_placeholders_and_ellipses():
     assert not _matches(["results: <path>", "done"], ["results: a/b.jsonl", "x", "done"])
     assert _matches(["a  ", "b"], ["a", "b   "])
     steps = _steps("$ echo a \\\n  b  # exit 0\na b\n$ false  # exit 1\n")
-    assert [(step.command, step.output, step.status) for step in steps] == [("echo a \n  b", ["a b"], 0), ("false", [], 1)]
+    assert [(step.command, step.output, step.status) for step in steps] == [("echo a \\\n  b", ["a b"], 0), ("false", [], 1)]
+    done = subprocess.run(["bash", "-c", steps[0].command], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "a b\n")  # a continued command runs as one
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.id for block in BLOCKS])
 def test_console_block_runs_as_documented(block: Block, tmp_path: Path):
-    shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("agenteval-results", ".agenteval"))
+    # Response caches come along: examples/qa-llm runs offline from the one committed beside it.
+    shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("agenteval-results"))
     shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
     env = {**os.environ, "CI": "1", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
     for step in block.steps:
