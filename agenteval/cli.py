@@ -318,7 +318,8 @@ def history(
 
 
 import_app = typer.Typer(
-    name="import", help="Turn a promptfoo or AgentV eval config into an agenteval suite.", no_args_is_help=True, rich_markup_mode=None
+    name="import", help="Turn a promptfoo or AgentV eval config into an agenteval suite.", no_args_is_help=True, rich_markup_mode=None,
+    short_help="Turn a promptfoo or AgentV config into a suite.",
 )
 app.add_typer(import_app)
 IMPORT_EXIT = "Exit codes: 0 written and valid (keys not carried over are listed on stderr); 2 unreadable config, or the written suite is invalid."

@@ -68,6 +68,11 @@ class CallableEvaluator(EvaluatorConfig):
         evaluator._call = call
         return evaluator
 
+    @property
+    def shown(self) -> str:
+        """How messages name what was called (as PythonFunction.shown, which `from_answer` uses)."""
+        return self.function
+
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         from agenteval.functions import HELPERS as _HELPERS
 

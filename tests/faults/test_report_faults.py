@@ -278,8 +278,13 @@ def test_html_viewer_cannot_be_steered_by_prototype_keys(tmp_path, browser):
     suite = _suite(tmp_path, [{"id": "c1", "expected": 1, "output": 2}, {"id": "c2", "expected": 1, "output": 2}], (
         "name: e25\nevaluators: [{name: j, type: python, function: \"judges:judge\"}]\ncases: cases.jsonl\n"
     ))
-    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q", "--html", tmp_path / "r.html")
+    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q")
     assert done.returncode == 1, done.stderr
+    # Lines without `expected` (as older runs wrote them, or a file from elsewhere): the viewer then
+    # rebuilds the expected side from the judge's field rows, the path a hostile key could steer.
+    lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps({k: v for k, v in line.items() if k != "expected"}) + "\n" for line in lines))
+    assert run_cli("report", tmp_path / "old.jsonl", "--format", "html", "-o", tmp_path / "r.html").returncode == 1
     page, problems = _open(browser, tmp_path / "r.html")
     try:
         page.click("tr.case[data-index='0']")
