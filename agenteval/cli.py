@@ -314,7 +314,7 @@ def history(
     else:
         from rich.console import Console
 
-        render_history(runs, Console(highlight=False))
+        render_history(runs, Console(highlight=False, width=None if sys.stdout.isatty() else 200))  # piped: ids whole on one line
 
 
 import_app = typer.Typer(

@@ -118,3 +118,19 @@ def test_history_in_a_fresh_folder_says_no_runs_yet_and_exits_0(tmp_path):
     as_json = run_cli("history", "--format", "json", cwd=tmp_path)
     assert as_json.returncode == 0 and json.loads(as_json.stdout) == {"runs": [], "trends": {}}
     assert run_cli("history", "--store", "nope", cwd=tmp_path).returncode == 2  # a folder that was named must exist
+
+
+def test_history_keeps_run_ids_whole_on_one_line_when_piped(tmp_path):
+    suite = write(tmp_path, "s.yaml", json.dumps({
+        "name": "a-suite-with-a-rather-long-name", "evaluators": [{"type": "equals"}],
+        "cases": [{"id": "c", "expected": "x", "output": "x"}],
+    }))
+    assert run_cli("run", suite, "-q", cwd=tmp_path).returncode == 0
+    (run_id,) = {line["run_id"] for line in read_jsonl(next((tmp_path / "agenteval-results").glob("*.jsonl")))}
+    for columns in ("60", "80", "200"):
+        done = subprocess.run(
+            [sys.executable, "-m", "agenteval", "history"], cwd=tmp_path, capture_output=True, text=True,
+            env={**os.environ, "COLUMNS": columns},
+        )
+        assert done.returncode == 0, done.stderr
+        assert run_id in done.stdout, (columns, done.stdout)

@@ -56,15 +56,16 @@ def history_markdown(runs: list[dict[str, Any]]) -> str:
 
 
 def render_history(runs: list[dict[str, Any]], console: Any) -> None:
-    from rich.table import Table
+    from agenteval.reports.terminal import Column, fitted_table
 
     if not runs:
         console.print("no runs")
         return
     for title, header, rows, right_from in sections(runs):
-        grid = Table(title=title, title_justify="left")
-        for index, column in enumerate(header):
-            grid.add_column(column, justify="right" if index >= right_from and column != "trend" else "left")
-        for row in rows:
-            grid.add_row(*row)
-        console.print(grid)
+        # run ids, evaluator names and field paths stay whole (`compare RUN_ID` needs them); numbers
+        # keep their width; the start time and the sparkline wrap when space runs out
+        columns = [
+            Column(name, "num" if index >= right_from and name != "trend" else "text" if name in ("started (UTC)", "trend") else "id")
+            for index, name in enumerate(header)
+        ]
+        console.print(fitted_table(console, title, columns, rows))
