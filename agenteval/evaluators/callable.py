@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
-from agenteval.evaluators.python_function import DEFAULT_TIMEOUT, PythonFunction, traceback_tail
+from agenteval.evaluators.python_function import DEFAULT_TIMEOUT, PythonFunction, call_problem
 from agenteval.evaluators.scales import Scale
 
 
@@ -80,16 +80,10 @@ class CallableEvaluator(EvaluatorConfig):
         if call is None:
             return self.error_result(f"{self.function}: the callable did not come with this evaluator (Python API only)")
         outcome = _HELPERS.call(_called, (call, self._context(ctx)), self.timeout)
-        if outcome is None:
-            return self.error_result(
-                f"{self.function} took longer than its timeout of {self.timeout:g} s; the call was abandoned "
-                "(it may still be running in the background)"
-            )
-        answer, failure = outcome
-        if failure is not None:
-            if isinstance(failure, SystemExit):
-                return self.error_result(f"{self.function} called sys.exit({failure.code!r})\n{traceback_tail(failure)}")
-            return self.error_result(f"{self.function} raised {type(failure).__name__}: {failure}\n{traceback_tail(failure)}")
+        problem = call_problem(self.function, self.timeout, outcome)
+        if problem is not None:
+            return self.error_result(problem)
+        answer = outcome[0]  # type: ignore[index] - call_problem said the call returned
         if isinstance(answer, EvaluatorResult):  # held to run_evaluator's full check, under this evaluator's name
             return dataclasses.replace(answer, name=self.label, type=self.type)
         from agenteval.values import ValueNotPlain, plain_and_exact

@@ -45,6 +45,18 @@ from agenteval.functions import suite_module_file as suite_module_file  # kept i
 DEFAULT_TIMEOUT = 60.0  # seconds one call may take
 
 
+def call_problem(shown: str, timeout: float, outcome: tuple[Any, BaseException | None] | None) -> str | None:
+    """Why a helper-thread call of user code gave no answer (timed out, raised, called sys.exit), or None."""
+    if outcome is None:
+        return f"{shown} took longer than its timeout of {timeout:g} s; the call was abandoned (it may still be running in the background)"
+    failure = outcome[1]
+    if failure is None:
+        return None
+    if isinstance(failure, SystemExit):
+        return f"{shown} called sys.exit({failure.code!r})\n{traceback_tail(failure)}"
+    return f"{shown} raised {type(failure).__name__}: {failure}\n{traceback_tail(failure)}"
+
+
 class PythonFunction(EvaluatorConfig):
     """Calls a Python function in-process with the payload a code_judge receives. Default verdict: as for code_judge."""
 
@@ -106,16 +118,10 @@ class PythonFunction(EvaluatorConfig):
         # A JSON round trip gives the function exactly a code_judge's payload, and a copy it may mutate.
         payload = orjson.loads(judge_payload(ctx, self.judge_config))
         call = _HELPERS.call(self._call, (payload, ctx.base_dir), self.timeout)
-        if call is None:
-            return self.error_result(
-                f"{self.shown} took longer than its timeout of {self.timeout:g} s; the call was abandoned "
-                "(it may still be running in the background)"
-            )
-        answer, failure = call
-        if failure is not None:
-            if isinstance(failure, SystemExit):
-                return self.error_result(f"{self.shown} called sys.exit({failure.code!r})\n{traceback_tail(failure)}")
-            return self.error_result(f"{self.shown} raised {type(failure).__name__}: {failure}\n{traceback_tail(failure)}")
+        problem = call_problem(self.shown, self.timeout, call)
+        if problem is not None:
+            return self.error_result(problem)
+        answer = call[0]  # type: ignore[index] - call_problem said the call returned
         if isinstance(answer, _ImportFailed):
             return self.error_result(answer.message)
         return self.from_answer(answer)
