@@ -18,7 +18,7 @@ import orjson
 from agenteval.evaluators.base import EvaluatorResult
 from agenteval.repeats import RepeatStats
 from agenteval.usage import UsageStats
-from agenteval.metrics import macro_f1, metrics_row, ratio
+from agenteval.metrics import ExactSum, macro_f1, metrics_row, ratio
 
 CaseVerdict = Literal["pass", "fail", "error"]
 DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -365,7 +365,7 @@ _FLOAT_MAX = 1.7976931348623157e308
 class _EvaluatorStats:
     type: str
     count: int = 0
-    score_sum: float = 0.0
+    score_sum: ExactSum = field(default_factory=ExactSum)  # exact: a mean must not depend on the order cases finish in
     duration_sum: float = 0.0
     verdicts: Counter[str] = field(default_factory=Counter)
     criterion: dict[str, str] | None = None
@@ -376,7 +376,7 @@ class _FieldStats:
     scored: int = 0
     hits: int = 0
     skipped: int = 0
-    score_sum: float = 0.0
+    score_sum: ExactSum = field(default_factory=ExactSum)
 
 
 class Summary:
@@ -387,7 +387,7 @@ class Summary:
         self.verdicts: Counter[str] = Counter()
         self.usage = UsageStats()  # latency percentiles, tokens, cost (agenteval.usage)
         self.repeats = RepeatStats(repeat)  # --repeat statistics (agenteval.repeats)
-        self.score_sum = 0.0
+        self.score_sum = ExactSum()  # exact: the mean must not depend on the order cases finish in
         self.duration_sum = 0.0
         self.evaluators: dict[str, _EvaluatorStats] = {}
         self.fields: dict[str, dict[str, _FieldStats]] = {}

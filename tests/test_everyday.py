@@ -134,3 +134,28 @@ def test_history_keeps_run_ids_whole_on_one_line_when_piped(tmp_path):
         )
         assert done.returncode == 0, done.stderr
         assert run_id in done.stdout, (columns, done.stdout)
+
+
+def test_a_mean_score_does_not_depend_on_the_order_cases_finish_in():
+    """With several workers results arrive in any order; 1.0, 1/3, 2/3, 0.75 summed as floats give
+    0.6875 in some orders and 0.68749999 (printed 0.687) in others."""
+    import itertools
+
+    from agenteval.metrics import ExactSum, ratio
+
+    scores = [1.0, 1 / 3, 2 / 3, 0.75]
+    naive = set()
+    for order in itertools.permutations(scores):
+        running = 0.0
+        for score in order:
+            running += score  # a plain float sum, as the summary kept it (not Python 3.12's compensated sum())
+        naive.add(running / 4)
+    assert naive == {0.6875, 0.6874999999999999}  # the float sum does depend on the order
+    means = set()
+    for order in itertools.permutations(scores):
+        total = ExactSum()
+        for score in order:
+            total += score
+        means.add(ratio(total, 4))
+    assert means == {0.6875}
+    assert ratio(ExactSum(), 0) is None
