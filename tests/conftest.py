@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import os
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,23 @@ MEASURE = [sys.executable, "-c", (
     "code = os.waitstatus_to_exitcode(status)\n"
     "sys.exit(code if code >= 0 else 128 - code)\n"
 )]
+
+
+def stop_processes_of(ray_tmp: Path) -> None:
+    """Stop a Ray head node started for a test: every process whose command line names its (unique)
+    temp folder, SIGTERM then SIGKILL, and remove the folder."""
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    for attempt in range(2):
+        found = subprocess.run(["pgrep", "-f", str(ray_tmp)], capture_output=True, text=True).stdout.split()
+        for pid in found:
+            try:
+                os.kill(int(pid), signal.SIGTERM if attempt == 0 else signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if found:
+            time.sleep(1)
+    shutil.rmtree(ray_tmp, ignore_errors=True)

@@ -11,13 +11,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, read_jsonl, write
+from conftest import EXAMPLES, read_jsonl, stop_processes_of, write
 
 ray = pytest.importorskip("ray", reason="Ray is in the dev extra; install it with pip install -e '.[dev]'")
 
@@ -48,24 +47,7 @@ def cluster(tmp_path_factory):
         assert head.returncode == 0, head.stderr[-2000:]
         yield f"127.0.0.1:{port}", env
     finally:
-        _stop_processes_of(ray_tmp)
-
-
-def _stop_processes_of(ray_tmp: Path) -> None:
-    """The head node's processes: every process whose command line names its (unique) temp folder."""
-    import shutil
-    import signal
-
-    for attempt in range(2):
-        found = subprocess.run(["pgrep", "-f", str(ray_tmp)], capture_output=True, text=True).stdout.split()
-        for pid in found:
-            try:
-                os.kill(int(pid), signal.SIGTERM if attempt == 0 else signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if found:
-            time.sleep(1)
-    shutil.rmtree(ray_tmp, ignore_errors=True)
+        stop_processes_of(ray_tmp)
 
 
 def _command(*args):

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from conftest import read_jsonl, run_cli, write
+from conftest import read_jsonl, run_cli, stop_processes_of, write
 from fault_suites import assert_no_traceback
 from test_postgres_store import postgres_server  # noqa: F401  (the throwaway server, a session fixture)
 from test_stores import rows
@@ -402,20 +402,4 @@ def test_a_ray_cluster_that_asks_for_a_token_is_named_in_one_line_and_a_token_le
         assert let_in.returncode == 0, let_in.stderr[-2000:]
         assert sorted(row["case_id"] for row in read_jsonl(tmp_path / "r.jsonl")) == ["c0", "c1", "c2"]
     finally:
-        _stop_processes_of(ray_tmp)
-
-
-def _stop_processes_of(ray_tmp: Path) -> None:
-    """The head node's processes: every process whose command line names its (unique) temp folder."""
-    import shutil
-    import signal
-
-    for attempt in range(2):
-        found = subprocess.run(["pgrep", "-f", str(ray_tmp)], capture_output=True, text=True).stdout.split()
-        for pid in found:
-            try:
-                os.kill(int(pid), signal.SIGTERM if attempt == 0 else signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(2)
-    shutil.rmtree(ray_tmp, ignore_errors=True)
+        stop_processes_of(ray_tmp)
