@@ -68,6 +68,10 @@ def run_suite(
     task: Callable[..., Any] | None = None,
     max_concurrency: int | None = None,
     task_timeout: float | None = None,
+    targets: Iterable[str] = (),
+    prompts: Iterable[str] = (),
+    overrides: Iterable[str] = (),
+    min_pass_rate: float | None = None,
 ) -> SuiteRun:
     """Validate a suite and prepare its run; iterate the returned `SuiteRun` to run the cases.
 
@@ -87,6 +91,10 @@ def run_suite(
     target: at most `max_concurrency` calls at once (default 8), each within `task_timeout`
     seconds (default 60). A suite given as data may hold Python objects: evaluators that are
     callables (see `evaluate`) and cases whose values are the pipeline's own types.
+
+    A suite with `targets:` and `prompts:` runs every case in each (target, prompt) cell; `targets`
+    and `prompts` choose cells by name (`--target`, `--prompt`), `overrides` are `--set KEY=VALUE`
+    changes to the suite, and `min_pass_rate` is the gate each cell must pass (`--min-pass-rate`).
     """
     from agenteval.results import Summary
     from agenteval.runner import Predictions, PredictionsError
@@ -108,15 +116,28 @@ def run_suite(
     if task is None and (max_concurrency is not None or task_timeout is not None):
         raise RunError("max_concurrency= and task_timeout= go with task= (a suite's python target sets its own)")
     selection = Selection(filters, tags, shard)
+    targets, prompts, overrides = tuple(targets), tuple(prompts), tuple(overrides)
+    if min_pass_rate is not None and not 0 <= min_pass_rate <= 1:
+        raise RunError(f"--min-pass-rate must be between 0 and 1, got {min_pass_rate}")
     originals: dict[str, Any] | None = None
     exact: dict[str, tuple[Any, Any]] | None = None
     if isinstance(suite, Mapping):
         suite, originals, exact = _python_values(suite)
         if executor == "ray" and _holds_python_objects(suite):
             raise RunError("evaluators given as Python objects run in this process: they go with executor='local'")
+        if overrides:
+            from agenteval.suite.overrides import OverrideError, apply_overrides
+
+            try:
+                suite = apply_overrides(dict(suite), overrides)
+            except OverrideError as exc:
+                raise RunError(str(exc)) from None
+            overrides = ()  # applied: Ray workers are sent the suite as data
         loaded = load_suite_data(suite, Path(base_dir or Path.cwd()).resolve(), selection)
     else:
-        loaded = load_suite(Path(suite), selection)
+        loaded = load_suite(Path(suite), selection, overrides)
+    if task is not None and loaded.suite.targets is not None:
+        raise RunError("task= answers in place of the suite's target: give a suite with one `target:`, not `targets:`")
     if task is not None:
         from agenteval.targets.python import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, PythonTarget
 
@@ -128,6 +149,12 @@ def run_suite(
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from None
     _hand_originals(loaded, originals)
+    from agenteval.suite.matrix import CellChoiceError
+
+    try:
+        loaded.choose_cells(targets, prompts)
+    except CellChoiceError as exc:
+        raise RunError(str(exc)) from None
     if executor == "ray":
         from agenteval.ray_executor import plan_shipment
 
@@ -151,12 +178,14 @@ def run_suite(
             raise RunError(str(exc)) from None
 
     run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
-    summary = Summary(repeat)
+    cells = loaded.cells
+    summary = Summary(repeat, [] if _single_cell(cells) else [cell.names for cell in cells])
+    summary.min_pass_rate = min_pass_rate
     try:
         destination = _destination(loaded, output, store, resume, run_id, overwrite)
         if resume and destination is None:
             raise RunError("--resume continues a run in a results file or a store: give output= or store=")
-        done: set[str] = set()
+        done: dict[str, set[tuple[str | None, str | None]]] = {}
         if destination is not None:
             run_id, done = _start(destination, loaded, run_id, resume, summary)
     except BaseException:
@@ -166,11 +195,18 @@ def run_suite(
     settings = EndpointSettings(cache, None if cache_dir is None else Path(cache_dir), refresh_cache, repeat)
     source = {key: value for key, value in suite.items() if key != "cases"} if isinstance(suite, Mapping) else loaded.path
     run = SuiteRun(
-        loaded, source, run_id, destination, summary, done, selected_count, skipped, answers, only,
+        loaded, source, run_id, destination, summary, done, selected_count * len(cells), skipped, answers, only,
         workers or auto_workers(loaded), settings, executor, ray_address, batch_size,
     )
     run._exact_cases = exact
+    run._overrides = overrides
+    run._min_pass_rate = min_pass_rate
     return run
+
+
+def _single_cell(cells: list[Any]) -> bool:
+    """A run of the one unnamed target without prompts: result lines and summaries name no cell."""
+    return len(cells) == 1 and cells[0].names == (None, None)
 
 
 def evaluate(
@@ -371,7 +407,7 @@ class SuiteRun:
         run_id: str,
         destination: Store | None,
         summary: Summary,
-        done: set[str],
+        done: dict[str, set[tuple[str | None, str | None]]],
         selected_count: int,
         skipped: list[str],
         answers: Any,
@@ -388,9 +424,11 @@ class SuiteRun:
         self._source = source  # what Ray workers load the suite's definition from
         self.run_id = run_id
         self.store = destination
-        self.selected_count = selected_count
-        selected = loaded.selected
-        self.resumed_count = len(done) if selected is None else len(selected & done)
+        self.selected_count = selected_count  # cases x cells
+        selected, chosen = loaded.selected, {cell.names for cell in loaded.cells}
+        self.resumed_count = sum(
+            len(cells & chosen) for case_id, cells in done.items() if selected is None or case_id in selected
+        )
         self.skipped_evaluators = skipped
         self.workers = workers
         self.interrupted = False
@@ -411,6 +449,8 @@ class SuiteRun:
         self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self._exact_cases: dict[str, tuple[Any, Any]] | None = None  # case id -> (input, output) holding Decimal digits
         self._target_exact: dict[tuple[str, int], Any] | None = None  # a python target's answers holding Decimal digits
+        self._overrides: tuple[str, ...] = ()  # --set: Ray workers apply them to the suite file too
+        self._min_pass_rate: float | None = None
 
     @property
     def warnings(self) -> list[Problem]:
@@ -564,13 +604,14 @@ class SuiteRun:
             self._endpoints = open_endpoints(self.loaded, self._settings)
         except CacheError as exc:
             raise RunError(str(exc)) from None
-        cases = (case for case in self.loaded.iter_cases() if case.id not in self._done)  # the selected ones
+        done, chosen = self._done, {cell.names for cell in self.loaded.cells}
+        cases = (case for case in self.loaded.iter_cases() if not chosen <= done.get(case.id, set()))  # the selected ones
         executor, address, batch_size = self._executor
         if executor == "ray":
             from agenteval.ray_executor import RayOptions, run_on_ray
 
-            options = RayOptions(address, batch_size, self.workers, self._settings)
-            return run_on_ray(self._source, self.loaded, cases, self.run_id, options, self._answers, self._only)
+            options = RayOptions(address, batch_size, self.workers, self._settings, self._overrides)
+            return run_on_ray(self._source, self.loaded, cases, self.run_id, options, self._answers, self._only, done)
         target = self.loaded.suite.target
         if target.type == "python" and self._answers is None and self._settings.repeat == 1:
             from agenteval.targets.base import TargetRun
@@ -581,6 +622,7 @@ class SuiteRun:
                 runner = make_runner(self.loaded, self.run_id, self._processes, prefetch, self._only, self._endpoints, self._settings)
                 return runner.run(prefetch.cases(), self.workers if _scoring_waits(self.loaded) else 1)
         runner = make_runner(self.loaded, self.run_id, self._processes, self._answers, self._only, self._endpoints, self._settings)
+        runner.done = done
         return runner.run(cases, self.workers)
 
     @property
@@ -596,11 +638,16 @@ class SuiteRun:
         return self._report
 
     def exit_code(self, min_pass_rate: float | None = None) -> int:
-        """`agenteval run`'s exit code for this run: 0 passed, 1 failed, 3 errored, 130 interrupted."""
+        """`agenteval run`'s exit code for this run: 0 passed, 1 failed, 3 errored, 130 interrupted.
+        In a matrix run each cell must pass the gate (`min_pass_rate`, default the run's own)."""
         report = self.summary
         if self.interrupted:
             return EXIT_INTERRUPTED
-        code = exit_code(report["counts"]["total"], report["counts"]["passed"], report["counts"]["errored"], min_pass_rate)
+        if min_pass_rate is None:
+            min_pass_rate = self._min_pass_rate
+        parts = [cell["counts"] for cell in report["cells"]] if report.get("cells") else [report["counts"]]
+        codes = {exit_code(counts["total"], counts["passed"], counts["errored"], min_pass_rate) for counts in parts}
+        code = EXIT_ERRORED if EXIT_ERRORED in codes else EXIT_FAILED if EXIT_FAILED in codes else EXIT_OK
         return EXIT_FAILED if failed_limits(report) and code == EXIT_OK else code
 
     def close(self) -> None:
@@ -769,7 +816,9 @@ def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run
     return None
 
 
-def _start(store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary: Summary) -> tuple[str, set[str]]:
+def _start(
+    store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary: Summary
+) -> tuple[str, dict[str, set[tuple[str | None, str | None]]]]:
     """Record the run in the store, or with `resume` continue the newest run there: its saved cases
     are counted into `summary` and skipped."""
     from agenteval.stores import RunStart
@@ -777,9 +826,9 @@ def _start(store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary
     config = redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
     try:
         run_id = store.open_run(RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config), resume)
-        done: set[str] = set()
+        done: dict[str, set[tuple[str | None, str | None]]] = {}
         for result in store.read_run(run_id) if resume else ():
-            done.add(result.case_id)
+            done.setdefault(result.case_id, set()).add((result.target, result.prompt))
             summary.add(result)
     except BaseException:
         store.close()
@@ -827,9 +876,10 @@ def auto_workers(loaded: LoadedSuite) -> int:
     """In-process scoring runs fastest inline; commands and judges wait on processes, so overlap them."""
     from agenteval.endpoints import endpoint_workers
 
-    waits = loaded.suite.target.type == "command" or any(e.type == "code_judge" for e in loaded.suite.evaluators)
-    if loaded.suite.target.type == "python":  # a function's calls overlap up to its max_concurrency
-        return max(loaded.suite.target.max_concurrency, endpoint_workers(loaded.suite))  # type: ignore[union-attr]
+    specs = [cell.spec for cell in loaded.cells]
+    waits = any(spec.type == "command" for spec in specs) or any(e.type == "code_judge" for e in loaded.suite.evaluators)
+    if any(spec.type == "python" for spec in specs):  # a function's calls overlap up to its max_concurrency
+        return max(*(spec.max_concurrency for spec in specs if spec.type == "python"), endpoint_workers(loaded.suite))
     return max(min(8, (os.cpu_count() or 2) * 2) if waits else 1, endpoint_workers(loaded.suite))
 
 

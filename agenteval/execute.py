@@ -55,6 +55,9 @@ class RunOptions:
     otel: bool = False  # --otel: a span per case and per evaluator (agenteval.tracing)
     env_files: list[Path] = field(default_factory=list)  # --env-file: NAME=value files (agenteval.suite.env_files)
     env_override: bool = False  # --env-override: their values replace the process's own
+    targets: list[str] = field(default_factory=list)  # --target, --prompt: the cells to run
+    prompts: list[str] = field(default_factory=list)
+    overrides: list[str] = field(default_factory=list)  # --set KEY=VALUE
 
 
 def _human_console(to_stderr: bool) -> Any:
@@ -111,6 +114,7 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
             filters=options.filters, tags=options.tags, shard=options.shard, resume=options.resume, overwrite=options.overwrite, repeat=options.repeat,
             cache=not options.no_cache, cache_dir=options.cache_dir, refresh_cache=options.refresh_cache,
             executor=options.executor, ray_address=options.ray_address, batch_size=options.batch_size,  # type: ignore[arg-type]
+            targets=options.targets, prompts=options.prompts, overrides=options.overrides, min_pass_rate=options.min_pass_rate,
         )
     except SuiteInvalid as invalid:
         _print_lines(problem.render() for problem in invalid.problems)
@@ -239,6 +243,9 @@ def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
                 f"`agenteval run {options.suite} -o {run.results_file} --resume` continues"
             ])
         return EXIT_INTERRUPTED
+    failing = [cell for cell in report.get("cells", ()) if not cell["gate"]["passed"]]
+    if failing:  # say which cells fail the gate
+        _print_lines(f"cell {cell['label']} did not pass: {cell['gate']['reason']}" for cell in failing)
     unmet = failed_limits(report)
     if unmet:
         from agenteval.evaluators.budgets import describe_limit

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,7 @@ class RayOptions:
     batch_size: int = 64
     workers: int = 1  # cases in parallel inside each task (for targets and judges that wait)
     endpoints: EndpointSettings = EndpointSettings()  # cache and --repeat, as the local run has them
+    overrides: tuple[str, ...] = ()  # --set: applied to the suite file on each worker as on the driver
 
 
 def run_on_ray(
@@ -162,11 +163,13 @@ def run_on_ray(
     options: RayOptions,
     answers: Any = None,
     only: frozenset[str] | None = None,
+    done: dict[str, set[tuple[str | None, str | None]]] | None = None,
 ) -> Iterator[CaseResult]:
     """Yield every case's result as its batch completes. `source` is the suite file, or the suite
     as data; the folder it is in, with every folder the suite names outside it, is shipped as each
     worker's working directory (`plan_shipment`). `answers` (from --predictions) is read here on the
-    driver and travels with each batch, so the file need not exist on the cluster."""
+    driver and travels with each batch, so the file need not exist on the cluster. Each case runs in the run's chosen cells, except those
+    `done` (--resume) says it ran in."""
     local = options.address is None
     ray = require_ray(local=local)
     started_here = not ray.is_initialized()
@@ -185,14 +188,16 @@ def run_on_ray(
     definition = source.name if isinstance(source, Path) else source
     settings = _worker_settings(options.endpoints, base_dir, local)
     pending: list[Any] = []
+    cells = [cell.names for cell in loaded.cells]
+    chosen = (cells, options.overrides)
     try:
-        batches = _batches(cases, options.batch_size, answers)
+        batches = _batches(cases, options.batch_size, answers, cells, done or {})
         while True:
             while len(pending) < capacity:
                 batch = next(batches, None)
                 if batch is None:
                     break
-                pending.append(score.remote(definition, run_id, batch, only, options.workers, settings, folder))
+                pending.append(score.remote(definition, run_id, batch, only, options.workers, settings, folder, chosen))
             if not pending:
                 return
             done, pending = ray.wait(pending, num_returns=1)
@@ -213,18 +218,24 @@ class Shipment:
     """What a run sends to its workers as Ray's runtime_env: `root` as the working directory, with
     the suite's folder at `folder` inside it and everything that is neither on the way to nor inside
     a shipped folder left out (`excludes`); modules the suite imports from this machine's own
-    folders (PYTHONPATH, the current folder) as `py_modules`."""
+    folders (PYTHONPATH, the current folder) as `py_modules`; the variables that env files (the
+    suite's `env_file:`, `--env-file`) name, with this process's values, as `env_vars`. Their
+    values are secrets: they are kept out of the repr, so no message or log line made from a
+    Shipment shows one."""
 
     root: Path
     folder: str = "."
     excludes: tuple[str, ...] = ()
     py_modules: tuple[str, ...] = ()
+    env_vars: dict[str, str] = field(default_factory=dict, repr=False)
 
     def runtime_env(self, local: bool) -> dict[str, Any]:
         excludes = WORKING_DIR_EXCLUDES + (LOCAL_EXCLUDES if local else []) + list(self.excludes)
         env: dict[str, Any] = {"working_dir": str(self.root), "excludes": excludes}
         if self.py_modules:
             env["py_modules"] = list(self.py_modules)
+        if self.env_vars:
+            env["env_vars"] = dict(self.env_vars)
         return env
 
 
@@ -232,8 +243,11 @@ def plan_shipment(loaded: LoadedSuite, cluster: bool) -> Shipment:
     """What the workers need of this machine's files, from what the suite names: the suite's folder;
     for each file a command (the target's, a code_judge's...) names by a relative path outside it,
     that file's folder (only the file when its folder holds the suite's own); for each `function:`
-    module found neither next to the suite nor installed but on PYTHONPATH or in the current folder,
-    that module. They travel as one working directory, their common ancestor, holding only them.
+    module (a python evaluator's or target's, a `transform: {python: ...}`'s) found neither next to
+    the suite nor installed but on PYTHONPATH or in the current folder, that module; each `env_file:`
+    outside the suite's folder (the workers load the suite, which reads it). They travel as one
+    working directory, their common ancestor, holding only them. The variables env files name go
+    as `env_vars` (`_env_vars`): a cluster's workers do not have this process's environment.
 
     A command's absolute path to a file cannot be shipped (the command names this machine's copy):
     fine on a local instance, a RunError naming it for a cluster (`cluster`). Called before anything
@@ -261,20 +275,54 @@ def plan_shipment(loaded: LoadedSuite, cluster: bool) -> Shipment:
             module = _module_from_here(value, base)
             if module is not None and str(module) not in modules:
                 modules.append(str(module))
+    env_files = _env_files(loaded)
+    needed += [path for path in env_files if not _inside(path, base) and path.is_file()]
     root = Path(os.path.commonpath([str(path) for path in needed]))
     folder = base.relative_to(root).as_posix() or "."
-    return Shipment(root, folder, tuple(_excludes(root, needed)), tuple(modules))
+    return Shipment(root, folder, tuple(_excludes(root, needed)), tuple(modules), _env_vars(env_files))
+
+
+def _env_files(loaded: LoadedSuite) -> list[Path]:
+    """The suite's `env_file:` files, absolute."""
+    names = loaded.suite.env_file
+    if names is None:
+        return []
+    base = _absolute(loaded.base_dir)
+    return [_absolute(base / name) for name in ([names] if isinstance(names, str) else names)]
+
+
+def _env_vars(suite_env_files: list[Path]) -> dict[str, str]:
+    """NAME -> this process's value for each variable an env file names: the suite's (read here
+    for their names) and every file this process applied (`--env-file`; see
+    agenteval.suite.env_files.NAMES_READ). The process's value is the one the driver's run uses:
+    its own environment's when it had the variable, else the file's. Names only; never logged."""
+    from agenteval.suite import env_files
+
+    names: dict[str, None] = dict.fromkeys(getattr(env_files, "NAMES_READ", ()))
+    for path in suite_env_files:
+        try:
+            names.update(dict.fromkeys(env_files.read_env_file(path)))
+        except env_files.EnvFileError:
+            continue  # the loader reported it already; the worker's load reports it again
+    return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def _references(loaded: LoadedSuite) -> Iterator[tuple[str, str, Any]]:
-    """(owner, key, value) of every `command` and `function` the suite's target and evaluators give,
-    composites' children and tool-call checks included; case-level evaluators' too when the cases
-    have any (a pass over the cases, only then)."""
+    """(owner, key, value) of every `command` and `function` the suite's targets and evaluators give,
+    composites' children and tool-call checks included, and of every `transform: {python:
+    module:function}` (as a `function`), the suite's own too; case-level evaluators' too when the
+    cases have any (a pass over the cases, only then)."""
     from pydantic import BaseModel
 
     from agenteval.evaluators import EvaluatorConfig
+    from agenteval.evaluators.transform import PythonTransform
 
     roots: list[tuple[Any, str]] = [(loaded.suite.target, f"the {loaded.suite.target.type} target")]
+    named_targets = getattr(loaded.suite, "targets", None)  # a suite comparing models names several
+    if isinstance(named_targets, dict):
+        roots += [(target, f"target {name!r}") for name, target in named_targets.items()]
+    if loaded.suite.transform is not None:
+        roots.append((loaded.suite.transform, "the suite's transform"))
     roots += [(evaluator, f"evaluator {evaluator.label!r}") for evaluator in loaded.suite.evaluators]
     cases = loaded.iter_cases() if loaded.case_evaluators else ()
     for case in cases:
@@ -282,7 +330,9 @@ def _references(loaded: LoadedSuite) -> Iterator[tuple[str, str, Any]]:
     stack = list(reversed(roots))
     while stack:
         value, owner = stack.pop()
-        if isinstance(value, BaseModel):
+        if isinstance(value, PythonTransform):
+            yield owner, "function", value.python
+        elif isinstance(value, BaseModel):
             for name in type(value).model_fields:
                 item = getattr(value, name, None)
                 if name in ("command", "function"):
@@ -390,10 +440,19 @@ def _worker_settings(settings: EndpointSettings, base_dir: Path, local: bool) ->
     return replace(settings, cache_dir=cache_folder(base_dir, settings.cache_dir).resolve())
 
 
-def _batches(cases: Iterable[Case], size: int, answers: Any) -> Iterator[list[tuple[Case, Answer | None]]]:
-    batch: list[tuple[Case, Answer | None]] = []
+_Names = tuple[str | None, str | None]
+_BatchItem = tuple[Case, dict[_Names, Answer] | None, frozenset[_Names]]
+
+
+def _batches(
+    cases: Iterable[Case], size: int, answers: Any, cells: list[_Names], done: dict[str, set[_Names]]
+) -> Iterator[list[_BatchItem]]:
+    """Batches of (case, its --predictions answers by cell or None, the cells it already ran in)."""
+    batch: list[_BatchItem] = []
     for case in cases:
-        batch.append((case, None if answers is None else answers.answer(case.id)))
+        ran = frozenset(done.get(case.id, ()))
+        given = None if answers is None else {names: answers.answer(case.id, *names) for names in cells if names not in ran}
+        batch.append((case, given, ran))
         if len(batch) >= size:
             yield batch
             batch = []
@@ -404,11 +463,13 @@ def _batches(cases: Iterable[Case], size: int, answers: Any) -> Iterator[list[tu
 class _BatchAnswers:
     """The answers that came with a batch, in the shape the runner asks `--predictions` for."""
 
-    def __init__(self, batch: list[tuple[Case, Answer | None]]) -> None:
-        self._answers = {case.id: answer for case, answer in batch if answer is not None}
+    def __init__(self, batch: list[_BatchItem]) -> None:
+        self._answers = {
+            (case.id, names): answer for case, given, _ in batch for names, answer in (given or {}).items()
+        }
 
-    def answer(self, case_id: str) -> Answer:
-        return self._answers[case_id]
+    def answer(self, case_id: str, target: str | None = None, prompt: str | None = None) -> Answer:
+        return self._answers[case_id, (target, prompt)]
 
 
 # One runner per Ray worker process and run: built on the first batch, reused for the rest.
@@ -418,11 +479,12 @@ _RUNNERS: dict[str, Any] = {}
 def score_batch(
     definition: str | dict[str, Any],
     run_id: str,
-    batch: list[tuple[Case, Answer | None]],
+    batch: list[_BatchItem],
     only: frozenset[str] | None,
     workers: int,
     settings: EndpointSettings,
     folder: str = ".",
+    chosen: tuple[list[_Names], tuple[str, ...]] = ([(None, None)], ()),
 ) -> list[CaseResult]:
     """Runs inside a Ray worker, whose working directory holds the suite's folder at `folder`:
     scores the batch with the runner a local run builds (agenteval.runs.make_runner)."""
@@ -431,17 +493,20 @@ def score_batch(
         from agenteval.process import Processes
         from agenteval.runs import make_runner, open_endpoints
 
-        loaded = _load_in(folder, definition)
+        cells, overrides = chosen
+        loaded = _load_in(folder, definition, overrides)
+        loaded.keep_cells(cells)
         endpoints = open_endpoints(loaded, settings)
         runner = _RUNNERS[run_id] = make_runner(loaded, run_id, Processes(), None, only, endpoints, settings)
-    runner.predictions = _BatchAnswers(batch) if any(answer is not None for _, answer in batch) else None
+    runner.predictions = _BatchAnswers(batch) if any(given is not None for _, given, _ in batch) else None
+    runner.done = {case.id: set(ran) for case, _, ran in batch if ran}
     try:
-        return list(runner.score((case for case, _ in batch), workers))
+        return list(runner.score((case for case, _, _ in batch), workers))
     finally:
         runner.endpoints.close_cache()  # the worker's writes folded into the cache file (agenteval.endpoints)
 
 
-def _load_in(folder: str, definition: str | dict[str, Any]) -> LoadedSuite:
+def _load_in(folder: str, definition: str | dict[str, Any], overrides: tuple[str, ...] = ()) -> LoadedSuite:
     """The suite's definition, loaded from the suite's folder: a suite file's name and a suite as
     data's files are relative to it. The working directory is the worker's again afterwards (the
     run itself uses the loaded suite's absolute folder)."""
@@ -450,6 +515,6 @@ def _load_in(folder: str, definition: str | dict[str, Any]) -> LoadedSuite:
     here = Path.cwd()
     os.chdir(here / folder)
     try:
-        return load_definition(Path(definition).resolve() if isinstance(definition, str) else definition)
+        return load_definition(Path(definition).resolve() if isinstance(definition, str) else definition, overrides)
     finally:
         os.chdir(here)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from agenteval.answers import admit
+from agenteval.cells import Cell, cell_key, cell_label
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.base import run_evaluator
 from agenteval.process import Processes, decode_json
@@ -59,13 +60,13 @@ class Predictions:
                     except ValueError as exc:
                         problems.append(f"{path}:{number}: invalid JSON: {exc}")
                         continue
-                    case_id = _prediction_id(record)
-                    if case_id is None:
+                    key = _prediction_key(record)
+                    if key is None:
                         problems.append(f"{path}:{number}: a prediction needs `id` (or `case_id`) and `output`")
-                    elif case_id in self._offsets:
-                        problems.append(f"{path}:{number}: duplicate prediction for case {case_id!r}")
+                    elif key in self._offsets:
+                        problems.append(f"{path}:{number}: duplicate prediction for case {_shown(key)}")
                     else:
-                        self._offsets[case_id] = where
+                        self._offsets[key] = where
         except OSError as exc:
             raise PredictionsError(f"{path}: cannot read predictions: {exc.strerror or exc}") from None
         if problems:
@@ -73,10 +74,13 @@ class Predictions:
         self._handle = path.open("rb")
         self._lock = threading.Lock()  # workers share the handle: seek + read must not interleave
 
-    def answer(self, case_id: str) -> Answer:
-        offset = self._offsets.get(case_id)
+    def answer(self, case_id: str, target: str | None = None, prompt: str | None = None) -> Answer:
+        """The answer recorded for the case (in a matrix run, for the case in that cell: the line's
+        `target` and `prompt`, as a results file of a matrix run has them)."""
+        key = cell_key(case_id, target, prompt)
+        offset = self._offsets.get(key)
         if offset is None:
-            return Answer(error=f"no prediction for case {case_id!r} in {self.path.name}")
+            return Answer(error=f"no prediction for case {_shown(key)} in {self.path.name}")
         with self._lock:
             self._handle.seek(offset)
             line = self._handle.readline()
@@ -84,12 +88,28 @@ class Predictions:
             record = decode_json(line)
         except ValueError as exc:  # the file changed since it was read
             return Answer(error=f"{self.path.name}: the prediction for case {case_id!r} is no longer valid JSON: {exc}")
-        if _prediction_id(record) != case_id:
-            return Answer(error=f"{self.path.name} changed during the run: the prediction for case {case_id!r} moved")
+        if _prediction_key(record) != key:
+            return Answer(error=f"{self.path.name} changed during the run: the prediction for case {_shown(key)} moved")
         return Answer(record["output"])
 
     def close(self) -> None:
         self._handle.close()
+
+
+def _prediction_key(record: Any) -> str | tuple[str, str | None, str | None] | None:
+    """The case (and cell) a prediction line is for: its id, and its `target`/`prompt` when it names them."""
+    case_id = _prediction_id(record)
+    if case_id is None:
+        return None
+    target, prompt = record.get("target"), record.get("prompt")
+    return cell_key(case_id, target if isinstance(target, str) else None, prompt if isinstance(prompt, str) else None)
+
+
+def _shown(key: str | tuple[str, str | None, str | None]) -> str:
+    if isinstance(key, str):
+        return repr(key)
+    case_id, target, prompt = key
+    return f"{case_id!r} in cell {cell_label(target, prompt)!r}"
 
 
 def _prediction_id(record: Any) -> str | None:
@@ -110,6 +130,7 @@ class Runner:
     only: frozenset[str] | None = None  # --evaluator: run just these evaluators (by name)
     endpoints: Endpoints | None = None  # the run's HTTP client and response cache; without one, no cache
     repeat: int = 1  # --repeat: each case this many times
+    done: Mapping[str, set[tuple[str | None, str | None]]] | None = None  # --resume: case id -> cells already run
     _watchdog: Watchdog | None = field(default=None, init=False, repr=False)  # the case time limit, while scoring
 
     def __post_init__(self) -> None:
@@ -118,47 +139,50 @@ class Runner:
 
             self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices)
 
-    def answer(self, case: Case, repetition: int = 0) -> Answer:
-        """The candidate answer from --predictions, else from the suite's target (every target has `answer`),
+    def answer(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> Answer:
+        """The candidate answer from --predictions, else from the cell's target (every target has `answer`),
         admitted here for every source: a value no evaluator or store can take is the case's error."""
+        cell = cell or self.loaded.cells[0]
         if self.predictions is not None:
-            answer = self.predictions.answer(case.id)
+            answer = self.predictions.answer(case.id, cell.target, cell.prompt)
         else:
-            answer = self.loaded.suite.target.answer(case, TargetRun(
+            answer = cell.spec.answer(case, TargetRun(
                 self.loaded.base_dir, self.processes, self.endpoints, repetition, self.loaded.suite.limits.answer_depth,
             ))
         return admit(answer, self.loaded.suite.limits)
 
-    def run_case(self, case: Case, repetition: int = 0) -> CaseResult:
+    def run_case(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> CaseResult:
+        cell = cell or self.loaded.cells[0]
         try:
-            return self._run_case(case, repetition)
+            return self._run_case(case, repetition, cell)
         except CaseTimeout:  # raised at the very edge of the case's scoring: still this case's error
-            return self.given_up(case, repetition, None)
+            return self.given_up(case, repetition, None, cell)
 
-    def given_up(self, case: Case, repetition: int, slot: Slot | None) -> CaseResult:
+    def given_up(self, case: Case, repetition: int, slot: Slot | None, cell: Cell | None = None) -> CaseResult:
         """The result of a case whose evaluators ran past `limits.case_seconds`."""
         where = f" (in evaluator `{slot.evaluator}`)" if slot is not None and slot.evaluator else ""
         message = self.loaded.suite.limits.message(
             "case_seconds", f"scoring took longer than {self.loaded.suite.limits.case_seconds:g} s{where}"
         )
+        cell = cell or self.loaded.cells[0]
         return CaseResult(
             self.run_id, self.loaded.suite.name, case.id, 0.0, "error", None, [], message, 0.0, case.tags, case.metadata,
-            repetition=repetition, expected=case.expected, **provenance(case),
+            repetition=repetition, expected=case.expected, **provenance(case, cell),
         )
 
-    def _run_case(self, case: Case, repetition: int) -> CaseResult:
+    def _run_case(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
         started = time.perf_counter()
         suite_name = self.loaded.suite.name
         try:
-            answer = self.answer(case, repetition)
+            answer = self.answer(case, repetition, cell)
         except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
-            answer = Answer(error=f"{self.loaded.suite.target.type} target failed: {type(exc).__name__}: {exc}")
+            answer = Answer(error=f"{cell.spec.type} target failed: {type(exc).__name__}: {exc}")
         if answer.error is not None:
             return CaseResult(
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
                 (time.perf_counter() - started) * 1000, case.tags, case.metadata,
                 usage=answer.usage, repetition=repetition, expected=case.expected,
-                **provenance(case),
+                **provenance(case, cell),
             )
         ctx = EvalContext(
             case.id, case.input, case.expected, answer.output, case.metadata, self.loaded.base_dir, self.processes,
@@ -170,12 +194,16 @@ class Runner:
         results = self._scores(evaluators, ctx)
         for own in case.evaluators or ():
             own.close()
-        score, verdict = combine(evaluators, results, case.threshold)
+        score, verdict = combine(evaluators, results, case.threshold if case.threshold is not None else self.loaded.suite.pass_score)
+        limit = getattr(answer, "limit_reached", None)
+        if limit is not None:  # an agent stopped by a limit (max_steps, budget, timeout): scored, and failed
+            results.append(EvaluatorResult("agent_limits", "agent_limits", 0.0, "fail", misses=[limit]))
+            verdict = "error" if verdict == "error" else "fail"
         return CaseResult(
             self.run_id, suite_name, case.id, score, verdict, answer.output, results, None,
             (time.perf_counter() - started) * 1000, case.tags, case.metadata,
             usage=answer.usage, repetition=repetition, expected=case.expected,
-            **provenance(case),
+            **provenance(case, cell),
         )
 
     def _scores(self, evaluators: list[EvaluatorConfig], ctx: EvalContext) -> list[EvaluatorResult]:
@@ -212,30 +240,36 @@ class Runner:
     def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
         self.loaded.prepare()  # first-use imports happen here, not inside the first case's time
-        runs = ((case, repetition) for case in cases for repetition in range(self.repeat))
+        cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
+        runs = (
+            (case, repetition, cell)
+            for case in cases for cell in cells if cell.names not in done.get(case.id, ()) for repetition in range(repeat)
+        )
         self._watchdog = watchdog = Watchdog(self.loaded.suite.limits.case_seconds)
         try:
             if workers <= 1:
-                for case, repetition in runs:
-                    yield self.run_case(case, repetition)
+                for case, repetition, cell in runs:
+                    yield self.run_case(case, repetition, cell)
                 return
             threads = CaseThreads(
                 lambda item: self.run_case(*item), workers, watchdog,
-                lambda item, slot: self.given_up(item[0], item[1], slot),
+                lambda item, slot: self.given_up(item[0], item[1], slot, item[2]),
             )
             yield from threads.results(runs)
         finally:
             watchdog.close()
 
 
-def provenance(case: Case) -> dict[str, Any]:
+def provenance(case: Case, cell: Cell | None = None) -> dict[str, Any]:
     """What a result records beside its scores (the PRD's AggregatedEvaluationResult): when, the
-    input as evaluated, and the agent and session named in the case's metadata."""
+    input as evaluated, the agent and session named in the case's metadata, and the cell."""
     return {
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
         "input": case.input,
         "agent_id": _identifier(case.metadata.get("agent_id")),
         "session_id": _identifier(case.metadata.get("session_id")),
+        "target": None if cell is None else cell.target,
+        "prompt": None if cell is None else cell.prompt,
     }
 
 

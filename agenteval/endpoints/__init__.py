@@ -47,8 +47,14 @@ def open_endpoints(
 
 def endpoint_workers(suite: Any) -> int:
     """Workers enough to keep every endpoint's `concurrency` busy (1 when the suite uses none)."""
-    users = [config for config in (suite.target, *suite.evaluators) if isinstance(config, Transport)]
+    users = [config for config in (*_targets(suite), *suite.evaluators) if isinstance(config, Transport)]
     return min(max((_concurrency(config, suite.models) for config in users), default=1), 256)
+
+
+def _targets(suite: Any) -> list[Any]:
+    """The suite's targets: each of `targets:`, else the one `target:`."""
+    targets = getattr(suite, "targets", None)
+    return list(targets.values()) if targets else [suite.target]
 
 
 def _concurrency(config: Transport, models: dict[str, ModelEndpoint]) -> int:

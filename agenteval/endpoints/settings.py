@@ -151,7 +151,7 @@ class Connection(Transport):
     base_url: str | None = Field(
         None, description="The API root, e.g. http://localhost:11434/v1 (`${NAME}` / `${NAME:-default}` are read from the environment)."
     )
-    model: str | None = Field(None, description="The model name sent with each request.")
+    model: str | None = Field(None, description="The model name sent with each request (`${NAME}` is read from the environment).")
 
     @field_validator("base_url")
     @classmethod
@@ -205,6 +205,11 @@ def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> Mo
         base = models[name].model_dump(exclude_unset=True)
     own = {key: getattr(config, key) for key in config.model_fields_set if key in ModelEndpoint.model_fields}
     settings = ModelEndpoint.model_validate({**base, **own})
+    if settings.model is not None and "${" in settings.model:  # `model: ${MODEL}`: read when the request is made
+        try:
+            settings.model = substitute_env(settings.model)
+        except MissingEnvironment as exc:
+            raise ValueError(f"model: {exc}") from None
     if not settings.base_url:
         raise ValueError("no `base_url`: give one, or `endpoint: NAME` of a model under `models:`")
     return settings
@@ -214,7 +219,8 @@ def unknown_endpoint_references(suite: Any) -> None:
     """ValueError naming the first `endpoint: NAME` (target or suite evaluator) that `models:` lacks."""
     import difflib
 
-    users = [("target", suite.target), *((f"evaluators[{i}]", e) for i, e in enumerate(suite.evaluators))]
+    targets = [(f"targets.{name}", target) for name, target in (getattr(suite, "targets", None) or {}).items()] or [("target", suite.target)]
+    users = [*targets, *((f"evaluators[{i}]", e) for i, e in enumerate(suite.evaluators))]
     for where, config in users:
         name = getattr(config, "endpoint", None)
         if name is not None and name not in suite.models:

@@ -33,11 +33,13 @@ from agenteval.suite.case_files import (
     stream_validated,
 )
 from agenteval.suite.case_index import CaseIndex, SelectedCases
+from agenteval.cells import Cell
+from agenteval.suite.matrix import suite_cells
 from agenteval.suite.models import Case, CaseDefaults, Suite
 from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of
 from agenteval.suite.selection import Selection
-from agenteval.suite.references import endpoint_problems, missing_programs
-from agenteval.suite.trust import nested, outside_files, trusted_by, unknown_endpoints, untrusted_files, untrusted_uses
+from agenteval.suite.references import endpoint_problems, missing_programs, unknown_endpoint
+from agenteval.suite.trust import nested, outside_files, trusted_by, unknown_endpoints, untrusted_files, untrusted_tools, untrusted_uses
 from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml
 
 __all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteInvalid", "load_definition", "load_suite", "load_suite_data"]
@@ -67,6 +69,23 @@ class LoadedSuite:
     case_evaluators: list[EvaluatorConfig] = field(default_factory=list)  # one case-level evaluator of each kind
     parts: list[tuple[Path, array | None, list[Case] | None]] | None = None  # several cases files: each as above, in order
     _prepared: bool = field(default=False, repr=False)
+    _cells: list[Cell] | None = field(default=None, repr=False)
+
+    @property
+    def cells(self) -> list[Cell]:
+        """The (target, prompt) cells the run covers: all of the suite's unless chosen (`choose_cells`)."""
+        if self._cells is None:
+            self._cells = suite_cells(self.suite)
+        return self._cells
+
+    def keep_cells(self, names: Iterable[tuple[str | None, str | None]]) -> None:
+        """Keep the cells of these (target, prompt) names, in the suite's order (a Ray worker, told the run's cells)."""
+        wanted = set(names)
+        self._cells = [cell for cell in suite_cells(self.suite) if cell.names in wanted]
+
+    def choose_cells(self, targets: Iterable[str] = (), prompts: Iterable[str] = ()) -> None:
+        """Keep only the cells of these targets and prompts (`--target`, `--prompt`). Raises CellChoiceError."""
+        self._cells = suite_cells(self.suite, targets, prompts)
 
     def prepare(self) -> None:
         """Have every kind of evaluator the run uses load what it loads on first use (see
@@ -142,11 +161,24 @@ def validation_context(suite_path: Path) -> dict[str, Any]:
     return {"base_dir": suite_path.parent}
 
 
-def load_suite(path: str | Path, selection: Selection = Selection()) -> LoadedSuite:
-    """The validated suite with `selection` decided, or SuiteInvalid listing every problem found."""
+def load_suite(path: str | Path, selection: Selection = Selection(), overrides: Iterable[str] = ()) -> LoadedSuite:
+    """The validated suite with `selection` decided, or SuiteInvalid listing every problem found.
+    `overrides` are `--set KEY=VALUE` changes applied before validating (agenteval.suite.overrides)."""
     path = Path(path)
     data, lines, problems = _read_suite_file(path)
-    return _load(data, path, selection, lines, problems)
+    return _load(_overridden(data, overrides, path), path, selection, lines, problems)
+
+
+def _overridden(data: dict[Any, Any], overrides: Iterable[str], path: Path) -> dict[Any, Any]:
+    overrides = list(overrides)
+    if not overrides:
+        return data
+    from agenteval.suite.overrides import OverrideError, apply_overrides
+
+    try:
+        return apply_overrides(data, overrides)
+    except OverrideError as exc:
+        raise SuiteInvalid([Problem(path, None, (), str(exc))]) from None
 
 
 def load_suite_data(data: Mapping[str, Any], base_dir: Path, selection: Selection = Selection()) -> LoadedSuite:
@@ -178,6 +210,13 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     if models is not None:  # else `models:` itself is the problem
         problems += _located(endpoint_problems(data.get("target"), data.get("evaluators"), models), path, lines, ())
     warnings += _located(missing_programs(target, evaluators, path.parent), path, lines, (), "warning")
+    raw_targets = data.get("targets")
+    for name, raw in raw_targets.items() if isinstance(raw_targets, Mapping) and models is not None else ():
+        if isinstance(raw, Mapping) and (message := unknown_endpoint(raw.get("endpoint"), models)):
+            problems += _located([(("targets", name, "endpoint"), message)], path, lines, ())
+    for name, named in (suite.targets or {}).items() if suite is not None else ():
+        found = missing_programs(named, [], path.parent)
+        warnings += _located(((("targets", name, *key[1:]), message) for key, message in found), path, lines, (), "warning")
     if suite is not None and suite.evaluators and not any(evaluator.weight for evaluator in suite.evaluators):
         message = "every evaluator has weight 0: case scores are always 0"
         warnings.append(Problem(path, line_of(lines, ("evaluators",)), ("evaluators",), message, "warning"))
@@ -237,7 +276,7 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts)
 
 
-def load_definition(source: Path | Mapping[str, Any]) -> LoadedSuite:
+def load_definition(source: Path | Mapping[str, Any], overrides: Iterable[str] = ()) -> LoadedSuite:
     """The suite's target and evaluators without its cases (a worker that is sent validated cases):
     from a suite file, or from a suite given as data, whose files are relative to the current folder."""
     if isinstance(source, Mapping):
@@ -245,6 +284,7 @@ def load_definition(source: Path | Mapping[str, Any]) -> LoadedSuite:
     else:
         data, _, _ = _read_suite_file(source)
         path = source
+    data = _overridden(data, overrides, path)
     data = _without_extensions(data)
     suite = Suite.model_validate({**data, "cases": []}, context=validation_context(path))
     return LoadedSuite(suite, path, None, CaseIndex(Selection()), cases=[])
@@ -362,6 +402,8 @@ class _CaseChecks:
         if not isinstance(record, dict):
             self.problems.append(Problem(file, line, prefix, "a case must be an object with an `id`"))
             return None
+        if not self.trusted and record.get("tools"):  # a case's tool implementations: agenteval.suite.trust
+            self.problems.extend(_located(untrusted_tools(record.get("id"), record["tools"]), file, lines, prefix))
         raw = record.get("evaluators")
         if raw:
             where = prefix + ("evaluators",)

@@ -54,12 +54,19 @@ class CommandTarget(StrictModel):
     )
 
     def answer(self, case: Any, run: TargetRun) -> Answer:
-        argv = resolve_command(self.command)
+        from agenteval.endpoints.settings import MissingEnvironment, substitute_env, substituted_values
+
+        try:  # `${NAME}` in the command and its env values is read from the environment
+            argv = [substitute_env(word) if "${" in word else word for word in resolve_command(self.command)]
+            env = {name: substitute_env(value) if "${" in value else value for name, value in self.env.items()}
+        except MissingEnvironment as exc:
+            return Answer(error=f"command target: {exc}")
+        secrets = [*env.values(), *(value for word in self.command if isinstance(word, str) for value in substituted_values(word))]
         payload = orjson.dumps(case.input, option=orjson.OPT_NON_STR_KEYS)
-        done = run.processes.run(argv, payload, self.timeout, run.base_dir, self.env, max_output_bytes(self.max_output_mb))
+        done = run.processes.run(argv, payload, self.timeout, run.base_dir, env, max_output_bytes(self.max_output_mb))
         failure = done.failure("target", self.timeout)
         if failure:  # no answer, so no latency of one (a timeout would pose as the slowest answer)
-            return Answer(error=redact(failure, self.env.values()), duration_ms=done.duration_ms)
+            return Answer(error=redact(failure, secrets), duration_ms=done.duration_ms)
         usage = usage_record(done.duration_ms)
         try:
             return Answer(parse_stdout(done.stdout, run.answer_depth), duration_ms=done.duration_ms, usage=usage)
