@@ -110,8 +110,18 @@ def run(
         typer.Option("--env-file", metavar="PATH", help="Set variables from a NAME=value file the environment lacks (repeatable; a later file wins)."),
     ] = None,
     env_override: Annotated[bool, typer.Option("--env-override", help="Let --env-file values replace variables already set.")] = False,
+    targets: Annotated[
+        Optional[list[str]], typer.Option("--target", metavar="NAME", help="Only this target of the suite's `targets:` (repeatable).")
+    ] = None,
+    prompts: Annotated[
+        Optional[list[str]], typer.Option("--prompt", metavar="NAME", help="Only this prompt of the suite's `prompts:` (repeatable).")
+    ] = None,
+    overrides: Annotated[
+        Optional[list[str]],
+        typer.Option("--set", metavar="KEY=VALUE", help="Override one key of the suite, e.g. --set target.model=gpt-4.1-mini (repeatable; VALUE is YAML)."),
+    ] = None,
 ) -> None:
-    """Run a suite: get each candidate answer, score it, stream one JSON line per case."""
+    """Run a suite: get each candidate answer, score it, stream one JSON line per case (and cell)."""
     from agenteval.execute import RunOptions, UsageError, execute
     from agenteval.results import ResultsFileError
 
@@ -122,6 +132,7 @@ def run(
         show_failures=show_failures, junit=junit, markdown=markdown, html=html,
         repeat=repeat, cache_dir=cache_dir, no_cache=no_cache, refresh_cache=refresh_cache, store=store, otel=otel,
         env_files=env_files or [], env_override=env_override,
+        targets=targets or [], prompts=prompts or [], overrides=overrides or [],
     )
     from agenteval.reports.outputs import ReportError
 
@@ -201,10 +212,10 @@ def report(
     raise typer.Exit(exit_code(summary.total, summary.passed, summary.verdicts["error"], min_pass_rate))
 
 
-@app.command(epilog="Exit codes: 0 the gate passed; 1 it failed; 2 unreadable input, or runs of two different suites.", short_help="What changed between two runs, and a gate for CI.")
+@app.command(epilog="Exit codes: 0 the gate passed; 1 it failed; 2 unreadable input, an unknown cell, or runs of two suites with no case id in common.", short_help="What changed between two runs, and a gate for CI.")
 def compare(
-    base: Annotated[Path, typer.Argument(metavar="BASE.jsonl", help="Results JSONL of the baseline run.")],
-    new: Annotated[Path, typer.Argument(metavar="NEW.jsonl", help="Results JSONL of the new run.")],
+    base: Annotated[Path, typer.Argument(metavar="BASE.jsonl", help="Results JSONL of the baseline run (with --cells alone: the run).")],
+    new: Annotated[Optional[Path], typer.Argument(metavar="NEW.jsonl", help="Results JSONL of the new run.")] = None,
     fmt: Annotated[str, typer.Option("--format", metavar="table|json|markdown", help="What to print.")] = "table",
     max_regressions: Annotated[
         int, typer.Option("--max-regressions", metavar="N", help="Cases allowed to go from pass to not passing (failed, errored or missing).")
@@ -214,8 +225,11 @@ def compare(
     ] = None,
     update_baseline: Annotated[bool, typer.Option("--update-baseline", help="When the gate passes, copy NEW over BASE.")] = False,
     store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read run ids (or `latest`) from this SQL store.")] = None,
+    cells: Annotated[
+        Optional[tuple[str, str]], typer.Option("--cells", metavar="A B", help="Compare cell A with cell B (e.g. gpt-a/terse gpt-b/terse) of one run (or A of BASE with B of NEW).")
+    ] = None,
 ) -> None:
-    """Per-case changes between two runs of a suite, and a gate for CI."""
+    """Per-case changes between two runs of a suite (or two cells of one run), and a gate for CI."""
     from agenteval.reports.compare import Gate, compare_command
     from agenteval.reports.outputs import ReportError
     from agenteval.results import ResultsFileError
@@ -225,10 +239,12 @@ def compare(
     if tolerance is not None and not tolerance >= 0:
         raise _fail(f"--tolerance must be 0 or more, got {tolerance}")
     try:
-        (base_source, new_source), opened = _stored_runs([base, new], store)
+        if new is None and cells is None:
+            raise _fail("give NEW.jsonl, or --cells A B to compare two cells of one run")
+        sources, opened = _stored_runs([base] if new is None else [base, new], store)
         if opened is not None and update_baseline:
             raise _fail("--update-baseline copies results files; it does not apply to runs in a store")
-        code = compare_command(base_source, new_source, fmt, Gate(max_regressions, tolerance), update_baseline)
+        code = compare_command(sources[0], sources[1] if new is not None else None, fmt, Gate(max_regressions, tolerance), update_baseline, cells)
     except (ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
     if opened is not None:
@@ -325,7 +341,7 @@ app.add_typer(import_app)
 IMPORT_EXIT = "Exit codes: 0 written and valid (keys not carried over are listed on stderr); 2 unreadable config, or the written suite is invalid."
 
 
-def _import_command(tool: str, config: Path, out: Optional[Path], force: bool) -> None:
+def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, model_outputs: Optional[Path] = None) -> None:
     """Import, write, list what was not carried over (file:line: key: why), then validate what was written."""
     from agenteval.importers import ImportFailed, read_config
     from agenteval.importers.output import write_import
@@ -337,7 +353,7 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool) -
         if tool == "promptfoo":
             from agenteval.importers.promptfoo import import_promptfoo
 
-            imported = import_promptfoo(parsed, source, out_dir)
+            imported = import_promptfoo(parsed, source, out_dir, model_outputs)
         else:
             from agenteval.importers.agentv import import_agentv
 
@@ -352,7 +368,7 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool) -
     for path in written:
         typer.echo(f"wrote {path}")
     code = 0
-    for path in written[:-1]:
+    for path in written[:len(imported.suites)]:
         try:
             loaded = load_suite(path)
         except SuiteInvalid as invalid:
@@ -361,6 +377,11 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool) -
             code = 2
             continue
         typer.echo(f"{path}: ok ({loaded.case_count} cases, {len(loaded.suite.evaluators)} suite evaluators)")
+    if imported.predictions is not None:  # promptfoo's --model-outputs, as predictions (agenteval.importers.output)
+        import shlex
+
+        command = ["agenteval", "run", str(written[0]), "--predictions", str(out_dir / "predictions.jsonl"), *imported.predictions_options]
+        typer.echo(f"score the model outputs: {shlex.join(command)}")
     missed = len(imported.not_carried)
     typer.echo(f"{missed} key{'s' if missed != 1 else ''} not carried over, {len(imported.notes)} note{'s' if len(imported.notes) != 1 else ''}", err=True)
     raise typer.Exit(code)
@@ -371,9 +392,10 @@ def import_promptfoo_command(
     config: Annotated[Path, typer.Argument(metavar="promptfooconfig.yaml", help="The promptfoo config.")],
     out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the config.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace suite and cases files already in DIR.")] = False,
+    model_outputs: Annotated[Optional[Path], typer.Option("--model-outputs", metavar="FILE", help="promptfoo's model outputs JSON (a list of strings, or of objects with `output`), one per test in order: written as DIR/predictions.jsonl for `agenteval run --predictions`.")] = None,
 ) -> None:
-    """Write a promptfoo config as an agenteval suite (one per prompt x provider pair), list every key not carried over, validate."""
-    _import_command("promptfoo", config, out, force)
+    """Write a promptfoo config as an agenteval suite (providers and prompts as its targets and prompts), list every key not carried over, validate."""
+    _import_command("promptfoo", config, out, force, model_outputs)
 
 
 @import_app.command("agentv", epilog=IMPORT_EXIT)

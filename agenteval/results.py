@@ -7,15 +7,17 @@ files) keeps a few counters per evaluator and field, never the results themselve
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import orjson
 
-from agenteval.evaluators.base import EvaluatorResult
+from agenteval.cells import cell_label
+from agenteval.evaluators.base import EvaluatorResult, graded_verdict
 from agenteval.repeats import RepeatStats
 from agenteval.usage import UsageStats
 from agenteval.metrics import ExactSum, macro_f1, metrics_row, ratio
@@ -47,6 +49,8 @@ class CaseResult:
     agent_id: str | None = None  # from the case's metadata, to group results by agent and session
     session_id: str | None = None
     expected: Any = None  # the case's reference as evaluated (None in results written before it was stored)
+    target: str | None = None  # the cell: which of the suite's `targets:` answered (None: the one `target:`)
+    prompt: str | None = None  # and with which of its `prompts:` (None: the target's own messages)
 
 
 _CASE_KEYS = {f.name for f in fields(CaseResult)}
@@ -81,6 +85,8 @@ _CASE_TYPES: dict[str, tuple[str, Any]] = {
     "timestamp": ("a string or null", lambda v: v is None or type(v) is str),
     "agent_id": ("a string or null", lambda v: v is None or type(v) is str),
     "session_id": ("a string or null", lambda v: v is None or type(v) is str),
+    "target": ("a string or null", lambda v: v is None or type(v) is str),
+    "prompt": ("a string or null", lambda v: v is None or type(v) is str),
 }
 _EVALUATOR_TYPES: dict[str, tuple[str, Any]] = {
     "name": ("a string", lambda v: type(v) is str), "type": ("a string", lambda v: type(v) is str),
@@ -361,6 +367,42 @@ _INF = float("inf")
 _FLOAT_MAX = 1.7976931348623157e308
 
 
+_CELL_KEYS = ("counts", "pass_rate", "mean_score", "mean_case_duration_ms", "evaluators", "usage", "repeats")
+
+
+class _InCell:
+    """A matrix run's result as the run-wide repeat statistics see it: one case per (case, cell)."""
+
+    __slots__ = ("case_id", "repetition", "verdict", "score")
+
+    def __init__(self, result: CaseResult, case_id: str) -> None:
+        self.case_id, self.repetition, self.verdict, self.score = case_id, result.repetition, result.verdict, result.score
+
+
+def _compared_pairs(names: list[tuple[str | None, str | None]]) -> list[tuple[int, int]]:
+    """Index pairs of cells to compare: those with the same prompt (targets compared) or the same
+    target (prompts compared); a grid of 3 x 3 cells gives 18 pairs, not 36."""
+    return [
+        (i, j) for i in range(len(names)) for j in range(i + 1, len(names))
+        if names[i][0] == names[j][0] or names[i][1] == names[j][1]
+    ]
+
+
+def cell_gate(counts: dict[str, int], min_pass_rate: float | None) -> dict[str, Any]:
+    """Whether a cell passes the run's gate (every case passed, or --min-pass-rate met, and none
+    errored), and why not."""
+    total, passed, errored = counts["total"], counts["passed"], counts["errored"]
+    if errored:
+        return {"passed": False, "reason": f"{errored} of {total} cases errored"}
+    if passed == total:
+        return {"passed": True, "reason": None}
+    if min_pass_rate is not None and total and passed / total >= min_pass_rate:
+        return {"passed": True, "reason": None}
+    if min_pass_rate is not None:
+        return {"passed": False, "reason": f"pass rate {passed / total:.1%} is below {min_pass_rate:.1%}" if total else "no cases"}
+    return {"passed": False, "reason": f"{total - passed} of {total} cases failed"}
+
+
 @dataclass
 class _EvaluatorStats:
     type: str
@@ -369,6 +411,75 @@ class _EvaluatorStats:
     duration_sum: float = 0.0
     verdicts: Counter[str] = field(default_factory=Counter)
     criterion: dict[str, str] | None = None
+    criteria: dict[str, _CriterionStats] | None = None  # per llm_judge criterion and composite child
+    criteria_dropped: int = 0  # scores of names past CRITERIA_KEPT, not aggregated
+
+    def add_criteria(self, details: dict[str, Any]) -> None:
+        """Aggregate `details.criteria` (llm_judge: {name: {score, ...}}) and `details.children`
+        (composite: [{name, score, verdict, details}], nested ones as `parent.child`)."""
+        stack: list[tuple[str, dict[str, Any], int]] = [("", details, 0)]
+        while stack:
+            prefix, found, depth = stack.pop()
+            criteria = found.get("criteria")
+            if isinstance(criteria, dict):
+                for name, entry in criteria.items():
+                    score = entry.get("score") if isinstance(entry, dict) else entry
+                    if _score(score):
+                        verdict = entry.get("verdict") if isinstance(entry, dict) else None
+                        self._add_criterion(f"{prefix}{name}", score, verdict if verdict in _VERDICTS else graded_verdict(score))
+            children = found.get("children")
+            if isinstance(children, list):
+                for child in children:
+                    if not isinstance(child, dict) or not isinstance(child.get("name"), str):
+                        continue
+                    score, verdict = child.get("score"), child.get("verdict")
+                    if not (_score(score) and verdict in _VERDICTS):
+                        continue
+                    name = f"{prefix}{child['name']}"
+                    self._add_criterion(name, score, verdict)
+                    inner = child.get("details")
+                    if isinstance(inner, dict) and depth < CRITERIA_DEPTH:
+                        stack.append((f"{name}.", inner, depth + 1))
+
+    def _add_criterion(self, name: str, score: float, verdict: str) -> None:
+        criteria = self.criteria
+        if criteria is None:
+            criteria = self.criteria = {}
+        stats = criteria.get(name)
+        if stats is None:
+            if len(criteria) >= CRITERIA_KEPT:  # a judge naming criteria freely must not grow memory
+                self.criteria_dropped += 1
+                return
+            stats = criteria[name] = _CriterionStats()
+        stats.count += 1
+        stats.score_sum += score
+        stats.verdicts[verdict] += 1
+
+    def criteria_dict(self) -> dict[str, Any]:
+        """The `criteria` (and `criteria_dropped`) keys of the evaluator's summary entry; {} when none."""
+        if not self.criteria:
+            return {}
+        out: dict[str, Any] = {"criteria": {
+            name: {"count": stats.count, "mean_score": ratio(stats.score_sum, stats.count), "verdicts": dict(stats.verdicts)}
+            for name, stats in self.criteria.items()
+        }}
+        if self.criteria_dropped:
+            out["criteria_dropped"] = self.criteria_dropped
+        return out
+
+
+CRITERIA_KEPT = 100
+"""Distinct criterion (and composite child) names aggregated per evaluator; scores of further names are
+counted in `criteria_dropped` only."""
+CRITERIA_DEPTH = 8  # composites nested deeper than this are not walked into
+_VERDICTS = ("pass", "partial", "fail", "error")
+
+
+@dataclass(slots=True)
+class _CriterionStats:
+    count: int = 0
+    score_sum: ExactSum = field(default_factory=ExactSum)
+    verdicts: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass
@@ -382,7 +493,15 @@ class _FieldStats:
 class Summary:
     """Counters that grow with the number of evaluators and fields, never with the number of cases."""
 
-    def __init__(self, repeat: int = 1) -> None:
+    def __init__(self, repeat: int = 1, cells: Iterable[tuple[str | None, str | None]] = ()) -> None:
+        self._repeat = repeat
+        self.min_pass_rate: float | None = None  # the run's --min-pass-rate: each cell's gate
+        # A matrix run (results naming a target or a prompt): a summary per cell, in the suite's order
+        # (else in the order cells are first seen), and per case and cell [runs, passes, score sum] to
+        # pair the cells (three numbers per case and cell: the paired statistics need them).
+        self.cells: dict[tuple[str | None, str | None], Summary] = {names: self._cell() for names in cells}
+        self._in_cell = False  # this summary is one cell's: it counts, and keeps no cells of its own
+        self._pairs: dict[str, array[float]] = {}
         self.total = 0
         self.verdicts: Counter[str] = Counter()
         self.usage = UsageStats()  # latency percentiles, tokens, cost (agenteval.usage)
@@ -411,7 +530,31 @@ class Summary:
         for evaluator in result.evaluator_results:
             self._add_evaluator(evaluator)
         self.usage.add(result)
-        self.repeats.add(result)
+        names = (result.target, result.prompt)
+        if self._in_cell or (names == (None, None) and not self.cells):
+            self.repeats.add(result)
+            return
+        self.repeats.add(_InCell(result, f"{result.case_id} [{cell_label(*names)}]"))  # a case runs once per cell
+        cell = self.cells.get(names)
+        if cell is None:
+            cell = self.cells[names] = self._cell()
+        cell.add(result)
+        self._pair(result, list(self.cells).index(names))
+
+    def _cell(self) -> Summary:
+        cell = Summary(self._repeat)
+        cell._in_cell = True
+        return cell
+
+    def _pair(self, result: CaseResult, column: int) -> None:
+        row = self._pairs.get(result.case_id)
+        if row is None:
+            row = self._pairs[result.case_id] = array("d", bytes(8 * 3 * len(self.cells)))
+        if len(row) < 3 * len(self.cells):
+            row.extend([0.0] * (3 * len(self.cells) - len(row)))
+        row[3 * column] += 1
+        row[3 * column + 1] += result.verdict == "pass"
+        row[3 * column + 2] += result.score
 
     def _add_evaluator(self, evaluator: EvaluatorResult) -> None:
         stats = self.evaluators.get(evaluator.name)
@@ -426,6 +569,8 @@ class Summary:
         details = evaluator.details
         if not details:
             return
+        if "criteria" in details or "children" in details:
+            stats.add_criteria(details)
         rows = details.get("fields")
         if isinstance(rows, list):
             self._add_fields(evaluator.name, rows)
@@ -501,6 +646,7 @@ class Summary:
                     "verdicts": dict(stats.verdicts),
                     "mean_duration_ms": ratio(stats.duration_sum, stats.count),
                     "criterion": stats.criterion,
+                    **stats.criteria_dict(),
                 }
                 for name, stats in self.evaluators.items()
             },
@@ -527,4 +673,49 @@ class Summary:
             "dataset_metrics": self.dataset_metrics(),
             "slowest_cases": [{"case_id": case_id, "duration_ms": ms} for ms, case_id in self.slowest()],
             **{key: value for key, value in (("usage", self.usage.to_dict()), ("repeats", self.repeats.to_dict())) if value},
+            **self._cells_dict(),
         }
+
+    def _cells_dict(self) -> dict[str, Any]:
+        """`cells` (each cell's figures and gate) and `comparisons` (paired statistics between cells)
+        for a matrix run; nothing for a run of one unnamed cell."""
+        if not self.cells:
+            return {}
+        cells = []
+        for (target, prompt), cell in self.cells.items():
+            figures = cell.to_dict()
+            cells.append({
+                "target": target, "prompt": prompt, "label": cell_label(target, prompt),
+                **{key: figures[key] for key in _CELL_KEYS if key in figures},
+                "gate": cell_gate(figures["counts"], self.min_pass_rate),
+            })
+        return {"cells": cells, "comparisons": self.comparisons()}
+
+    def comparisons(self) -> list[dict[str, Any]]:
+        """Paired statistics for each pair of cells that differ in one thing (the target, or the
+        prompt), over the cases both finished; the first cell of a pair is the baseline `a`."""
+        names = list(self.cells)
+        pairs = _compared_pairs(names)
+        if not pairs:
+            return []
+        from agenteval.statistics import compare_cells
+
+        repeated = self._repeat != 1 or any(cell.repeats.repeat > 1 for cell in self.cells.values())
+        out = []
+        for i, j in pairs:
+            passed_a: list[float] = []
+            passed_b: list[float] = []
+            scores_a: list[float] = []
+            scores_b: list[float] = []
+            for row in self._pairs.values():
+                if len(row) <= 3 * max(i, j) or not row[3 * i] or not row[3 * j]:
+                    continue
+                passed_a.append(row[3 * i + 1] / row[3 * i])
+                passed_b.append(row[3 * j + 1] / row[3 * j])
+                scores_a.append(row[3 * i + 2] / row[3 * i])
+                scores_b.append(row[3 * j + 2] / row[3 * j])
+            out.append(compare_cells(
+                cell_label(*names[i]), cell_label(*names[j]), passed_a, passed_b, scores_a, scores_b, repeated=repeated,
+            ))
+        return out
+

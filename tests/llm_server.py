@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions and embeddings formats.
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions and embeddings formats,
+and Anthropic's Messages API (`POST /v1/messages`, at `server.url`: its base_url is the root).
 
 Tests start one per test (stdlib `http.server` in a thread), script its replies and faults, and
 read back every request it received. Run as a script it serves until killed (for benchmarks):
@@ -10,6 +11,10 @@ after a pause, e.g. past a client's timeout), `truncate` (Content-Length promise
 sent, then the connection closes), `not_json`, `drip` (headers at once, then one byte of a chat
 reply every `seconds`) and `endless` (a chunked body of 1 MiB chunks at full speed, up to 512 MiB
 or until the client hangs up).
+
+Scripted mode plays a model that calls tools: `server.play(calls(("get_order", {"id": 7})), reply)`
+queues chat replies used by the next chat requests in order (a message, or a function of the
+request body giving one, e.g. to answer from the tool result it was sent).
 """
 
 from __future__ import annotations
@@ -57,6 +62,30 @@ def echo_reply(body: dict[str, Any]) -> Reply:
     return {"role": "assistant", "content": f"echo: {last}"}
 
 
+def block_text(content: Any) -> str:
+    """The text of a Messages-API content: a string, or the text of its text blocks."""
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def echo_blocks(body: dict[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
+    """Default Messages-API reply: one text block `echo: <last user text>`. A handler returns the
+    content blocks, or a whole body (a dict) that is sent as it is (an error object with a 200)."""
+    last = next((block_text(m.get("content")) for m in reversed(body.get("messages", [])) if m.get("role") == "user"), "")
+    return [{"type": "text", "text": f"echo: {last}"}]
+
+
+def calls(*called: tuple[str, Any], content: str | None = None) -> Reply:
+    """An assistant message calling tools: `calls(("get_order", {"id": 7}))`; arguments that are a
+    string are sent as they are (to play a model writing arguments that are not JSON)."""
+    return {"role": "assistant", "content": content, "tool_calls": [
+        {"id": f"call_{index}_{name}", "type": "function",
+         "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+        for index, (name, arguments) in enumerate(called, 1)
+    ]}
+
+
 def letter_embedding(text: str) -> list[float]:
     """A deterministic 27-dimensional embedding: letter counts plus a hash bucket, so equal texts
     have cosine 1 and texts sharing letters are close."""
@@ -81,11 +110,16 @@ class _Server(ThreadingHTTPServer):
 class LLMServer:
     """Start with `with LLMServer() as server:`; `server.base_url` ends in /v1."""
 
-    def __init__(self, delay: float = 0.0, chat: Callable[[dict[str, Any]], Reply] = echo_reply, port: int = 0) -> None:
+    def __init__(
+        self, delay: float = 0.0, chat: Callable[[dict[str, Any]], Reply] = echo_reply, port: int = 0,
+        messages: Callable[[dict[str, Any]], list[dict[str, Any]] | dict[str, Any]] = echo_blocks,
+    ) -> None:
         self.delay = delay
         self.chat = chat
+        self.messages = messages  # the Messages API's replies
         self.embed = letter_embedding
         self.faults: deque[Fault] = deque()
+        self.script: deque[Reply | Callable[[dict[str, Any]], Reply]] = deque()  # scripted chat replies (play)
         self.received: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -105,6 +139,19 @@ class LLMServer:
     def fail(self, *faults: Fault) -> None:
         with self._lock:
             self.faults.extend(faults)
+
+    def play(self, *replies: Reply | Callable[[dict[str, Any]], Reply]) -> None:
+        """Script the next chat replies, in order: a message (e.g. `calls(...)` for a model calling tools),
+        or a function of the request body giving one. Once they are used up, `chat` answers again."""
+        with self._lock:
+            self.script.extend(replies)
+
+    def _chat_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            scripted = self.script.popleft() if self.script else None
+        if scripted is None:
+            return self.chat(body)
+        return scripted(body) if callable(scripted) else json.loads(json.dumps(scripted))
 
     def count(self, path_end: str = "") -> int:
         with self._lock:
@@ -134,11 +181,11 @@ class LLMServer:
 
     def answer(self, path: str, body: Any) -> tuple[int, Any]:
         """(status, JSON) for a request that no fault intercepted."""
-        if not isinstance(body, dict) and not path.endswith(("/chat/completions", "/embeddings")):
+        if not isinstance(body, dict) and not path.endswith(("/chat/completions", "/embeddings", "/v1/messages")):
             return 200, {"path": path, "echo": body}
         body = body if isinstance(body, dict) else {}  # a client that hung up mid-request
         if path.endswith("/chat/completions"):
-            message = self.chat(body)
+            message = self._chat_reply(body)
             prompt = sum(words(m.get("content", "")) for m in body.get("messages", []))
             completion = words(message.get("content") or "")
             return 200, {
@@ -146,6 +193,8 @@ class LLMServer:
                 "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
             }
+        if path.endswith("/v1/messages"):
+            return 200, self.messages_reply(body)
         if path.endswith("/embeddings"):
             texts = body["input"] if isinstance(body.get("input"), list) else [body.get("input")]
             return 200, {
@@ -154,6 +203,25 @@ class LLMServer:
                 "usage": {"prompt_tokens": sum(map(words, texts)), "total_tokens": sum(map(words, texts))},
             }
         return 200, {"path": path, "echo": body}
+
+    def messages_reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A Messages-API reply: the handler's blocks, `stop_reason` tool_use when one is a call,
+        usage in words (system and every text and tool result sent in, the text blocks out)."""
+        blocks = self.messages(body)
+        if isinstance(blocks, dict):
+            return blocks
+        sent = [body.get("system") or ""]
+        for message in body.get("messages", []):
+            content = message.get("content")
+            sent.append(block_text(content))
+            if isinstance(content, list):
+                sent.extend(str(b.get("content", "")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+        calling = any(block.get("type") == "tool_use" for block in blocks)
+        return {
+            "id": "msg_test", "type": "message", "role": "assistant", "model": body.get("model"), "content": blocks,
+            "stop_reason": "tool_use" if calling else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": sum(map(words, sent)), "output_tokens": sum(words(b.get("text", "")) for b in blocks)},
+        }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

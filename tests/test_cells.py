@@ -77,7 +77,7 @@ def test_each_case_runs_in_each_cell_and_the_summary_compares_them(tmp_path: Pat
     assert cells["weak"]["evaluators"]["fields"]["mean_score"] == pytest.approx(2 / 6)
     assert cells["weak"]["gate"] == {"passed": False, "reason": "4 of 6 cases failed"}
     assert cells["strong"]["gate"] == {"passed": True, "reason": None}
-    assert cells["strong"]["usage"]["latency_ms"]["count"] == 6
+    assert cells["strong"]["usage"]["target"]["requests"] == 6
     [comparison] = summary["comparisons"]
     assert (comparison["a"], comparison["b"], comparison["n"]) == ("weak", "strong", 6)
     assert comparison["pass_rate"]["difference"] == pytest.approx(4 / 6)
@@ -151,13 +151,15 @@ def test_a_matrix_results_file_answers_as_predictions_per_cell(tmp_path: Path) -
     assert {(r["case_id"], r["target"]): r["verdict"] for r in _lines(tmp_path / "again.jsonl")} == first
 
 
-def test_prompts_cross_model_targets_and_model_reads_the_environment(tmp_path: Path) -> None:
+def test_prompts_cross_model_targets_and_model_reads_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCAL_KEY", "sk-local")
+    monkeypatch.setenv("SMALL_MODEL", "small-7")
     with LLMServer() as server:
         suite = tmp_path / "suite.yaml"
         suite.write_text(textwrap.dedent(f"""\
             name: prompts
             models:
-              local: {{base_url: "{server.base_url}", api_key_env: NO_KEY_NEEDED}}
+              local: {{base_url: "{server.base_url}", api_key_env: LOCAL_KEY}}
             targets:
               small: {{type: openai, endpoint: local, model: "${{SMALL_MODEL}}"}}
               large: {{type: openai, endpoint: local, model: large-1}}
@@ -165,18 +167,14 @@ def test_prompts_cross_model_targets_and_model_reads_the_environment(tmp_path: P
               plain: "{{{{ input.q }}}}"
               shouted: [{{role: system, content: be loud}}, {{role: user, content: "{{{{ input.q | upper }}}}"}}]
             evaluators:
-              - {{type: contains, name: upper, path: content, expected_path: expected}}
+              - {{type: contains, name: upper, path: content, reference_path: ""}}
             cases:
-              - {{id: one, input: {{q: yes}}, expected: YES}}
-              - {{id: two, input: {{q: no}}, expected: NO}}
+              - {{id: one, input: {{q: "yes"}}, expected: "YES"}}
+              - {{id: two, input: {{q: "no"}}, expected: "NO"}}
             """))
-        os.environ["SMALL_MODEL"] = "small-7"
-        try:
-            run = run_suite(suite, cache=False)
-            results = list(run)
-            summary = run.summary
-        finally:
-            del os.environ["SMALL_MODEL"]
+        run = run_suite(suite, cache=False)
+        results = list(run)
+        summary = run.summary
         bodies = [request.body for request in server.received]
     assert sorted({body["model"] for body in bodies}) == ["large-1", "small-7"]
     assert len(bodies) == 8  # 2 cases x 2 targets x 2 prompts
@@ -239,3 +237,21 @@ def test_an_unknown_endpoint_in_targets_is_a_load_error_with_its_line(tmp_path: 
         load_suite(path)
     [problem] = raised.value.problems
     assert problem.line == 5 and "targets.a.endpoint" in problem.render() and "did you mean 'local'?" in problem.render()
+
+
+def _comparable(path: Path) -> list[tuple]:
+    return sorted(
+        (line["case_id"], line["target"], line["prompt"], line["verdict"], line["score"], json.dumps(line["output"]))
+        for line in _lines(path)
+    )
+
+
+def test_a_matrix_runs_on_ray_with_its_overrides_as_it_runs_here(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="Ray is in the dev extra; install it with pip install -e '.[dev]'")
+    suite = _write(tmp_path, COMMAND_MATRIX)
+    choice = ["--set", f"targets.weak.command=[{sys.executable}, ans.py, good]", "--min-pass-rate", "0.9"]
+    here = _agenteval("run", str(suite), "-o", "here.jsonl", *choice, cwd=tmp_path)
+    there = _agenteval("run", str(suite), "-o", "there.jsonl", "--executor", "ray", "--batch-size", "4", *choice, cwd=tmp_path)
+    assert (here.returncode, there.returncode) == (0, 0), there.stderr[-2000:]
+    assert _comparable(tmp_path / "there.jsonl") == _comparable(tmp_path / "here.jsonl")
+    assert len(_comparable(tmp_path / "there.jsonl")) == 12

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     import httpx
 
 T = TypeVar("T")
-RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504}
+RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504, 529}  # 529: Anthropic's "overloaded"
 EXCERPT_CHARS = 300
 MIB = 1 << 20
 _REDACTED = "***"

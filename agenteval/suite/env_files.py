@@ -15,6 +15,11 @@ from pathlib import Path
 _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
+# Every name an env file applied in this process gave (set or not): `--executor ray` sends these
+# variables, with this process's values, to its workers (agenteval.ray_executor._env_vars).
+NAMES_READ: set[str] = set()
+
+
 class EnvFileError(Exception):
     """A file that cannot be read, or a line that is not `NAME=value`: the message names file:line."""
 
@@ -73,6 +78,7 @@ def apply_env_files(paths: list[Path], override: bool = False, environ: MutableM
     merged: dict[str, str] = {}
     for path in paths:
         merged.update(read_env_file(path))
+    NAMES_READ.update(merged)
     applied = [name for name in merged if override or name not in environ]
     for name in applied:
         environ[name] = merged[name]

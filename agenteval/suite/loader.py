@@ -38,6 +38,7 @@ from agenteval.suite.matrix import suite_cells
 from agenteval.suite.models import Case, CaseDefaults, Suite
 from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of
 from agenteval.suite.selection import Selection
+from agenteval.suite.conversation import conversation_problems
 from agenteval.suite.references import endpoint_problems, missing_programs, unknown_endpoint
 from agenteval.suite.trust import nested, outside_files, trusted_by, unknown_endpoints, untrusted_files, untrusted_tools, untrusted_uses
 from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml
@@ -412,18 +413,24 @@ class _CaseChecks:
             if reads:  # before validation, which may read the files
                 self.problems.extend(_located(reads, file, lines, prefix))
                 return None
+        base_dir = self.context["base_dir"]
+        if record.get("turns") and (reads := list(conversation_problems(_shown_id(record.get("id")), record, None, self.models, self.trusted, base_dir))):
+            self.problems.extend(_located(reads, file, lines, prefix))  # a turn's evaluators' files, before validation reads them
+            return None
         case: Case | None = None
         try:
             case = Case.model_validate(record, context=self.context)
         except ValidationError as exc:
             self.problems.extend(from_validation_error(exc, Case, record, file, lines, prefix))
+        if case is not None and case.is_conversation:  # its endpoints and per-turn evaluators (agenteval.suite.conversation)
+            self.problems.extend(_located(conversation_problems(case.id, record, case.turns or [], self.models, self.trusted, base_dir), file, lines, prefix))
         if case is not None and self.defaults is not None and self.defaults.input and not (case.input is None or isinstance(case.input, dict)):
             key = prefix + ("input",)
             self.problems.append(Problem(file, line_of(lines, key) or line, key, f"case {case.id!r}: `defaults.input` has keys to "
                                          f"merge, but this input is a {type(case.input).__name__}, not a mapping"))
         if case is not None and self.defaults is not None:
             self.defaults.apply(case)
-        if case is not None and not case.evaluators and not self.has_evaluators:
+        if case is not None and not case.evaluators and not self.has_evaluators and not any(t.evaluators for t in case.turns or ()):
             self.problems.append(Problem(file, line, prefix, f"case {case.id!r} has no evaluators and the suite defines none"))
         if not raw:
             return case

@@ -7,11 +7,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from agenteval.agents.tools import CaseTool
 from agenteval.config import StrictModel
 from agenteval.evaluators.base import EvaluatorSpec
 from agenteval.evaluators.transform import Transform, check_expression
 from agenteval.limits import Limits
+from agenteval.suite.conversation import ScriptedTurn, SimulatedUser, one_kind, turn_label
 from agenteval.endpoints.settings import ModelEndpoint
+from agenteval.endpoints.templates import check_strings
 from agenteval.targets import RecordedTarget, TargetSpec
 from agenteval.usage import Price
 
@@ -44,6 +47,33 @@ class Case(BaseModel):
         description="The case passes iff its weighted score is at least this, instead of iff every evaluator passes "
         "(an evaluator's `error` still makes the case an error).",
     )
+    tools: dict[str, CaseTool] | None = Field(
+        None, description="This case's own implementation of tools of the target, by tool name (e.g. `get_order: {mock: [...]}`); "
+        "in a cases file, `command`, `python` and `http` need `trust_cases: true`.",
+    )
+    turns: list[ScriptedTurn] | None = Field(
+        None, min_length=1,
+        description="A scripted conversation: the user's messages in order (text, or `{user: TEXT, evaluators: [...]}` "
+        "with evaluators of that turn's reply); the target answers each with the history so far.",
+    )
+    user: SimulatedUser | None = Field(
+        None, description="A simulated user: a model under `models:` plays the user from `persona` and `goal` until a "
+        "`stop` rule or `max_turns`.",
+    )
+
+    @model_validator(mode="after")
+    def _one_conversation(self) -> Case:
+        """A conversation is scripted or simulated; a turn's own evaluators are named for their turn."""
+        one_kind(self.turns, self.user)
+        for number, turn in enumerate(self.turns or (), 1):
+            for evaluator in turn.evaluators or ():
+                if not evaluator.label.startswith(turn_label(number, "")):
+                    evaluator.name = turn_label(number, evaluator.label)
+        return self
+
+    @property
+    def is_conversation(self) -> bool:
+        return self.turns is not None or self.user is not None
 
     @property
     def has_output(self) -> bool:
@@ -59,8 +89,8 @@ class Case(BaseModel):
         new, set_attribute = cls.__new__, object.__setattr__
 
         def build(record: dict[str, Any]) -> Case:
-            if record.get("evaluators"):
-                return cls.model_validate(record, context=context)  # evaluator configs are objects only validation builds
+            if record.get("evaluators") or record.get("turns") or record.get("user"):
+                return cls.model_validate(record, context=context)  # evaluator and conversation configs are objects only validation builds
             values = {
                 name: record[name] if name in record else factory() if factory is not None else default  # type: ignore[call-arg]
                 for name, factory, default in defaults
@@ -107,6 +137,18 @@ class CaseDefaults(StrictModel):
         return case
 
 
+CELL_NAME = r"^[^/\x00-\x1f]+$"  # a cell's label joins target and prompt names with "/"
+
+
+class CasePass(StrictModel):
+    """`case_pass:` the suite-wide rule a case passes by (AgentV grades this way)."""
+
+    min_score: float = Field(
+        ge=0, le=1, allow_inf_nan=False,
+        description="A case passes iff its weighted score is at least this (an evaluator's `error` is still an error).",
+    )
+
+
 class Suite(StrictModel):
     """An eval suite: where answers come from, how they are scored, and the cases."""
 
@@ -118,6 +160,21 @@ class Suite(StrictModel):
     name: str = Field(min_length=1)
     description: str | None = None
     target: TargetSpec = Field(default_factory=RecordedTarget)
+    targets: dict[Annotated[str, Field(pattern=CELL_NAME)], TargetSpec] | None = Field(
+        None,
+        description="Several targets by name, instead of `target:`: every case runs against each (a cell per target "
+        "and prompt); `--target NAME` chooses.",
+    )
+    prompts: dict[Annotated[str, Field(pattern=CELL_NAME)], str | list[dict[str, Any]]] | None = Field(
+        None,
+        description="Message templates by name for model targets (openai, anthropic): each replaces the target's "
+        "`messages:` in its own cell (a string is one user message); `--prompt NAME` chooses.",
+    )
+    case_pass: CasePass | None = Field(
+        None,
+        description="The suite's pass rule for a case: `{min_score: 0.8}` passes a case at a weighted score of at least "
+        "0.8 instead of when every evaluator passes (a case's own `threshold` wins).",
+    )
     evaluators: list[EvaluatorSpec] = Field(default_factory=list, description="Run on every case, in order.")
     cases: str | list[Case] | list[str] = Field(
         description="A .jsonl, .json, .yaml, .csv or .tsv file relative to this file, a glob (`cases/*.jsonl`), a list "
@@ -175,6 +232,44 @@ class Suite(StrictModel):
                 if evaluator.transform is None:
                     evaluator.transform = self.transform
         return self
+
+    @model_validator(mode="after")
+    def _cells(self) -> Suite:
+        """`targets:` replaces `target:`; `prompts:` need model targets and become message lists."""
+        if self.targets is not None:
+            if "target" in self.model_fields_set:
+                raise ValueError("give `target:` (one target) or `targets:` (several by name), not both")
+            if not self.targets:
+                raise ValueError("`targets:` names no target")
+        if self.prompts is not None:
+            if not self.prompts:
+                raise ValueError("`prompts:` names no prompt")
+            for name, target in self.named_targets():
+                if "messages" not in type(target).model_fields:
+                    where = f"target {name!r}" if name is not None else "the target"
+                    raise ValueError(f"`prompts:` are messages for model targets (openai, anthropic); {where} is a {target.type} target")
+            prompts: dict[str, str | list[dict[str, Any]]] = {}
+            for name, messages in self.prompts.items():
+                messages = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
+                for index, message in enumerate(messages):
+                    if not isinstance(message.get("role"), str):
+                        raise ValueError(f"prompts.{name}[{index}] needs a `role` (system, user, assistant or tool)")  # noqa: TRY004 - pydantic reports ValueError
+                prompts[name] = check_strings(messages)
+            self.prompts = prompts
+        if self.case_pass is not None and self.defaults.threshold is not None:
+            raise ValueError("give `case_pass.min_score` or `defaults.threshold`, not both (they are one rule)")
+        return self
+
+    def named_targets(self) -> list[tuple[str | None, TargetSpec]]:
+        """(name, target) of every target the suite defines: `targets:` by name, else the one `target:`."""
+        if self.targets is not None:
+            return list(self.targets.items())
+        return [(None, self.target)]
+
+    @property
+    def pass_score(self) -> float | None:
+        """The score a case must reach when the suite grades by score (`case_pass:`), else None."""
+        return None if self.case_pass is None else self.case_pass.min_score
 
     @model_validator(mode="after")
     def _old_trust_name(self) -> Suite:

@@ -107,6 +107,8 @@ def _data_path(data: Any, loc: tuple[Any, ...], names_missing_key: bool = False)
     path: list[str | int] = []
     node = data
     for index, part in enumerate(loc):
+        if isinstance(node, dict) and node.get("type") == part and index < len(loc) - 1:
+            continue  # the union tag, even when a key has the same name (a command target's `command`)
         if isinstance(node, dict) and part in node:
             node = node[part]
             path.append(part)

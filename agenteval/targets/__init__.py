@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from agenteval.targets.anthropic import AnthropicTarget
 from agenteval.targets.base import Answer, TargetRun
 from agenteval.targets.command import CommandTarget
 from agenteval.targets.http import HttpTarget
@@ -13,6 +14,11 @@ from agenteval.targets.openai import OpenAITarget
 from agenteval.targets.python import PythonTarget
 from agenteval.targets.recorded import RecordedTarget
 
-TargetSpec = Annotated[RecordedTarget | CommandTarget | OpenAITarget | HttpTarget | PythonTarget, Field(discriminator="type")]
+TargetSpec = Annotated[
+    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | HttpTarget | PythonTarget, Field(discriminator="type")
+]
 
-__all__ = ["Answer", "CommandTarget", "HttpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget", "TargetRun", "TargetSpec"]
+__all__ = [
+    "AnthropicTarget", "Answer", "CommandTarget", "HttpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget", "TargetRun",
+    "TargetSpec",
+]

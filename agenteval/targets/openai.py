@@ -2,7 +2,8 @@
 
 The answer is `{content, messages, tool_calls, usage, model, latency_ms}`, so text checks read
 `content`, tool-call checks read `tool_calls`, and field checks read `content` parsed as JSON
-(`parse_json: true`).
+(`parse_json: true`). When a tool has an implementation (the target's or the case's), the target
+runs the tool loop (agenteval.agents.loop) over `step`, and the answer is the loop's trajectory.
 """
 
 from __future__ import annotations
@@ -11,23 +12,27 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
 from agenteval.endpoints.templates import check_strings
-from agenteval.targets.base import Answer
+from agenteval.targets.base import Answer, template_variables
+from agenteval.targets.base import parse_json_content as _parse_json_content
 
 if TYPE_CHECKING:
+    from agenteval.agents.protocol import StepReply
     from agenteval.targets.base import TargetRun
 
 # The answer's keys; the last three describe the request, not what the model said.
 ANSWER_KEYS = frozenset({"content", "messages", "tool_calls", "usage", "model", "latency_ms"})
 REQUEST_METADATA = ("usage", "model", "latency_ms")
+LOOP_METADATA = ("usage", "model", "latency_ms", "steps")  # a tool loop's answer: `steps` holds latencies and usage
 
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "{{ input if input is string else input | tojson }}"}
 ]
 
 
-class OpenAITarget(ModelEndpoint, EndpointRef):
+class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     """Chat completions per case. Keys not set here come from `endpoint: NAME` under `models:`."""
 
     type: Literal["openai"]
@@ -38,7 +43,6 @@ class OpenAITarget(ModelEndpoint, EndpointRef):
             "and `metadata`, e.g. `{{ input.question }}`. Default: one user message with the input."
         ),
     )
-    tools: list[dict[str, Any]] | None = Field(None, description="Tool definitions, passed through as is.")
     tool_choice: str | dict[str, Any] | None = Field(None, description="Passed through as is.")
     response_format: dict[str, Any] | None = Field(None, description="Passed through as is (e.g. a json_schema).")
     parse_json: bool = Field(False, description="Parse `content` as JSON (a reply that is not JSON is a case error).")
@@ -64,8 +68,14 @@ class OpenAITarget(ModelEndpoint, EndpointRef):
             messages = render_strings(self.messages, template_variables(case), "messages")
         except (ValueError, TemplateError) as exc:
             return Answer(error=str(exc))
+        if self.tools is not None or getattr(case, "tools", None):
+            from agenteval.agents.loop import tool_loop
+
+            looped = tool_loop(self, case, run, messages)
+            if looped is not None:
+                return self._loop_answer(Answer(**looped))
         body = chat_body(
-            settings, messages, tools=self.tools, tool_choice=self.tool_choice, response_format=self.response_format
+            settings, messages, tools=self._definitions(), tool_choice=self.tool_choice, response_format=self.response_format
         )
         cache = settings.cache if settings.cache is not None else settings.temperature == 0
         try:
@@ -87,6 +97,50 @@ class OpenAITarget(ModelEndpoint, EndpointRef):
         }
         return Answer(output, duration_ms=reply.latency_ms, usage=reply.usage)
 
+    def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun) -> StepReply:
+        """One model call over a conversation in the canonical shape (this API's own): the tool loop's step."""
+        from agenteval.agents.loop import read_tool_calls
+        from agenteval.agents.protocol import StepReply
+        from agenteval.endpoints.chat import chat_body, complete
+        from agenteval.endpoints.client import EndpointError
+        from agenteval.endpoints.settings import merged_settings
+
+        if run.endpoints is None:
+            return StepReply(error="the openai target needs the run's endpoints")
+        try:
+            settings = merged_settings(self, run.endpoints.models)
+        except ValueError as exc:
+            return StepReply(error=str(exc))
+        body = chat_body(settings, messages, tools=tools or None, tool_choice=self.tool_choice, response_format=self.response_format)
+        cache = settings.cache if settings.cache is not None else settings.temperature == 0
+        try:
+            reply = complete(run.endpoints, settings, body, cache=cache, variant=run.repetition)
+        except EndpointError as exc:
+            return StepReply(error=f"openai target: {exc}")
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        raw_calls = reply.message.get("tool_calls")
+        if isinstance(raw_calls, list) and raw_calls:
+            message["tool_calls"] = [dict(call) if isinstance(call, dict) else call for call in raw_calls]
+        return StepReply(message, reply.content, read_tool_calls(message.get("tool_calls")), reply.usage, reply.model)
+
+    def _definitions(self) -> list[dict[str, Any]] | None:
+        """The tools as the API is told of them (a tool given in the API's own shape, as given)."""
+        if self.tools is None:
+            return None
+        from agenteval.agents.tools import Tool
+
+        return [tool.definition() if isinstance(tool, Tool) else tool for tool in self.tools]
+
+    def _loop_answer(self, answer: Answer) -> Answer:
+        """With `parse_json`, the loop's last reply is read as JSON, as a single reply is."""
+        if not self.parse_json or answer.error is not None or not isinstance(answer.output, dict):
+            return answer
+        content, problem = _parse_json_content(answer.output.get("content"))
+        if problem:
+            return Answer(error=f"openai target: parse_json: {problem}", duration_ms=answer.duration_ms, usage=answer.usage)
+        answer.output["content"] = content
+        return answer
+
 
 def what_was_said(output: Any) -> Any:
     """An openai answer without its request metadata (`usage`, `model`, `latency_ms`): what a model
@@ -95,28 +149,6 @@ def what_was_said(output: Any) -> Any:
     is not an openai answer is returned as is."""
     if isinstance(output, dict) and output.keys() == ANSWER_KEYS:
         return {key: value for key, value in output.items() if key not in REQUEST_METADATA}
+    if isinstance(output, dict) and "stopped" in output and "steps" in output and "messages" in output:
+        return {key: value for key, value in output.items() if key not in LOOP_METADATA}
     return output
-
-
-def template_variables(case: Any) -> dict[str, Any]:
-    """What a template sees of a case (never `expected`: the target must not see the answer)."""
-    return {
-        "input": case.input,
-        "metadata": case.metadata,
-        "case": {"id": case.id, "tags": case.tags, "metadata": case.metadata},
-    }
-
-
-def _parse_json_content(content: str | None) -> tuple[Any, str | None]:
-    from agenteval.process import decode_json
-
-    if content is None:
-        return None, "the reply has no text content"
-    text = content.strip()
-    if text.startswith("```"):  # a fenced block: ```json ... ```
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    try:
-        return decode_json(text.encode()), None
-    except (ValueError, RecursionError):
-        return None, f"content is not JSON: {content[:200]!r}"

@@ -1,0 +1,364 @@
+"""Tools a model may call in a tool loop: what the model is told (name, description, JSON-schema
+parameters) and what answers a call (`mock`, `command`, `python` or `http`).
+
+A tool is written flat (`{name, description, parameters, mock: ...}`, `input_schema` as the
+Messages API names `parameters` is taken too) or in the OpenAI shape
+(`{type: function, function: {...}, mock: ...}`); the model always receives the OpenAI shape.
+A case may give a tool of its target another implementation (`CaseTool`, by the tool's name).
+
+Calling a tool never raises: whatever goes wrong (an exception, a non-zero exit, a timeout, an
+HTTP error, arguments that are not a JSON object) is a `ToolResult` whose value is
+`{"error": "..."}`, which the loop hands to the model as the tool's answer, as a real agent
+runtime would, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, WithJsonSchema, field_validator, model_validator
+
+from agenteval.config import Command, StrictModel
+from agenteval.endpoints.settings import Transport, checked_url
+from agenteval.process import DEFAULT_MAX_OUTPUT_MB
+
+DEFAULT_TOOL_TIMEOUT = 30.0
+IMPLEMENTATIONS = ("mock", "command", "python", "http")
+NEEDS_TRUST = ("command", "python", "http")  # what a cases file may only give with `trust_cases: true`
+_FUNCTION_REFERENCE = r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"
+_TOOL_NAME = r"^[A-Za-z0-9_.:-]{1,128}$"
+
+
+class MockRule(StrictModel):
+    """One canned result: returned when every argument named in `when` equals its value."""
+
+    when: dict[str, Any] | None = Field(
+        None,
+        description="Arguments and the values they must equal (strictly: 1 is not \"1\"); other arguments are free. "
+        "Leave it out for the default result, given when no other rule matches.",
+    )
+    result: Any = Field(None, description="What the tool returns (any JSON); the model sees it as JSON text, or as is for a string.")
+
+
+class HttpTool(Transport):
+    """A tool served over HTTP: the arguments are the JSON body (POST) or the query parameters (GET);
+    the reply (JSON, else text) is the result. Retries, timeouts, `${NAME}` secrets and the cache
+    (`cache: true`) work as for the http target."""
+
+    url: str = Field(min_length=1, description="Where each call is sent (`${NAME}` is read from the environment).")
+    method: Literal["POST", "GET"] = Field("POST", description="POST sends the arguments as a JSON body; GET as query parameters.")
+
+    @field_validator("url")
+    @classmethod
+    def _a_url(cls, value: str) -> str:
+        return checked_url(value, "url") or value
+
+
+class Implementation(StrictModel):
+    """What answers a tool's calls: one of `mock`, `command`, `python`, `http`."""
+
+    mock: list[MockRule] | None = Field(
+        None,
+        description="Canned results: the first rule whose `when` matches the arguments wins, else the rule without `when`; "
+        "no match is an error result the model sees.",
+    )
+    command: Command | None = Field(
+        None,
+        min_length=1,
+        description="A program (no shell; cwd = the suite's folder) given the arguments as JSON on stdin; its stdout, "
+        "parsed as JSON when it is JSON, is the result. A non-zero exit or a timeout is an error result.",
+    )
+    python: str | None = Field(
+        None,
+        pattern=_FUNCTION_REFERENCE,
+        description="`module:function` (next to the suite, or installed) called with the arguments as keyword arguments; "
+        "its return value is the result, an exception an error result.",
+    )
+    http: HttpTool | None = Field(None, description="A service called with the arguments (see HttpTool).")
+    timeout: float = Field(
+        DEFAULT_TOOL_TIMEOUT, gt=0, le=3600, allow_inf_nan=False,
+        description="Seconds one `command` or `python` call may take (never past the loop's own timeout); `http` has its own `timeout`.",
+    )
+    max_output_mb: float = Field(
+        DEFAULT_MAX_OUTPUT_MB, gt=0, le=1024, allow_inf_nan=False, description="Largest stdout of a `command` tool, in MiB.",
+    )
+
+    @property
+    def kind(self) -> str | None:
+        """Which implementation is given (None: none, the tool is only described to the model)."""
+        return next((key for key in IMPLEMENTATIONS if getattr(self, key) is not None), None)
+
+    @model_validator(mode="after")
+    def _at_most_one(self) -> Implementation:
+        given = [key for key in IMPLEMENTATIONS if getattr(self, key) is not None]
+        if len(given) > 1:
+            raise ValueError(f"a tool has one implementation: give one of `{'`, `'.join(given)}`, not {len(given)}")
+        mock = self.mock or []
+        if sum(rule.when is None for rule in mock) > 1:
+            raise ValueError("`mock` has more than one rule without `when` (only one can be the default)")
+        return self
+
+
+class FunctionDefinition(StrictModel):
+    """The OpenAI `function` object of a tool."""
+
+    name: str = Field(pattern=_TOOL_NAME, description="The tool's name, as the model calls it.")
+    description: str | None = Field(None, description="What the tool does, for the model.")
+    parameters: dict[str, Any] | None = Field(None, description="A JSON schema of the arguments (an object).")
+    strict: bool | None = Field(None, description="Passed to the API as is.")
+
+
+class Tool(Implementation):
+    """A tool the model may call, flat (`name`, `description`, `parameters`) or in the OpenAI shape
+    (`type: function`, `function: {...}`), with at most one implementation. Without one it is only
+    described to the model (its calls are read back, not run)."""
+
+    type: Literal["function"] | None = Field(None, description="`function`, with the OpenAI shape (`function: {...}`).")
+    function: FunctionDefinition | None = Field(None, description="The OpenAI shape: name, description, parameters.")
+    name: str | None = Field(None, pattern=_TOOL_NAME, description="The tool's name (flat shape).")
+    description: str | None = Field(None, description="What the tool does, for the model (flat shape).")
+    parameters: dict[str, Any] | None = Field(None, description="A JSON schema of the arguments (flat shape).")
+    input_schema: dict[str, Any] | None = Field(None, description="The Messages API's name for `parameters` (flat shape).")
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> Tool:
+        if self.parameters is not None and self.input_schema is not None:
+            raise ValueError("give `parameters` or `input_schema` (the same schema), not both")
+        flat = [key for key in ("name", "description", "parameters", "input_schema") if key in self.model_fields_set]
+        if self.function is not None and flat:
+            raise ValueError(f"give the tool either flat (`name`, ...) or as `function: {{...}}`, not both (`{flat[0]}` and `function`)")
+        if self.function is None and self.name is None:
+            raise ValueError("a tool needs a `name` (or `type: function` with `function: {name: ...}`)")
+        if self.function is None and self.type is not None:
+            raise ValueError("`type: function` goes with `function: {name, description, parameters}`")
+        return self
+
+    @property
+    def tool_name(self) -> str:
+        return self.function.name if self.function is not None else self.name  # type: ignore[return-value]
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as the model is told of it (OpenAI shape), without its implementation."""
+        if self.function is not None:
+            return {"type": "function", "function": self.function.model_dump(exclude_unset=True)}
+        function: dict[str, Any] = {"name": self.name}
+        if self.description is not None:
+            function["description"] = self.description
+        parameters = self.parameters if self.parameters is not None else self.input_schema
+        if parameters is not None:
+            function["parameters"] = parameters
+        return {"type": "function", "function": function}
+
+
+class CaseTool(Implementation):
+    """A case's own implementation of one of its target's tools, by name (e.g. other mock results)."""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> CaseTool:
+        if self.kind is None:
+            raise ValueError(f"give the tool's implementation for this case: one of `{'`, `'.join(IMPLEMENTATIONS)}`")
+        return self
+
+
+def _tool_kind(value: Any) -> str:
+    """A function tool (typed, with an implementation or not) or another kind of tool an API offers
+    (e.g. `{type: web_search}`), which is passed through as is."""
+    if isinstance(value, dict) and value.get("type", "function") != "function":
+        return "other"
+    return "function"
+
+
+_OTHER_TOOL_SCHEMA = {
+    "type": "object", "required": ["type"], "properties": {"type": {"not": {"const": "function"}}},
+    "description": "Another kind of tool the API offers (e.g. `{type: web_search}`), passed as is.",
+}
+ToolSpec = Annotated[
+    Annotated[Tool, Tag("function")] | Annotated[dict[str, Any], Tag("other"), WithJsonSchema(_OTHER_TOOL_SCHEMA)],
+    Discriminator(_tool_kind),
+]
+"""An entry of a model target's `tools:`."""
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What one call returned (any JSON value; `{"error": ...}` when it failed) and how long it took."""
+
+    value: Any
+    failed: bool = False
+    latency_ms: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """The tool message's content: a string as is, anything else as JSON."""
+        return self.value if isinstance(self.value, str) else _json_text(self.value)
+
+
+def failure(message: str, started: float | None = None) -> ToolResult:
+    return ToolResult({"error": message}, True, _since(started))
+
+
+@dataclass(slots=True)
+class BoundTool:
+    """A tool as one loop uses it: its name, what the model is told, and what answers it (None:
+    nothing does, and a call is an error result)."""
+
+    name: str
+    definition: dict[str, Any]
+    implementation: Implementation | None
+
+    def call(self, arguments: dict[str, Any], run: Any, seconds_left: float | None) -> ToolResult:
+        if self.implementation is None or self.implementation.kind is None:
+            return failure(f"tool {self.name!r} has no implementation in this evaluation (it can only be described to the model)")
+        return call_tool(self.name, self.implementation, arguments, run, seconds_left)
+
+
+def call_tool(name: str, tool: Implementation, arguments: dict[str, Any], run: Any, seconds_left: float | None) -> ToolResult:
+    """Run one call; never raises (an unexpected exception is the error result, naming it)."""
+    started = time.perf_counter()
+    timeout = tool.timeout if seconds_left is None else max(0.001, min(tool.timeout, seconds_left))
+    try:
+        if tool.mock is not None:
+            return _mock(name, tool.mock, arguments, started)
+        if tool.command is not None:
+            return _command(name, tool, arguments, run, timeout, started)
+        if tool.python is not None:
+            return _python(tool.python, arguments, run.base_dir, timeout, started)
+        if tool.http is not None:
+            return _http(name, tool.http, arguments, run, started)
+    except Exception as exc:  # noqa: BLE001 - a tool's failure is what the model sees, never the run's end
+        return failure(f"tool {name!r} failed: {type(exc).__name__}: {exc}", started)
+    return failure(f"tool {name!r} has no implementation", started)
+
+
+def _mock(name: str, rules: list[MockRule], arguments: dict[str, Any], started: float) -> ToolResult:
+    from agenteval.matching import equal
+
+    default = None
+    for rule in rules:
+        if rule.when is None:
+            default = default or rule
+        elif all(key in arguments and equal(arguments[key], value) for key, value in rule.when.items()):
+            return ToolResult(_copy(rule.result), latency_ms=_since(started))
+    if default is not None:
+        return ToolResult(_copy(default.result), latency_ms=_since(started))
+    return failure(f"no mock result of {name!r} for the arguments {_json_text(arguments)}", started)
+
+
+def _command(name: str, tool: Implementation, arguments: dict[str, Any], run: Any, timeout: float, started: float) -> ToolResult:
+    from agenteval.process import JSONTooDeep, decode_json, max_output_bytes, resolve_command
+
+    argv = resolve_command(tool.command or [])
+    done = run.processes.run(argv, _json_text(arguments).encode(), timeout, run.base_dir, None, max_output_bytes(tool.max_output_mb))
+    problem = done.failure(f"tool {name!r}", timeout)
+    if problem:
+        return failure(problem, started)
+    try:
+        return ToolResult(decode_json(done.stdout, run.answer_depth), latency_ms=_since(started))
+    except JSONTooDeep as exc:
+        return failure(f"tool {name!r} printed {exc}", started)
+    except ValueError:
+        return ToolResult(done.stdout.decode("utf-8", "replace").rstrip("\r\n"), latency_ms=_since(started))
+
+
+_FUNCTIONS: dict[tuple[str, Path], Any] = {}  # (reference, suite folder) -> the function, or why it cannot be imported
+_FUNCTIONS_LOCK = threading.Lock()
+
+
+def _python(reference: str, arguments: dict[str, Any], base_dir: Path, timeout: float, started: float) -> ToolResult:
+    """The function is imported once per run folder (importing a suite module runs it) on a helper
+    thread, like every call, so neither a slow import nor a slow call holds the loop past `timeout`."""
+    from agenteval.functions import HELPERS
+
+    outcome = HELPERS.call(_call_function, (reference, base_dir, arguments), timeout)
+    if outcome is None:
+        return failure(f"{reference} took longer than its timeout of {timeout:g} s; the call was abandoned", started)
+    value, raised = outcome
+    if raised is not None:
+        if isinstance(raised, SystemExit):
+            return failure(f"{reference} called sys.exit({raised.code!r})", started)
+        return failure(f"{reference} raised {type(raised).__name__}: {raised}", started)
+    if isinstance(value, _ImportProblem):
+        return failure(value.message, started)
+    try:
+        text = _json_text(value)
+    except TypeError as exc:
+        return failure(f"{reference} returned a value with no JSON form: {exc}", started)
+    return ToolResult(value if isinstance(value, str) else _loads(text), latency_ms=_since(started))
+
+
+@dataclass(frozen=True, slots=True)
+class _ImportProblem:
+    message: str
+
+
+def _call_function(reference: str, base_dir: Path, arguments: dict[str, Any]) -> Any:
+    """On a helper thread: import (first time), call with keyword arguments, await an awaitable."""
+    import inspect
+
+    from agenteval.functions import FunctionImportError, import_function
+
+    key = (reference, base_dir)
+    with _FUNCTIONS_LOCK:
+        function = _FUNCTIONS.get(key)
+        if function is None:
+            try:
+                function = import_function(reference, base_dir)
+            except FunctionImportError as exc:
+                function = _ImportProblem(f"python tool: {exc}")
+            _FUNCTIONS[key] = function
+    if isinstance(function, _ImportProblem):
+        return function
+    value = function(**arguments)
+    if inspect.isawaitable(value):
+        import asyncio
+
+        async def awaited() -> Any:
+            return await value
+
+        value = asyncio.run(awaited())
+    return value
+
+
+def _http(name: str, http: HttpTool, arguments: dict[str, Any], run: Any, started: float) -> ToolResult:
+    from agenteval.endpoints.client import EndpointError
+
+    if run.endpoints is None:
+        return failure(f"tool {name!r}: no HTTP client in this run", started)
+    body, params = (arguments, None) if http.method == "POST" else (None, _query(arguments))
+    try:
+        url = run.endpoints.resolve(http.url)
+        reply = run.endpoints.send(
+            http, http.method, url, body, params=params, cache=bool(http.cache), variant=run.repetition, json_reply=False,
+        )
+    except EndpointError as exc:
+        return failure(f"tool {name!r}: {exc}", started)
+    return ToolResult(reply.data, latency_ms=_since(started))
+
+
+def _query(arguments: dict[str, Any]) -> dict[str, str]:
+    return {str(key): value if isinstance(value, str) else _json_text(value) for key, value in arguments.items()}
+
+
+def _json_text(value: Any) -> str:
+    import orjson
+
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _loads(text: str) -> Any:
+    import orjson
+
+    return orjson.loads(text)
+
+
+def _copy(value: Any) -> Any:
+    """A mock's result, not shared between the cases that get it."""
+    return value if value is None or isinstance(value, (str, int, float, bool)) else _loads(_json_text(value))
+
+
+def _since(started: float | None) -> float:
+    return 0.0 if started is None else round((time.perf_counter() - started) * 1000, 3)

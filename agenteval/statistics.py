@@ -1,0 +1,321 @@
+"""Is the difference between two cells more than noise? Paired statistics over the same cases.
+
+Two cells (target x prompt) that ran the same cases are compared case by case, never as two
+independent samples: the spread between cases is usually far larger than the effect being
+measured, and pairing removes it. The figures:
+
+- `paired_bootstrap`: the difference of the means, b - a, and its percentile interval from
+  resampling the cases with replacement. The generator is seeded with `SEED`, so the same data
+  always give the same interval (a report of a run says what the run said).
+- `mcnemar_exact`: McNemar's exact test on pass/fail: only the cases where the cells disagree
+  carry information, and under "no difference" each of them is a fair coin.
+- `pass_at_k` / `pass_hat_k`: from n tries of a case with c passes, the chance that at least one,
+  or all, of k tries drawn without replacement pass (the unbiased estimators).
+- `compare_cells`: all of it for one pair of cells, in the `comparisons` shape of the summary,
+  with one sentence saying it in words.
+
+Pure functions of numbers: numpy and the standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+SEED = 20_240_901
+"""The bootstrap's seed (numpy's default generator, PCG64): a run and a report of it give the same intervals."""
+RESAMPLES = 10_000
+CONFIDENCE = 0.95
+_CHUNK_VALUES = 1 << 20
+"""Resampled indices drawn at once (8 MB of int64): memory stays flat however many cases there are."""
+_EXACT_UP_TO = 20_000
+"""McNemar counts summed as exact integers up to here; above it (math.comb takes seconds at 10**6) a saddle-point density."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A paired difference b - a and its confidence interval.
+
+    `difference` is None without cases; `low`/`high` are None with fewer than two (one pair says
+    nothing about how much the difference varies).
+    """
+
+    difference: float | None
+    low: float | None
+    high: float | None
+    n: int
+    confidence: float = CONFIDENCE
+
+    def excludes_zero(self) -> bool:
+        """True when the whole interval lies on one side of 0: a difference the resampling keeps."""
+        return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
+
+
+def paired_bootstrap(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> Interval:
+    """mean(b) - mean(a) over paired values, with the percentile interval of `resamples` bootstrap
+    means of the per-pair differences (cases drawn with replacement, the pairs kept together).
+
+    Resample r draws `rng.integers(0, n, size=n)` from `numpy.random.default_rng(seed)`, in order:
+    drawing many resamples at once gives the same stream, so the result does not depend on how
+    the work is chunked. The interval's ends are the (1 - confidence) / 2 and (1 + confidence) / 2
+    quantiles of the sorted resampled means, linearly interpolated at position q * (resamples - 1).
+    """
+    _check_options(resamples, confidence)
+    left, right = _paired(a, b)
+    return _intervals([right - left], [_mean_difference(left, right)], resamples, confidence, seed)[0]
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value: the discordant pairs (a passed and b failed, or the
+    reverse) as a binomial with p = 1/2; the p-value is twice the smaller tail, at most 1, and 1.0
+    when no pair disagrees.
+
+    Exact at any size: the tail is the binomial density at the smaller count (an exact integer
+    ratio up to 20,000 pairs, the saddle-point form of Loader (2000) above) times the sum of the
+    ratios of successive terms, so nothing overflows and no normal approximation is used.
+    """
+    a_only, b_only = _count(a_only, "a_only"), _count(b_only, "b_only")
+    total = a_only + b_only
+    smaller = min(a_only, b_only)
+    if total == 0 or 2 * smaller == total:
+        return 1.0
+    tail = _binomial_half_density(smaller, total) * _tail_factor(smaller, total)
+    return min(1.0, 2.0 * tail)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The chance that at least one of k tries passes, from n tries of which c passed:
+    1 - C(n - c, k) / C(n, k), the unbiased estimator (Chen et al., 2021).
+
+    Computed in exact integer arithmetic and rounded once, so it is the closest float to the true
+    ratio at any n (no cancellation in 1 - a ratio close to 1, no overflow in C(n, k)).
+    """
+    n, c, k = _tries(n, c, k)
+    if n - c < k:
+        return 1.0
+    whole = math.comb(n, k)
+    return (whole - math.comb(n - c, k)) / whole
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The chance that all of k tries pass, from n tries of which c passed: C(c, k) / C(n, k)
+    (pass^k, the consistency a user meets when every try has to work). Exact, rounded once."""
+    n, c, k = _tries(n, c, k)
+    if c < k:
+        return 0.0
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def compare_cells(
+    label_a: str,
+    label_b: str,
+    passed_a: Sequence[float] | np.ndarray,
+    passed_b: Sequence[float] | np.ndarray,
+    scores_a: Sequence[float] | np.ndarray,
+    scores_b: Sequence[float] | np.ndarray,
+    *,
+    repeated: bool,
+) -> dict[str, Any]:
+    """One entry of the summary's `comparisons`: cell b against baseline a, over the cases both
+    finished (the four sequences are aligned by index: one case per position).
+
+    `passed_*` are per-case pass fractions (1 or 0 for one try; passes / tries under --repeat),
+    `scores_*` per-case mean scores. `significant` is True when the 95% interval of the pass-rate
+    difference excludes 0, or, failing that, the interval of the mean-score difference does; the
+    text says which. McNemar's test needs one pass/fail per case: it is None under --repeat (or
+    whenever a pass fraction is neither 0 nor 1), and the bootstrap speaks alone.
+    """
+    pass_a, pass_b = _paired(passed_a, passed_b, "passed_a", "passed_b")
+    score_a, score_b = _paired(scores_a, scores_b, "scores_a", "scores_b")
+    if len(pass_a) != len(score_a):
+        raise ValueError(f"pass fractions and scores must be aligned: {len(pass_a)} cases vs {len(score_a)}")
+    n = len(pass_a)
+    # One draw of resampled cases for both figures: the same intervals as two paired_bootstrap calls, at half the cost.
+    pass_rate, mean_score = _intervals(
+        [pass_b - pass_a, score_b - score_a],
+        [_mean_difference(pass_a, pass_b), _mean_difference(score_a, score_b)],
+        RESAMPLES, CONFIDENCE, SEED,
+    )
+    mcnemar = None
+    if not repeated and _binary(pass_a) and _binary(pass_b):
+        a_only = int(np.count_nonzero((pass_a == 1) & (pass_b == 0)))
+        b_only = int(np.count_nonzero((pass_a == 0) & (pass_b == 1)))
+        mcnemar = {"a_only": a_only, "b_only": b_only, "p_value": mcnemar_exact(a_only, b_only)}
+    heading = f"{label_b} vs {label_a}:"
+    if pass_rate.excludes_zero():
+        text = f"{heading} pass rate {_points(pass_rate.difference)} points (95% CI {_points(pass_rate.low)} to {_points(pass_rate.high)})"
+        if mcnemar is not None:
+            text += f", McNemar p {_p_value(mcnemar['p_value'])}"
+    elif mean_score.excludes_zero():
+        text = f"{heading} mean score {mean_score.difference:+.3f} (95% CI {mean_score.low:+.3f} to {mean_score.high:+.3f})"
+    else:
+        text = f"{heading} no detectable difference (n = {n})"
+    return {
+        "a": label_a,
+        "b": label_b,
+        "n": n,
+        "pass_rate": _figures(pass_a, pass_b, pass_rate),
+        "mean_score": _figures(score_a, score_b, mean_score),
+        "mcnemar": mcnemar,
+        "significant": pass_rate.excludes_zero() or mean_score.excludes_zero(),
+        "text": text,
+    }
+
+
+def _intervals(
+    differences: list[np.ndarray], centres: list[float | None], resamples: int, confidence: float, seed: int,
+) -> list[Interval]:
+    """Bootstrap intervals of the means of equally long difference arrays, all from the same
+    resampled cases (one index draw serves every array)."""
+    n = len(differences[0])
+    if n < 2:
+        return [Interval(centre, None, None, n, confidence) for centre in centres]
+    rng = np.random.default_rng(seed)
+    means = np.empty((len(differences), resamples))
+    rows = max(1, _CHUNK_VALUES // n)
+    for start in range(0, resamples, rows):
+        stop = min(resamples, start + rows)
+        picks = rng.integers(0, n, size=(stop - start, n))
+        for row, values in enumerate(differences):
+            means[row, start:stop] = values[picks].mean(axis=1)
+    means.sort(axis=1)
+    lower, upper = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
+    return [
+        Interval(centre, _quantile(ordered, lower), _quantile(ordered, upper), n, confidence)
+        for ordered, centre in zip(means, centres)
+    ]
+
+
+def _quantile(ordered: np.ndarray, q: float) -> float:
+    """The q-quantile of sorted values, linear between the two nearest (numpy's default method)."""
+    position = q * (len(ordered) - 1)
+    below = math.floor(position)
+    low = float(ordered[below])
+    if below + 1 >= len(ordered):
+        return low
+    return low + (position - below) * (float(ordered[below + 1]) - low)
+
+
+def _mean_difference(a: np.ndarray, b: np.ndarray) -> float | None:
+    return math.fsum(b.tolist()) / len(b) - math.fsum(a.tolist()) / len(a) if len(a) else None
+
+
+def _paired(a: Any, b: Any, name_a: str = "a", name_b: str = "b") -> tuple[np.ndarray, np.ndarray]:
+    left = np.asarray(a, dtype=np.float64).reshape(-1)
+    right = np.asarray(b, dtype=np.float64).reshape(-1)
+    if len(left) != len(right):
+        raise ValueError(f"paired values need the same number of cases: {name_a} has {len(left)}, {name_b} has {len(right)}")
+    if not (np.isfinite(left).all() and np.isfinite(right).all()):
+        raise ValueError(f"paired values must be finite numbers: {name_a} or {name_b} holds NaN or infinity")
+    return left, right
+
+
+def _check_options(resamples: int, confidence: float) -> None:
+    if operator.index(resamples) < 1:
+        raise ValueError(f"resamples must be at least 1, not {resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1 (exclusive), not {confidence}")
+
+
+def _binary(values: np.ndarray) -> bool:
+    return bool(((values == 0) | (values == 1)).all())
+
+
+def _figures(a: np.ndarray, b: np.ndarray, interval: Interval) -> dict[str, float | None]:
+    n = len(a)
+    return {
+        "a": math.fsum(a.tolist()) / n if n else None,
+        "b": math.fsum(b.tolist()) / n if n else None,
+        "difference": interval.difference,
+        "low": interval.low,
+        "high": interval.high,
+    }
+
+
+def _points(rate: float | None) -> str:
+    return f"{(rate or 0.0) * 100:+.1f}"
+
+
+def _p_value(p: float) -> str:
+    return f"= {p:.3f}" if p >= 0.001 else "< 0.001"
+
+
+def _count(value: int, name: str) -> int:
+    count = operator.index(value)
+    if count < 0:
+        raise ValueError(f"{name} counts pairs: it cannot be negative ({count})")
+    return count
+
+
+def _tries(n: int, c: int, k: int) -> tuple[int, int, int]:
+    n, c, k = operator.index(n), operator.index(c), operator.index(k)
+    if not 0 <= c <= n:
+        raise ValueError(f"passes must be between 0 and the number of tries ({n}), not {c}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and the number of tries ({n}), not {k}")
+    return n, c, k
+
+
+# --- the binomial tail with p = 1/2, exact at any size -------------------------------------------
+
+
+def _binomial_half_density(k: int, n: int) -> float:
+    """C(n, k) / 2**n for k <= n / 2, to a few units in the last place (0.0 once it underflows)."""
+    if n <= _EXACT_UP_TO or k <= 30:
+        return math.comb(n, k) / (1 << n)  # int / int is correctly rounded in Python, whatever the size
+    # Loader's saddle-point form: exp(-stirlerr terms - deviances) * sqrt(n / (2 pi k (n - k)));
+    # every term is O(1) or a deviance computed without cancellation (k > 30 here).
+    half = n / 2.0
+    exponent = _stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, half) - _bd0(n - k, half)
+    return math.exp(exponent) * math.sqrt(n / (2.0 * math.pi * k * (n - k)))
+
+
+def _tail_factor(k: int, n: int) -> float:
+    """sum_{j <= k} C(n, j) / C(n, k): successive terms shrink by j / (n - j + 1), so the sum
+    stops once they no longer change it."""
+    total = term = 1.0
+    for j in range(k, 0, -1):
+        term *= j / (n - j + 1)
+        total += term
+        if term < total * 1e-17:
+            break
+    return total
+
+
+_STIRLERR_SERIES = (1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188)
+
+
+def _stirlerr(n: int) -> float:
+    """log(n!) - log(sqrt(2 pi n) (n / e)**n): Stirling's series, for n > 30 (where five terms are exact in double precision)."""
+    s0, s1, s2, s3, s4 = _STIRLERR_SERIES
+    square = float(n) * n
+    return (s0 - (s1 - (s2 - (s3 - s4 / square) / square) / square) / square) / n
+
+
+def _bd0(x: int, mean: float) -> float:
+    """x log(x / mean) + mean - x (the binomial deviance term), without cancellation when x is near mean."""
+    if abs(x - mean) < 0.1 * (x + mean):
+        v = (x - mean) / (x + mean)
+        total = (x - mean) * v
+        power = 2.0 * x * v
+        j = 1
+        while True:
+            power *= v * v
+            updated = total + power / (2 * j + 1)
+            if updated == total:
+                return total
+            total = updated
+            j += 1
+    return x * math.log(x / mean) + mean - x
