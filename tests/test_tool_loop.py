@@ -327,3 +327,24 @@ def test_a_cases_file_may_give_mock_results_but_not_a_program_without_trust(tmp_
     write(tmp_path, "s.yaml", SUITE.format(base_url="http://127.0.0.1:9/v1", extra="trust_cases: true"))
     assert load_suite(tmp_path / "s.yaml").index.count == 3
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_loop_ended_by_a_limit_fails_its_case_with_the_limit_named(tmp_path, monkeypatch):
+    """Through a whole run: the trajectory is kept and scored, and the case fails with an
+    `agent_limits` result naming the limit, whatever the other evaluators say."""
+    from agenteval.api import run_suite
+
+    monkeypatch.setenv("LOOP_KEY", "sk-loop")
+    with LLMServer(chat=lambda body: calls(("get_order", {"id": 7}))) as server:
+        suite = {
+            "name": "limits", "models": {"m": {"base_url": server.base_url, "api_key_env": "LOOP_KEY", "model": "m1"}},
+            "target": {"type": "openai", "endpoint": "m", "tools": [{**ORDER_TOOL, "mock": ORDER_MOCK}], "loop": {"max_steps": 2}},
+            "evaluators": [{"type": "tool_calls", "name": "calls"}],
+            "cases": [{"id": "a", "input": "where is order 7?", "expected": {"tool_calls": [{"name": "get_order", "arguments": {"id": 7}}]}}],
+        }
+        [result] = list(run_suite(suite, base_dir=tmp_path, cache=False))
+    assert result.verdict == "fail" and result.output["stopped"] == "max_steps"
+    calls_result, limit = result.evaluator_results
+    assert calls_result.verdict == "pass"  # the call was right; the loop never ended
+    assert (limit.name, limit.verdict, limit.score) == ("agent_limits", "fail", 0.0)
+    assert limit.misses == ["the tool loop reached its max_steps of 2 model calls (loop.max_steps) and the model was still calling tools"]
