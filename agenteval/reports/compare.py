@@ -1,7 +1,10 @@
-"""`agenteval compare BASE NEW`: what changed between two runs of one suite, and whether it may merge.
+"""`agenteval compare BASE NEW`: what changed between two runs of one suite, and whether it may merge;
+`agenteval compare RUN --cells A B`: the same between two cells (target, prompt) of one run.
 
 The gate looks at every case, never at the mean: one case going from pass to fail is a
-regression even when ten others improve.
+regression even when ten others improve. Cases are paired by case id and repetition (and, between
+two matrix runs, by cell); the paired statistics (agenteval.statistics) say whether a difference is
+more than noise.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from agenteval.reports.failures import field_rows, miss_path, show_value
 from agenteval.reports.inputs import ResultInputs
 from agenteval.reports.numbers import num, pct, points, signed
 from agenteval.reports.outputs import ReportError, stdout_reader_may_leave
+from agenteval.cells import cell_label
 from agenteval.metrics import ratio
 from agenteval.results import CaseResult, Summary
+from agenteval.stores import StoredRun
 
 SCORE_EPSILON = 1e-9  # float noise, not a change
 ROWS_SHOWN = 50
@@ -33,6 +38,8 @@ class CaseChange:
     base_score: float | None
     new_score: float | None
     reason: str | None = None  # a regression's first miss, old against new
+    repetition: int = 0  # which `--repeat` run of the case
+    cell: tuple[str | None, str | None] | None = None  # (target, prompt), when two matrix runs are paired by cell
 
     @property
     def delta(self) -> float | None:
@@ -40,11 +47,22 @@ class CaseChange:
             return None
         return self.new_score - self.base_score
 
+    @property
+    def shown(self) -> str:
+        """The case as a table shows it: its id, then its cell and repetition when they matter."""
+        more = ([cell_label(*self.cell)] if self.cell is not None else []) + ([f"repetition {self.repetition}"] if self.repetition else [])
+        return f"{self.case_id} ({', '.join(more)})" if more else self.case_id
+
     def to_dict(self) -> dict[str, Any]:
-        row = {
-            "case_id": self.case_id, "base_verdict": self.base_verdict, "new_verdict": self.new_verdict,
+        row: dict[str, Any] = {"case_id": self.case_id}
+        if self.cell is not None:
+            row["target"], row["prompt"] = self.cell
+        if self.repetition:
+            row["repetition"] = self.repetition
+        row.update({
+            "base_verdict": self.base_verdict, "new_verdict": self.new_verdict,
             "base_score": self.base_score, "new_score": self.new_score, "delta": self.delta,
-        }
+        })
         if self.reason is not None:
             row["reason"] = self.reason
         return row
@@ -60,6 +78,10 @@ class Comparison:
     only_new: list[CaseChange] = field(default_factory=list)
     unchanged: int = 0
     warnings: list[str] = field(default_factory=list)
+    new_suite: str | None = None  # when NEW is of another suite (the case ids overlap)
+    cells: tuple[str, str] | None = None  # `--cells A B`: the cell of BASE and the cell of NEW compared
+    by_cell: bool = False  # two matrix runs, paired by (case id, target, prompt)
+    statistics: list[dict[str, Any]] = field(default_factory=list)  # agenteval.statistics.compare_cells, per cell pair
 
     @property
     def regressions(self) -> list[CaseChange]:
@@ -115,48 +137,169 @@ class Gate:
         return reasons
 
 
-def compare_files(base_path: Path, new_path: Path) -> Comparison:
-    """Per-case (verdict, score) of BASE are kept; NEW streams past them. Summaries give the aggregate deltas."""
-    base_inputs, new_inputs = ResultInputs([base_path]), ResultInputs([new_path])
-    base_summary, new_summary = Summary(), Summary()
-    before: dict[str, tuple[str, float]] = {}
-    for result in base_inputs:
-        base_summary.add(result)
-        before[result.case_id] = (result.verdict, result.score)
-    base_suite = _one_suite(base_inputs, "BASE", base_path)
-    outcome = Comparison(base_suite, {}, {})
-    misses: dict[str, FirstMiss] = {}  # regressed cases only: memory grows with regressions, not cases
-    for result in new_inputs:
-        new_summary.add(result)
-        if result.suite != base_suite:
-            raise ReportError(
-                f"BASE {base_path} holds suite {base_suite!r} but NEW {new_path} holds suite {result.suite!r}; "
-                "compare runs of the same suite"
-            )
-        old = before.pop(result.case_id, None)
-        if old is None:
-            outcome.only_new.append(CaseChange(result.case_id, None, result.verdict, None, result.score))
+Key = tuple[str, str | None, str | None, int]  # case id, target, prompt, repetition
+
+
+@dataclass
+class _Side:
+    """One side of a comparison, read once: its summary and each result's (verdict, score) by key."""
+
+    label: str  # BASE or NEW
+    path: Path | StoredRun
+    inputs: ResultInputs
+    summary: Summary
+    suite: str
+    rows: dict[Key, tuple[str, float]]
+    cells: dict[tuple[str | None, str | None], int]  # every cell of the file, chosen or not: results in it
+    cell: str | None = None  # the `--cells` label chosen
+
+    def results(self) -> Any:
+        """The side's results again (to find why a case regressed), the chosen cell only."""
+        for result in ResultInputs([self.path], repetitions=True):
+            if self.cell is None or cell_label(result.target, result.prompt) == self.cell:
+                yield result
+
+
+def _read_side(path: Path | StoredRun, label: str, cell: str | None) -> _Side:
+    inputs = ResultInputs([path], repetitions=True)
+    summary = Summary()
+    rows: dict[Key, tuple[str, float]] = {}
+    cells: dict[tuple[str | None, str | None], int] = {}
+    for result in inputs:
+        names = (result.target, result.prompt)
+        cells[names] = cells.get(names, 0) + 1
+        if cell is not None and cell_label(*names) != cell:
             continue
-        change = CaseChange(result.case_id, old[0], result.verdict, old[1], result.score)
-        if old[0] == "pass" and result.verdict != "pass":
-            misses[result.case_id] = first_miss(result)
+        summary.add(result)
+        rows[(result.case_id, result.target, result.prompt, result.repetition)] = (result.verdict, result.score)
+    suite = _one_suite(inputs, label, path)
+    if cell is not None and not summary.total:
+        labels = [cell_label(*names) for names in cells]
+        known = ", ".join(repr(name) for name in labels) if any(labels) else "none: its results name no target or prompt"
+        raise ReportError(f"{label} {path} has no cell {cell!r} (its cells: {known})")
+    return _Side(label, path, inputs, summary, suite, rows, cells, cell)
+
+
+def _cells_text(side: _Side) -> str:
+    labels = [cell_label(*names) for names in side.cells]
+    return ", ".join(label or "(unnamed)" for label in labels)
+
+
+def compare_files(base_path: Path | StoredRun, new_path: Path | StoredRun | None = None, cells: tuple[str, str] | None = None) -> Comparison:
+    """BASE against NEW, or (`cells`, NEW None) two cells of one run, or (`cells` and NEW) a cell of
+    BASE against a cell of NEW. Each side keeps (verdict, score) per case and its summary; results
+    are read again only for the cases that regressed."""
+    if new_path is None and cells is None:
+        raise ReportError("give NEW, or --cells A B to compare two cells of one run")
+    base = _read_side(base_path, "BASE" if new_path is not None else "RUN", cells[0] if cells else None)
+    new = _read_side(new_path if new_path is not None else base_path, "NEW" if new_path is not None else "RUN", cells[1] if cells else None)
+    if not new.summary.total:
+        raise ReportError(f"no result lines in {new.path}")
+    by_cell = cells is None and (len(base.cells) > 1 or len(new.cells) > 1)
+    if not by_cell:  # one cell a side: paired by case id (and repetition), whatever the cells are named
+        base.rows = {(key[0], None, None, key[3]): value for key, value in base.rows.items()}
+        new.rows = {(key[0], None, None, key[3]): value for key, value in new.rows.items()}
+    warnings = [f"{side.label}: {w}" for side in (base, new) if (w := side.inputs.warning())]
+    if base.suite != new.suite:
+        shared = len({key[0] for key in base.rows} & {key[0] for key in new.rows})
+        if not shared:
+            raise ReportError(
+                f"BASE {base.path} holds suite {base.suite!r} and NEW {new.path} holds suite {new.suite!r}, "
+                "and no case id is in both; compare runs of the same cases"
+            )
+        warnings.insert(0, (
+            f"BASE holds suite {base.suite!r} and NEW holds suite {new.suite!r}; {shared} case id{'s' if shared != 1 else ''} "
+            "in both are compared, the others are listed as only in base or only in new"
+        ))
+    if by_cell and base.rows.keys().isdisjoint(new.rows.keys()):
+        raise ReportError(
+            f"BASE {base.path} (cells: {_cells_text(base)}) and NEW {new.path} (cells: {_cells_text(new)}) "
+            "have no case in the same cell; compare runs of the same cells, or two cells with --cells A B"
+        )
+    outcome = Comparison(base.suite, {}, {}, new_suite=new.suite if new.suite != base.suite else None, cells=cells, by_cell=by_cell)
+    before = dict(base.rows)
+    regressed: set[Key] = set()
+    for key, (verdict, score) in new.rows.items():
+        old = before.pop(key, None)
+        where = {"repetition": key[3], "cell": key[1:3] if by_cell else None}
+        if old is None:
+            outcome.only_new.append(CaseChange(key[0], None, verdict, None, score, **where))
+            continue
+        change = CaseChange(key[0], old[0], verdict, old[1], score, **where)
+        if old[0] == "pass" and verdict != "pass":
+            regressed.add(key)
         if change.base_verdict != change.new_verdict or abs(change.delta or 0.0) > SCORE_EPSILON:
             outcome.changed.append(change)
         else:
             outcome.unchanged += 1
-    if not new_summary.total:
-        raise ReportError(f"no result lines in {new_path}")
     outcome.only_base = [
-        CaseChange(case_id, verdict, None, score, None, "missing from NEW" if verdict == "pass" else None)
-        for case_id, (verdict, score) in before.items()
+        CaseChange(key[0], verdict, None, score, None, "missing from NEW" if verdict == "pass" else None,
+                   repetition=key[3], cell=key[1:3] if by_cell else None)
+        for key, (verdict, score) in before.items()
     ]
-    if misses:
-        reasons = _regression_reasons(base_path, misses)
-        outcome.changed = [replace(c, reason=reasons[c.case_id]) if c.case_id in reasons else c for c in outcome.changed]
-    outcome.base = _side(base_path, base_inputs, base_summary)
-    outcome.new = _side(new_path, new_inputs, new_summary)
-    outcome.warnings = [f"{label}: {w}" for label, w in (("BASE", base_inputs.warning()), ("NEW", new_inputs.warning())) if w]
+    if regressed:
+        key_of = _key_function(by_cell)
+        misses = {key_of(result): first_miss(result) for result in new.results() if key_of(result) in regressed}
+        reasons = _regression_reasons(base.results(), key_of, misses)
+        outcome.changed = [replace(c, reason=reasons[_change_key(c)]) if _change_key(c) in reasons else c for c in outcome.changed]
+    outcome.base = _side(base_path, base.inputs, base.summary)
+    outcome.new = _side(new.path, new.inputs, new.summary)
+    outcome.warnings = warnings
+    outcome.statistics = paired_statistics(base, new, cells, by_cell)
     return outcome
+
+
+def _key_function(by_cell: bool) -> Any:
+    if by_cell:
+        return lambda result: (result.case_id, result.target, result.prompt, result.repetition)
+    return lambda result: (result.case_id, None, None, result.repetition)
+
+
+def _change_key(change: CaseChange) -> Key:
+    target, prompt = change.cell if change.cell is not None else (None, None)
+    return (change.case_id, target, prompt, change.repetition)
+
+
+def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by_cell: bool) -> list[dict[str, Any]]:
+    """agenteval.statistics.compare_cells over the cases both sides finished: for `--cells` the two
+    cells, between two matrix runs each cell against itself, else BASE against NEW. Under `--repeat`
+    a case's pass rate and mean score over its repetitions are what is paired."""
+    from agenteval.statistics import compare_cells
+
+    def per_case(rows: dict[Key, tuple[str, float]]) -> dict[tuple[str, str | None, str | None], list[float]]:
+        out: dict[tuple[str, str | None, str | None], list[float]] = {}
+        for (case_id, target, prompt, _), (verdict, score) in rows.items():
+            entry = out.setdefault((case_id, target, prompt), [0.0, 0.0, 0.0])
+            entry[0] += 1
+            entry[1] += verdict == "pass"
+            entry[2] += score
+        return out
+
+    a, b = per_case(base.rows), per_case(new.rows)
+    repeated = any(key[3] for key in base.rows) or any(key[3] for key in new.rows)
+    groups: dict[tuple[str | None, str | None], list[tuple[list[float], list[float]]]] = {}
+    for key, first in a.items():
+        second = b.get(key)
+        if second is not None:
+            groups.setdefault(key[1:], []).append((first, second))
+    if cells is not None:
+        labels = {(None, None): cells}
+    elif by_cell:
+        labels = {names: (f"base {cell_label(*names)}", f"new {cell_label(*names)}") for names in groups}
+    else:
+        labels = {(None, None): ("base", "new")}
+    found = []
+    for names, (label_a, label_b) in labels.items():
+        pairs = groups.get(names, [])
+        if not pairs:
+            continue
+        found.append(compare_cells(
+            label_a, label_b,
+            [x[1] / x[0] for x, _ in pairs], [y[1] / y[0] for _, y in pairs],
+            [x[2] / x[0] for x, _ in pairs], [y[2] / y[0] for _, y in pairs],
+            repeated=repeated,
+        ))
+    return found
 
 
 REASON_CHARS = 300  # of one regression's reason
@@ -194,17 +337,18 @@ def first_miss(result: CaseResult) -> FirstMiss:
     return FirstMiss(None, f"{result.verdict} (score {result.score:.3f})")
 
 
-def _regression_reasons(base_path: Path, misses: dict[str, FirstMiss]) -> dict[str, str]:
+def _regression_reasons(base_results: Any, key_of: Any, misses: dict[Key, FirstMiss]) -> dict[Key, str]:
     """Each regressed case's first miss in NEW against what BASE had there (BASE is read again,
     keeping only those cases)."""
-    found: dict[str, str] = {}
-    for result in ResultInputs([base_path]):
-        miss = misses.get(result.case_id)
-        if miss is None or result.case_id in found:
+    found: dict[Key, str] = {}
+    for result in base_results:
+        key = key_of(result)
+        miss = misses.get(key)
+        if miss is None or key in found:
             continue
-        found[result.case_id] = _reason(miss, result)
-    for case_id, miss in misses.items():
-        found.setdefault(case_id, _reason(miss, None))
+        found[key] = _reason(miss, result)
+    for key, miss in misses.items():
+        found.setdefault(key, _reason(miss, None))
     return found
 
 
@@ -243,7 +387,7 @@ def _one_suite(inputs: ResultInputs, label: str, path: Path) -> str:
     return inputs.suites[0]
 
 
-def _side(path: Path, inputs: ResultInputs, summary: Summary) -> dict[str, Any]:
+def _side(path: Path | StoredRun, inputs: ResultInputs, summary: Summary) -> dict[str, Any]:
     return {"file": str(path), "run_id": inputs.describe_runs(), **summary.to_dict()}
 
 
@@ -255,15 +399,45 @@ def _pair(base: float | None, new: float | None) -> dict[str, float | None]:
     return {"base": base, "new": new, "delta": _delta(base, new)}
 
 
+def _rate_and_score(figures: dict[str, Any] | None) -> tuple[float | None, float | None]:
+    if not figures:
+        return None, None
+    return ratio((figures.get("verdicts") or {}).get("pass", 0), figures.get("count") or 0), figures.get("mean_score")
+
+
+def _deltas(base: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    (rate_a, score_a), (rate_b, score_b) = _rate_and_score(base), _rate_and_score(new)
+    return {"pass_rate": _pair(rate_a, rate_b), "mean_score": _pair(score_a, score_b)}
+
+
 def evaluator_deltas(comparison: Comparison) -> dict[str, Any]:
-    """Per evaluator: pass rate and mean score in each run."""
+    """Per evaluator: pass rate and mean score in each run; and per criterion (an llm_judge's
+    criteria, a composite's children) under it, when either run has them."""
     out = {}
     base, new = comparison.base["evaluators"], comparison.new["evaluators"]
     for name in {**base, **new}:
-        rates = [ratio(side[name]["verdicts"].get("pass", 0), side[name]["count"]) if name in side else None for side in (base, new)]
-        scores = [side[name]["mean_score"] if name in side else None for side in (base, new)]
-        out[name] = {"pass_rate": _pair(*rates), "mean_score": _pair(*scores)}
+        out[name] = _deltas(base.get(name), new.get(name))
+        criteria = [(base.get(name) or {}).get("criteria") or {}, (new.get(name) or {}).get("criteria") or {}]
+        if criteria[0] or criteria[1]:
+            out[name]["criteria"] = {
+                criterion: _deltas(criteria[0].get(criterion), criteria[1].get(criterion))
+                for criterion in {**criteria[0], **criteria[1]}
+            }
     return out
+
+
+def cell_deltas(comparison: Comparison) -> dict[str, Any]:
+    """Between two matrix runs: per cell, pass rate and mean score in each run (empty otherwise)."""
+    if not comparison.by_cell:
+        return {}
+    sides = [{cell["label"]: cell for cell in side.get("cells") or []} for side in (comparison.base, comparison.new)]
+    return {
+        label: {
+            "pass_rate": _pair(*((side.get(label) or {}).get("pass_rate") for side in sides)),
+            "mean_score": _pair(*((side.get(label) or {}).get("mean_score") for side in sides)),
+        }
+        for label in {**sides[0], **sides[1]}
+    }
 
 
 def field_deltas(comparison: Comparison) -> dict[str, dict[str, Any]]:
@@ -303,8 +477,16 @@ def comparison_dict(comparison: Comparison, gate: Gate) -> dict[str, Any]:
     """Everything `--format json` prints."""
     reasons = gate.reasons(comparison)
     headline = ("counts", "pass_rate", "mean_score")
+    extra: dict[str, Any] = {}
+    if comparison.new_suite is not None:
+        extra["new_suite"] = comparison.new_suite
+    if comparison.cells is not None:
+        extra["cells"] = {"base": comparison.cells[0], "new": comparison.cells[1]}
+    if comparison.by_cell:
+        extra["cell_deltas"] = cell_deltas(comparison)
     return {
         "suite": comparison.suite,
+        **extra,
         "base": {key: comparison.base[key] for key in ("file", "run_id", *headline)},
         "new": {key: comparison.new[key] for key in ("file", "run_id", *headline)},
         "gate": {
@@ -321,6 +503,7 @@ def comparison_dict(comparison: Comparison, gate: Gate) -> dict[str, Any]:
         "evaluators": evaluator_deltas(comparison),
         "fields": field_deltas(comparison),
         "dataset_metrics": metric_deltas(comparison),
+        "statistics": comparison.statistics,
     }
 
 
@@ -337,7 +520,7 @@ def case_rows(changes: list[CaseChange], limit: int = ROWS_SHOWN, reasons: bool 
     """case, verdicts, scores, delta (and, with `reasons`, why it regressed): one row per change, at most `limit`."""
     return [
         [
-            c.case_id, f"{c.base_verdict or 'missing'} → {c.new_verdict or 'missing'}",
+            c.shown, f"{c.base_verdict or 'missing'} → {c.new_verdict or 'missing'}",
             f"{num(c.base_score)} → {num(c.new_score)}", signed(c.delta),
         ] + ([c.reason or ""] if reasons else [])
         for c in changes[:limit]
@@ -346,11 +529,11 @@ def case_rows(changes: list[CaseChange], limit: int = ROWS_SHOWN, reasons: bool 
 
 def aggregate_rows(comparison: Comparison) -> dict[str, list[list[str]]]:
     """The evaluator, field and dataset-metric tables (changed rows only for fields and metrics)."""
-    evaluators = [
-        [name, pct(row["pass_rate"]["base"]), pct(row["pass_rate"]["new"]), points(row["pass_rate"]["delta"]),
-         num(row["mean_score"]["base"]), num(row["mean_score"]["new"]), signed(row["mean_score"]["delta"])]
-        for name, row in evaluator_deltas(comparison).items()
-    ]
+    evaluators = []
+    for name, row in evaluator_deltas(comparison).items():
+        evaluators.append(_delta_row(name, row))
+        evaluators += [_delta_row(f"{name}: {criterion}", figures) for criterion, figures in (row.get("criteria") or {}).items()]
+    cells = [_delta_row(label or "(unnamed)", row) for label, row in cell_deltas(comparison).items()]
     changed_fields = sorted(
         (
             (row["delta"] if row["delta"] is not None else 0.0, name, path, row)
@@ -369,16 +552,40 @@ def aggregate_rows(comparison: Comparison) -> dict[str, list[list[str]]]:
             for key in ("precision", "recall", "f1"):
                 if values[key]["base"] != values[key]["new"]:
                     metrics.append([name, f"{attribute} {key}", num(values[key]["base"]), num(values[key]["new"]), signed(values[key]["delta"])])
-    return {"evaluators": evaluators, "fields": fields, "metrics": metrics}
+    return {"cells": cells, "evaluators": evaluators, "fields": fields, "metrics": metrics}
+
+
+def _delta_row(name: str, row: dict[str, Any]) -> list[str]:
+    """name, pass rate base, new, delta, mean score base, new, delta."""
+    return [name, pct(row["pass_rate"]["base"]), pct(row["pass_rate"]["new"]), points(row["pass_rate"]["delta"]),
+            num(row["mean_score"]["base"]), num(row["mean_score"]["new"]), signed(row["mean_score"]["delta"])]
+
+
+def title(comparison: Comparison) -> str:
+    """The suite compared (`a → b` when NEW is of another suite)."""
+    return comparison.suite if comparison.new_suite is None else f"{comparison.suite} → {comparison.new_suite}"
 
 
 def header_lines(comparison: Comparison) -> list[str]:
+    """What is compared, the headline figures, and the paired statistics in words."""
     base, new = comparison.base, comparison.new
     return [
-        f"{comparison.suite}: base {base['run_id']} ({base['counts']['total']} cases) → new {new['run_id']} ({new['counts']['total']} cases)",
+        f"{title(comparison)}: {_sides_text(comparison)}",
         f"pass rate {pct(base['pass_rate'])} → {pct(new['pass_rate'])} ({points(_delta(base['pass_rate'], new['pass_rate']))}), "
         f"mean score {num(base['mean_score'])} → {num(new['mean_score'])} ({signed(_delta(base['mean_score'], new['mean_score']))})",
+        *(f"paired: {row['text']}" for row in comparison.statistics),
     ]
+
+
+def _sides_text(comparison: Comparison) -> str:
+    base, new = comparison.base, comparison.new
+    cases = [f"({side['counts']['total']} cases)" for side in (base, new)]
+    if comparison.cells is None:
+        return f"base {base['run_id']} {cases[0]} → new {new['run_id']} {cases[1]}"
+    cells = [f"cell {label or '(unnamed)'}" for label in comparison.cells]
+    if base["file"] == new["file"]:
+        return f"run {base['run_id']}, {cells[0]} {cases[0]} → {cells[1]} {cases[1]}"
+    return f"base {base['run_id']} {cells[0]} {cases[0]} → new {new['run_id']} {cells[1]} {cases[1]}"
 
 
 def gate_line(comparison: Comparison, gate: Gate) -> str:
@@ -404,7 +611,7 @@ def render_comparison(comparison: Comparison, gate: Gate, console: Any) -> None:
 
     for line in header_lines(comparison):
         console.print(Text(visible(line)), soft_wrap=True)
-    for title, attribute, style in CASE_SECTIONS:
+    for heading, attribute, style in CASE_SECTIONS:
         changes = getattr(comparison, attribute)
         if not changes:
             continue
@@ -413,20 +620,21 @@ def render_comparison(comparison: Comparison, gate: Gate, console: Any) -> None:
         if why:
             columns.append(Column(REASON_HEADER, "text"))
         console.print(fitted_table(
-            console, f"{title} ({len(changes)})", columns, case_rows(changes, reasons=why), title_style=style,
+            console, f"{heading} ({len(changes)})", columns, case_rows(changes, reasons=why), title_style=style,
             caption=f"{len(changes) - ROWS_SHOWN} more not shown (--format json lists all)" if len(changes) > ROWS_SHOWN else None,
         ))
     rows = aggregate_rows(comparison)
-    for title, key, headers in (
+    for heading, key, headers in (
+        ("Cells", "cells", ("cell", "pass rate base", "new", "delta", "mean score base", "new", "delta")),
         ("Evaluators", "evaluators", ("evaluator", "pass rate base", "new", "delta", "mean score base", "new", "delta")),
         ("Fields whose accuracy changed", "fields", ("evaluator", "field", "accuracy base", "new", "delta")),
         ("Dataset metrics that changed", "metrics", ("evaluator", "metric", "base", "new", "delta")),
     ):
         if not rows[key]:
             continue
-        names = 1 if key == "evaluators" else 2
+        names = 1 if key in ("cells", "evaluators") else 2
         columns = [Column(header, "id" if index < names else "num") for index, header in enumerate(headers)]
-        console.print(fitted_table(console, title, columns, rows[key][:ROWS_SHOWN]))
+        console.print(fitted_table(console, heading, columns, rows[key][:ROWS_SHOWN]))
     console.print(Text(counts_line(comparison)), soft_wrap=True)
     reasons = gate.reasons(comparison)
     console.print(Text(gate_line(comparison, gate), style="bold red" if reasons else "bold green"), soft_wrap=True)
@@ -439,14 +647,18 @@ def comparison_markdown(comparison: Comparison, gate: Gate) -> str:
     from agenteval.reports.markdown import md, table
 
     reasons = gate.reasons(comparison)
-    lines = [f"## agenteval compare: {md(comparison.suite)}", ""]
-    lines += [md(line) for line in header_lines(comparison)[1:]]
-    lines += ["", f"**{md(gate_line(comparison, gate))}** · {md(counts_line(comparison))}", ""]
-    for title, attribute, _ in CASE_SECTIONS:
+    lines = [f"## agenteval compare: {md(title(comparison))}", ""]
+    header = header_lines(comparison)
+    if comparison.cells is not None:
+        lines += [md(_sides_text(comparison)), ""]
+    for line in header[1:]:
+        lines += [md(line), ""]
+    lines += [f"**{md(gate_line(comparison, gate))}** · {md(counts_line(comparison))}", ""]
+    for heading, attribute, _ in CASE_SECTIONS:
         changes = getattr(comparison, attribute)
         if not changes:
             continue
-        lines += [f"### {title} ({len(changes)})", ""]
+        lines += [f"### {heading} ({len(changes)})", ""]
         why = attribute == "regressions"
         lines += table(
             ["case", "verdict", "score", "delta"] + ([REASON_HEADER] if why else []),
@@ -456,13 +668,14 @@ def comparison_markdown(comparison: Comparison, gate: Gate) -> str:
             lines += ["", f"{len(changes) - ROWS_SHOWN} more not shown."]
         lines.append("")
     rows = aggregate_rows(comparison)
-    for title, key, header, first_number in (
+    for heading, key, header, first_number in (
+        ("Cells", "cells", ["cell", "pass rate base", "new", "delta", "mean score base", "new", "delta"], 1),
         ("Evaluators", "evaluators", ["evaluator", "pass rate base", "new", "delta", "mean score base", "new", "delta"], 1),
         ("Fields whose accuracy changed", "fields", ["evaluator", "field", "accuracy base", "new", "delta"], 2),
         ("Dataset metrics that changed", "metrics", ["evaluator", "metric", "base", "new", "delta"], 2),
     ):
         if rows[key]:
-            lines += [f"### {title}", ""]
+            lines += [f"### {heading}", ""]
             lines += table(header, [[md(cell) for cell in row] for row in rows[key][:ROWS_SHOWN]], right_from=first_number)
             lines.append("")
     if reasons:
@@ -473,7 +686,10 @@ def comparison_markdown(comparison: Comparison, gate: Gate) -> str:
 COMPARE_FORMATS = ("table", "json", "markdown")
 
 
-def compare_command(base: Path, new: Path, fmt: str, gate: Gate, update_baseline: bool) -> int:
+def compare_command(
+    base: Path | StoredRun, new: Path | StoredRun | None, fmt: str, gate: Gate, update_baseline: bool,
+    cells: tuple[str, str] | None = None,
+) -> int:
     """Print the comparison in `fmt`; 0 when the gate passes (and NEW replaced BASE if asked), else 1."""
     import sys
 
@@ -481,7 +697,9 @@ def compare_command(base: Path, new: Path, fmt: str, gate: Gate, update_baseline
 
     if fmt not in COMPARE_FORMATS:
         raise ReportError(f"unknown --format {fmt!r} (known: {', '.join(COMPARE_FORMATS)})")
-    comparison = compare_files(base, new)
+    if update_baseline and (new is None or cells is not None):
+        raise ReportError("--update-baseline copies NEW's results over BASE's; it does not apply to --cells")
+    comparison = compare_files(base, new, cells)
     from agenteval.reports.terminal import visible
 
     for warning in comparison.warnings:

@@ -33,10 +33,12 @@ def sections(runs: list[dict[str, Any]]) -> list[tuple[str, list[str], list[list
             ])
         out.append((f"{suite}: {len(own)} run{'s' if len(own) != 1 else ''}",
                     ["run", "started (UTC)", "cases", "pass rate", "vs previous", "mean score"], rows, 2))
-        out.append((f"{suite}: mean score by evaluator, oldest to newest", ["evaluator", "type", "trend", "first", "last", "change"], [
-            [name, str(series["type"]), sparkline(series["values"]), num(series["first"]), num(series["last"]), signed(series["change"])]
-            for name, series in figures["evaluators"].items()
-        ], 3))
+        evaluator_rows = []
+        for name, series in figures["evaluators"].items():
+            evaluator_rows.append(_trend_row(name, str(series["type"]), series))
+            # an llm_judge's criteria and a composite's children, each under its evaluator
+            evaluator_rows += [_trend_row(f"{name}: {criterion}", "criterion", line) for criterion, line in (series.get("criteria") or {}).items()]
+        out.append((f"{suite}: mean score by evaluator, oldest to newest", ["evaluator", "type", "trend", "first", "last", "change"], evaluator_rows, 3))
         field_rows = [
             [f"{name}: {path}", sparkline(series["values"]), pct(series["first"]), pct(series["last"]), points(series["change"])]
             for name, paths in figures["fields"].items() for path, series in paths.items()
@@ -44,6 +46,10 @@ def sections(runs: list[dict[str, Any]]) -> list[tuple[str, list[str], list[list
         if field_rows:
             out.append((f"{suite}: field accuracy, oldest to newest", ["field", "trend", "first", "last", "change"], field_rows, 2))
     return out
+
+
+def _trend_row(name: str, kind: str, series: dict[str, Any]) -> list[str]:
+    return [name, kind, sparkline(series["values"]), num(series["first"]), num(series["last"]), signed(series["change"])]
 
 
 def history_markdown(runs: list[dict[str, Any]]) -> str:

@@ -4,6 +4,10 @@ Nothing loads from the network when the file is viewed: styles and the script ar
 charts are inline SVG. Per-case data is spooled to a temporary file while results stream, then
 embedded gzip-compressed (the browser's DecompressionStream inflates it), each value cut to a
 bounded size, so a report of 100,000 cases stays a file of a few megabytes.
+
+A matrix run (several targets or prompts) adds the cells table and a comparison view: each case
+with every cell's answer and verdict side by side. The view is built by the page from the same
+case rows (each row names its cell), so the writer holds no more than before: a name per cell.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import orjson
 
 from agenteval.metrics import ratio
 from agenteval.paths import MISSING
+from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines, result_cell
 from agenteval.reports.failures import FieldRow, field_rows
 from agenteval.reports.numbers import num, pct
 from agenteval.reports.transcript import transcript
@@ -102,6 +107,7 @@ class HtmlWriter:
         self._evaluators = _Names()
         self._tags = _Names()
         self._paths = _Names()
+        self._cells = _Names()
         self._bins = [[0, 0, 0] for _ in range(BINS)]
         self._count = 0
 
@@ -113,17 +119,22 @@ class HtmlWriter:
         self._bins[slot][_CASE_VERDICTS[result.verdict]] += 1
 
     def _row(self, result: CaseResult) -> list[Any]:
-        """[id, verdict, score, ms, tags, [evaluator, verdict, ...], miss text]: arrays, not objects,
-        because keys would repeat 100,000 times."""
+        """[id, verdict, score, ms, tags, [evaluator, verdict, ...], miss text] and, for a result of
+        a named cell (a matrix run), [..., cell, repetition]: arrays, not objects, because keys
+        would repeat 100,000 times."""
         verdicts: list[int] = []
         misses: list[str] = []
         for evaluator in result.evaluator_results:
             verdicts += (self._evaluators(evaluator.name), _EVALUATOR_VERDICTS[evaluator.verdict])
             misses += (clip_text(miss) or "" for miss in evaluator.misses[:MISSES_KEPT])
-        return [
+        row = [
             result.case_id, _CASE_VERDICTS[result.verdict], shown(result.score, 3), shown(result.duration_ms, 1),
             [self._tags(tag) for tag in result.tags], verdicts, "\n".join(misses),
         ]
+        label = result_cell(result)
+        if label:
+            row += (self._cells(label), result.repetition)
+        return row
 
     def _detail(self, result: CaseResult) -> list[Any]:
         """[evaluators, output, error, input, expected, transcript, same]; an evaluator is [name, verdict,
@@ -172,7 +183,7 @@ class HtmlWriter:
     def write(self, out: IO[bytes], summary: dict[str, Any]) -> None:
         """The page: static sections rendered here, the cases table by the inline script."""
         types = {name: stats["type"] for name, stats in summary.get("evaluators", {}).items()}
-        out.write(page_head(summary, self._bins).encode())
+        out.write(page_head(summary, self._bins, matrix=len(self._cells.index) > 1).encode())
         out.write(b'<script id="agenteval-data" type="application/gzip;base64">\n')
         self._write_data(out, types)
         out.write(b"\n</script>\n<script>\n")
@@ -180,12 +191,16 @@ class HtmlWriter:
         out.write(b"</script>\n</body>\n</html>\n")
 
     def _write_data(self, out: IO[bytes], types: dict[str, str]) -> None:
-        """gzip + base64 of: one line of JSON {evaluators, types, tags, paths, cases}, then one details line per case."""
+        """gzip + base64 of: one line of JSON {evaluators, types, tags, paths, [cells,] cases}, then one
+        details line per case; `cells` (the cell labels) only in a matrix run."""
         names = self._evaluators.names()
-        head = orjson.dumps({
+        found: dict[str, Any] = {
             "evaluators": names, "types": [types.get(name, "") for name in names],
             "tags": self._tags.names(), "paths": self._paths.names(),
-        })
+        }
+        if self._cells.index:
+            found["cells"] = self._cells.names()
+        head = orjson.dumps(found)
         packer = zlib.compressobj(6, zlib.DEFLATED, 31)
         pending = b""
 
@@ -238,8 +253,9 @@ def _asset(name: str) -> str:
     return resources.files("agenteval.reports").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def page_head(summary: dict[str, Any], bins: list[list[int]]) -> str:
-    """Everything above the cases data: header, counts, charts and tables."""
+def page_head(summary: dict[str, Any], bins: list[list[int]], matrix: bool = False) -> str:
+    """Everything above the cases data: header, counts, charts and tables; with `matrix` (the
+    results name their cells), the cells table, the comparison view and a cell column."""
     counts = summary["counts"]
     suite = summary.get("suite", "")
     facts = [f"run {summary['run_id']}"] if summary.get("run_id") else []
@@ -270,7 +286,8 @@ def page_head(summary: dict[str, Any], bins: list[list[int]]) -> str:
         f'<header><h1>{escape(suite)}</h1><p class="facts">{escape(" · ".join(facts))}</p></header>\n'
         f'<section class="cards">{cards}</section>\n'
         f'<section class="charts">{_histogram_section(bins)}{_evaluator_section(summary)}{_field_section(summary)}{_tag_section(summary)}</section>\n'
-        f"{_usage_section(summary)}{_dataset_section(summary)}{_cases_section()}"
+        f"{_usage_section(summary)}{_cells_section(summary)}{_dataset_section(summary)}"
+        f"{_comparison_section() if matrix else ''}{_cases_section(matrix)}"
     )
 
 
@@ -387,18 +404,50 @@ def _tag_section(summary: dict[str, Any]) -> str:
     return '<div class="chart" id="tags"><h2>By tag</h2>' + _table(["tag", "cases", "passed", "failed", "errored", "pass rate"], rows) + "</div>"
 
 
-def _cases_section() -> str:
-    return """<section id="cases">
+def _cells_section(summary: dict[str, Any]) -> str:
+    """The cells table, the comparisons in words (significant ones first) and the cells that failed the gate."""
+    found = cell_table(summary)
+    if found is None:
+        return ""
+    parts = ['<section id="cells"><h2>Cells</h2>', _table([header for header, _ in found.columns], found.rows)]
+    comparisons = comparison_lines(summary)
+    if comparisons:
+        items = "".join(f'<li class="{"significant" if significant else "noise"}">{escape(text)}</li>' for text, significant in comparisons)
+        parts.append(f'<h3>Comparisons</h3><ul id="comparisons">{items}</ul>')
+    failed = gate_lines(summary)
+    if failed:
+        parts.append('<ul id="gate-failures">' + "".join(f'<li class="case-error">{escape(line)}</li>' for line in failed) + "</ul>")
+    return "".join(parts) + "</section>\n"
+
+
+def _comparison_section() -> str:
+    return """<section id="comparison">
+<h2>Side by side</h2>
+<p class="note">Each case with every cell's verdict and answer; cases where the cells' verdicts differ come first.</p>
+<div class="controls">
+<label><input id="disagree-only" type="checkbox"> only cases where the cells disagree</label>
+<span id="comparison-count" role="status">loading…</span>
+</div>
+<table id="comparison-table"><thead></thead><tbody></tbody></table>
+<div class="pager"><button id="comparison-prev" type="button">‹ previous</button><span id="comparison-page"></span><button id="comparison-next" type="button">next ›</button></div>
+</section>
+"""
+
+
+def _cases_section(matrix: bool = False) -> str:
+    cell_filter = '<select id="cell" aria-label="cell"><option value="">all cells</option></select>\n' if matrix else ""
+    cell_column = "<th>cell</th>" if matrix else ""
+    return f"""<section id="cases">
 <h2>Cases</h2>
 <div class="controls">
 <input id="search" type="search" placeholder="search case id or miss" aria-label="search">
 <select id="verdict" aria-label="verdict"><option value="">all verdicts</option><option value="notpass">not passing</option><option value="pass">pass</option><option value="fail">fail</option><option value="error">error</option></select>
 <select id="tag" aria-label="tag"><option value="">all tags</option></select>
 <select id="evaluator" aria-label="evaluator"><option value="">any evaluator</option></select>
-<select id="sort" aria-label="sort"><option value="">file order</option><option value="low">lowest score</option><option value="high">highest score</option><option value="slow">slowest</option></select>
+{cell_filter}<select id="sort" aria-label="sort"><option value="">file order</option><option value="low">lowest score</option><option value="high">highest score</option><option value="slow">slowest</option></select>
 <span id="case-count" role="status">loading…</span>
 </div>
-<table id="case-table"><thead><tr><th>case</th><th>verdict</th><th>score</th><th>tags</th><th>did not pass</th><th>ms</th></tr></thead><tbody></tbody></table>
+<table id="case-table"><thead><tr><th>case</th>{cell_column}<th>verdict</th><th>score</th><th>tags</th><th>did not pass</th><th>ms</th></tr></thead><tbody></tbody></table>
 <div class="pager"><button id="prev" type="button">‹ previous</button><span id="page"></span><button id="next" type="button">next ›</button></div>
 <noscript>The cases table needs JavaScript.</noscript>
 </section>

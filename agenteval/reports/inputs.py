@@ -31,6 +31,8 @@ class ResultInputs:
         for index, path in enumerate(self.paths):
             for result in read_source(path):  # a file, or a run in a store
                 key = f"{result.suite}\x00{result.case_id}"
+                if result.target is not None or result.prompt is not None:  # a matrix run: each cell runs the case
+                    key += f"\x00{result.target or ''}\x00{result.prompt or ''}"
                 if self.repetitions and result.repetition:
                     key += f"\x00{result.repetition}"
                 first = seen.get(key)

@@ -1,5 +1,9 @@
 """JUnit XML for CI test views: one <testcase> per case (classname = suite, name = case id).
 
+A matrix run (several targets or prompts) has one <testsuite> per cell, named and classed
+`<suite> [<cell label>]`, and its test cases named `<case id> [<cell label>]`: a case runs in every
+cell, and CI views that list test names without their class must still tell the cells apart.
+
 Test cases are written to a temporary spool as results stream, and the file is assembled at the
 end, when the counts its <testsuite> header needs are known; memory stays flat.
 """
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 from xml.sax.saxutils import escape, quoteattr
 
+from agenteval.reports.cell_table import cells, result_cell
 from agenteval.reports.failures import describe, evaluator_heading, headline
 from agenteval.results import CaseResult
 
@@ -39,15 +44,23 @@ def seconds_attr(seconds: float) -> str:
 @dataclass
 class _SuiteSpool:
     body: IO[bytes]
-    classname: str  # the suite, as an XML attribute value
+    classname: str  # the suite (and cell), as an XML attribute value: also the <testsuite> name
+    label: str  # the cell label, "" for the single unnamed cell
+    target: str | None = None
+    prompt: str | None = None
     verdicts: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
 
-def testcase_xml(result: CaseResult, classname: str | None = None) -> str:
-    """One <testcase>; a failure carries the misses, an error the error message."""
+def testcase_xml(result: CaseResult, classname: str | None = None, label: str = "") -> str:
+    """One <testcase>; a failure carries the misses, an error the error message. `label`: the
+    result's cell, "" for the single unnamed cell (the name is then the case id alone); in a cell,
+    a later `--repeat` run of the case is also named by its number (`q1 [gpt-a] (run 2)`)."""
     seconds = result.duration_ms / 1000
-    head = f"<testcase classname={classname or xml_attr(result.suite)} name={xml_attr(result.case_id)}{seconds_attr(seconds)}"
+    name = result.case_id
+    if label:
+        name += f" [{label}]" + (f" (run {result.repetition + 1})" if result.repetition else "")
+    head = f"<testcase classname={classname or xml_attr(result.suite)} name={xml_attr(name)}{seconds_attr(seconds)}"
     if result.verdict == "pass":
         return f"    {head}/>\n"
     failure = describe(result, MISSES_IN_BODY)
@@ -70,16 +83,21 @@ def testcase_xml(result: CaseResult, classname: str | None = None) -> str:
 
 
 class JunitWriter:
-    """Fed one result at a time; `write` produces the whole file (one <testsuite> per suite)."""
+    """Fed one result at a time; `write` produces the whole file (one <testsuite> per suite and cell)."""
 
     def __init__(self) -> None:
-        self._suites: dict[str, _SuiteSpool] = {}
+        self._suites: dict[tuple[str, str], _SuiteSpool] = {}
 
     def add(self, result: CaseResult) -> None:
-        spool = self._suites.get(result.suite)
+        label = result_cell(result)
+        spool = self._suites.get((result.suite, label))
         if spool is None:
-            spool = self._suites[result.suite] = _SuiteSpool(tempfile.TemporaryFile(), xml_attr(result.suite))
-        spool.body.write(testcase_xml(result, spool.classname).encode())
+            name = f"{result.suite} [{label}]" if label else result.suite
+            spool = self._suites[(result.suite, label)] = _SuiteSpool(
+                tempfile.TemporaryFile(), xml_attr(name), label,
+                result.target, result.prompt,
+            )
+        spool.body.write(testcase_xml(result, spool.classname, label).encode())
         spool.verdicts[result.verdict] += 1
         spool.seconds += result.duration_ms / 1000
 
@@ -92,14 +110,21 @@ class JunitWriter:
             f'<testsuites name="agenteval" tests="{verdicts.total()}" failures="{verdicts["fail"]}" '
             f'errors="{verdicts["error"]}"{seconds_attr(seconds)}>\n'.encode()  # no `skipped`: the schema has none here
         )
-        for name, spool in self._suites.items():
+        gates = {cell.get("label"): cell.get("gate") for cell in cells(summary)}
+        for spool in self._suites.values():
             stamp = summary.get("started_at")
             out.write(
-                f'  <testsuite name={xml_attr(name)} tests="{spool.verdicts.total()}" failures="{spool.verdicts["fail"]}" '
+                f'  <testsuite name={spool.classname} tests="{spool.verdicts.total()}" failures="{spool.verdicts["fail"]}" '
                 f'errors="{spool.verdicts["error"]}" skipped="0"{seconds_attr(spool.seconds)}'
                 f'{f" timestamp={xml_attr(stamp)}" if stamp else ""}>\n'.encode()
             )
             properties = [(key, summary[key]) for key in ("run_id", "interrupted") if summary.get(key) is not None]
+            if spool.label:
+                properties += [("cell", spool.label), *((key, value) for key, value in (("target", spool.target), ("prompt", spool.prompt)) if value is not None)]
+                gate = gates.get(spool.label)
+                if gate:
+                    reason = gate.get("reason")
+                    properties.append(("gate", "passed" if gate.get("passed") else f"failed: {reason}" if reason else "failed"))
             if properties:
                 out.write(b"    <properties>\n")
                 for key, value in properties:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines
 from agenteval.reports.failures import Failure, evaluator_heading, headline
 from agenteval.reports.numbers import num, pct
 from agenteval.reports.usage import usage_lines
@@ -99,8 +100,27 @@ def summary_markdown(summary: dict[str, Any], failures: list[Failure], failing: 
     figures = usage_lines(summary)  # latency/tokens/cost, suite limits, --repeat spread: as the terminal shows them
     if figures:
         lines += ["", "### Usage, limits and repeats", "", *(f"- {md(line)}" for line in figures)]
+    lines += cells_markdown(summary)
     lines += failures_markdown(failures, failing)
     return "\n".join(lines) + "\n"
+
+
+def cells_markdown(summary: dict[str, Any]) -> list[str]:
+    """A matrix run cell by cell: the cells table, the comparisons (significant ones in bold, first)
+    and the cells that failed the gate; nothing for a run of one cell."""
+    found = cell_table(summary)
+    if found is None:
+        return []
+    lines = ["", "### Cells", ""]
+    lines += table([md(header) for header, _ in found.columns], [[md(value) for value in row] for row in found.rows])
+    comparisons = comparison_lines(summary)
+    if comparisons:
+        lines += ["", "### Comparisons", ""]
+        lines += [f"- **{md(text)}**" if significant else f"- {md(text)}" for text, significant in comparisons]
+    failed = gate_lines(summary)
+    if failed:
+        lines += ["", "### Cells that failed the gate", "", *(f"- {md(line)}" for line in failed)]
+    return lines
 
 
 def failures_markdown(failures: list[Failure], failing: int) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines
 from agenteval.reports.numbers import num, pct
 from agenteval.reports.terminal import Column, fitted_table, visible
 from agenteval.reports.usage import render_usage
@@ -100,3 +101,22 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(
             Text("slowest: " + ", ".join(f"{visible(str(row['case_id']))} ({row['duration_ms']:.1f} ms)" for row in slowest)),
         )
+    render_cells(summary, console)
+
+
+def render_cells(summary: dict[str, Any], console: Console) -> None:
+    """A matrix run, cell by cell: the cells table, the comparisons in words (significant ones
+    first) and the cells that failed the gate. Prints nothing for a run of one cell."""
+    table = cell_table(summary)
+    if table is None:
+        return
+    console.print(fitted_table(
+        console, "Cells", [Column(visible(header), kind) for header, kind in table.columns], table.rows,
+    ))
+    comparisons = comparison_lines(summary)
+    if comparisons:
+        console.print(Text("Comparisons", style="bold"))
+        for text, significant in comparisons:
+            console.print(Text(visible(text), style="bold" if significant else ""))
+    for line in gate_lines(summary):
+        console.print(Text(visible(line), style="red"))

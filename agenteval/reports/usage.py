@@ -54,6 +54,10 @@ def usage_lines(summary: dict[str, Any]) -> list[str]:
         flaky = repeats["flaky"]
         shown = ", ".join(f"{row['case_id']} ({row['passed']}/{row['runs']})" for row in flaky[:10])
         lines.append(f"flaky cases: {repeats['flaky_cases']}" + (f": {shown}" if shown else ""))
+        for mark, key in (("@", "pass_at_k"), ("^", "pass_hat_k")):  # k up to 10, and N (older summaries have none)
+            shown = [f"pass{mark}{k} {num(value)}" for k, value in (repeats.get(key) or {}).items() if int(k) <= 10 or int(k) == repeats["repeat"]]
+            if shown:
+                lines.append(f"pass{mark}k over {repeats['repeat']} repetitions: " + ", ".join(shown))
     return lines
 
 

@@ -5,6 +5,9 @@
 // transcript, same (1: the expected is the candidate, stored once)], an evaluator being [name, verdict, score, reasoning, misses, error, field cells,
 // details, misses count, criteria reasoning]. Lines of an older page or results file may lack the
 // later members (no input, no expected: the expected side is rebuilt from the checked fields).
+// A matrix run (several targets or prompts) adds `cells` (the cell labels) to the first line and
+// [..., cell, repetition] to each case row; the page then also shows the comparison view: each case
+// with every cell's verdict and answer side by side, cases where the cells' verdicts differ first.
 "use strict";
 (function () {
   const CASE_VERDICTS = ["pass", "fail", "error"];
@@ -58,14 +61,18 @@
     DATA = data;
     const cases = data.cases;
     const state = { shown: [], page: 0, open: new Set(), searchText: null };
+    const matrix = Array.isArray(data.cells) && data.cells.length > 1 && byId("cell") !== null;
+    const repeated = matrix && cases.some((row) => row[8] > 0);
     fillOptions(byId("tag"), data.tags, (tag) => tag);
     fillOptions(byId("evaluator"), data.evaluators, (name) => "did not pass: " + name);
+    if (matrix) fillOptions(byId("cell"), data.cells, (label) => label);
 
     function apply() {
       const query = byId("search").value.trim().toLowerCase();
       const verdict = byId("verdict").value;
       const tag = byId("tag").value === "" ? -1 : Number(byId("tag").value);
       const evaluator = byId("evaluator").value === "" ? -1 : Number(byId("evaluator").value);
+      const cell = !matrix || byId("cell").value === "" ? -1 : Number(byId("cell").value);
       if (query && !state.searchText) state.searchText = cases.map((row) => row[6].toLowerCase());
       const shown = [];
       for (let i = 0; i < cases.length; i++) {
@@ -74,6 +81,7 @@
         if (verdict === "notpass" ? name === "pass" : verdict && name !== verdict) continue;
         if (tag >= 0 && !row[4].includes(tag)) continue;
         if (evaluator >= 0 && !notPassed(row[5]).includes(evaluator)) continue;
+        if (cell >= 0 && row[7] !== cell) continue;
         if (query && !row[0].toLowerCase().includes(query) && !state.searchText[i].includes(query)) continue;
         shown.push(i);
       }
@@ -108,13 +116,19 @@
       const name = CASE_VERDICTS[verdict];
       const missed = notPassed(evaluators).map((e) => esc(data.evaluators[e])).join(", ");
       const open = state.open.has(index) ? " open" : "";
-      return `<tr class="case${open}" data-index="${index}"><td>${esc(id)}</td><td class="v ${name}">${name}</td>` +
+      return `<tr class="case${open}" data-index="${index}"><td>${esc(id)}</td>${matrix ? `<td class="cell">${cellName(cases[index])}</td>` : ""}<td class="v ${name}">${name}</td>` +
         `<td>${fixed(score, 3)}</td><td>${tags.map((t) => `<span class="tag">${esc(data.tags[t])}</span>`).join("")}</td>` +
         `<td>${missed}</td><td>${fixed(ms, 1)}</td></tr>`;
     }
 
     function detailRow(index) {
-      return `<tr class="detail-row"><td class="detail" colspan="6">${detailHtml(data.detail(index))}</td></tr>`;
+      return `<tr class="detail-row"><td class="detail" colspan="${matrix ? 7 : 6}">${detailHtml(data.detail(index))}</td></tr>`;
+    }
+
+    // The cell of a case row: its label, and which run under --repeat.
+    function cellName(row) {
+      const label = typeof row[7] === "number" ? esc(data.cells[row[7]]) : '<span class="note">(none)</span>';
+      return label + (repeated ? ` <span class="note">run ${Number(row[8]) + 1}</span>` : "");
     }
 
     function detailHtml(detail) {
@@ -204,10 +218,89 @@
     let timer = null;
     byId("search").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(apply, 150); });
     for (const id of ["verdict", "tag", "evaluator", "sort"]) byId(id).addEventListener("change", apply);
+    if (matrix) byId("cell").addEventListener("change", apply);
     byId("prev").addEventListener("click", () => { state.page--; render(); });
     byId("next").addEventListener("click", () => { state.page++; render(); });
     apply();
+    if (matrix) startComparison(data, repeated);
     document.body.dataset.ready = "true";
+  }
+
+  // The comparison view: one row per case id, one column per cell (each run of the case in that
+  // cell under --repeat). A case's cells disagree when their verdicts differ; those cases come
+  // first, each group in file order. Answers are parsed only for the page shown.
+  function startComparison(data, repeated) {
+    const cases = data.cases;
+    const width = data.cells.length;
+    const groups = new Map();
+    for (let i = 0; i < cases.length; i++) {
+      const row = cases[i];
+      if (typeof row[7] !== "number") continue;
+      let group = groups.get(row[0]);
+      if (group === undefined) {
+        group = { id: row[0], runs: Array.from({ length: width }, () => []) };
+        groups.set(row[0], group);
+      }
+      group.runs[row[7]].push(i);
+    }
+    const agreeing = [];
+    const disagreeing = [];
+    for (const group of groups.values()) {
+      const seen = new Set();
+      for (const runs of group.runs) {
+        if (runs.length) seen.add(runs.map((i) => cases[i][1]).sort().join(","));
+      }
+      group.disagree = seen.size > 1;
+      (group.disagree ? disagreeing : agreeing).push(group);
+    }
+    const ordered = disagreeing.concat(agreeing);
+    const state = { shown: ordered, page: 0 };
+    const size = 50;
+    byId("comparison-table").querySelector("thead").innerHTML =
+      `<tr><th>case</th>${data.cells.map((label) => `<th>${esc(label)}</th>`).join("")}</tr>`;
+
+    function render() {
+      const pages = Math.max(1, Math.ceil(state.shown.length / size));
+      state.page = Math.min(Math.max(state.page, 0), pages - 1);
+      const first = state.page * size;
+      const slice = state.shown.slice(first, first + size);
+      byId("comparison-table").querySelector("tbody").innerHTML = slice.map(groupHtml).join("");
+      byId("comparison-count").textContent =
+        `${disagreeing.length} of ${ordered.length} cases disagree` + (state.shown.length !== ordered.length ? `; ${state.shown.length} shown` : "");
+      byId("comparison-page").textContent = state.shown.length ? `${first + 1}–${first + slice.length} (page ${state.page + 1} of ${pages})` : "";
+      byId("comparison-prev").disabled = state.page === 0;
+      byId("comparison-next").disabled = state.page >= pages - 1;
+    }
+
+    function groupHtml(group) {
+      const columns = group.runs.map((runs) => {
+        if (!runs.length) return '<td class="side"><span class="note">not run</span></td>';
+        return `<td class="side">${runs.map(runHtml).join("")}</td>`;
+      });
+      return `<tr class="compared${group.disagree ? " disagree" : ""}" data-case="${esc(group.id)}"><td>${esc(group.id)}` +
+        `${group.disagree ? ' <span class="note">disagree</span>' : ""}</td>${columns.join("")}</tr>`;
+    }
+
+    function runHtml(index) {
+      const [, verdict, score] = cases[index];
+      const name = CASE_VERDICTS[verdict];
+      const [, output, error] = DATA.detail(index);
+      const answer = output !== null && typeof output === "object" && !Array.isArray(output) && typeof output.content === "string" ? output.content : output;
+      const shown = answer === undefined || answer === null ? '<span class="note">no answer</span>'
+        : typeof answer === "string" ? esc(answer) : json(answer, null, NONE, NONE);
+      return `<div class="run"><span class="v ${name}">${name}</span> ${fixed(score, 3)}` +
+        (repeated ? ` <span class="note">run ${Number(cases[index][8]) + 1}</span>` : "") +
+        (error ? `<div class="case-error">error: ${esc(error)}</div>` : "") + `<pre class="answer">${shown}</pre></div>`;
+    }
+
+    byId("disagree-only").addEventListener("change", (event) => {
+      state.shown = event.target.checked ? disagreeing : ordered;
+      state.page = 0;
+      render();
+    });
+    byId("comparison-prev").addEventListener("click", () => { state.page--; render(); });
+    byId("comparison-next").addEventListener("click", () => { state.page++; render(); });
+    render();
   }
 
   // A field cell [path, code, expected?, actual?]; code = status + 4 (has expected) + 8 (has actual) + 16 (actual = expected).
