@@ -643,11 +643,7 @@ class SuiteRun:
         report = self.summary
         if self.interrupted:
             return EXIT_INTERRUPTED
-        if min_pass_rate is None:
-            min_pass_rate = self._min_pass_rate
-        parts = [cell["counts"] for cell in report["cells"]] if report.get("cells") else [report["counts"]]
-        codes = {exit_code(counts["total"], counts["passed"], counts["errored"], min_pass_rate) for counts in parts}
-        code = EXIT_ERRORED if EXIT_ERRORED in codes else EXIT_FAILED if EXIT_FAILED in codes else EXIT_OK
+        code = gated_exit_code(report, self._min_pass_rate if min_pass_rate is None else min_pass_rate)
         return EXIT_FAILED if failed_limits(report) and code == EXIT_OK else code
 
     def close(self) -> None:
@@ -825,7 +821,8 @@ def _start(
 
     config = redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
     try:
-        run_id = store.open_run(RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config), resume)
+        cells = tuple(cell.names for cell in loaded.cells)
+        run_id = store.open_run(RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config, cells), resume)
         done: dict[str, set[tuple[str | None, str | None]]] = {}
         for result in store.read_run(run_id) if resume else ():
             done.setdefault(result.case_id, set()).add((result.target, result.prompt))
@@ -892,6 +889,13 @@ def exit_code(total: int, passed: int, errored: int, min_pass_rate: float | None
     if min_pass_rate is not None and total and passed / total >= min_pass_rate:
         return EXIT_OK
     return EXIT_FAILED
+
+
+def gated_exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
+    """`exit_code` of a summary: of each cell in a matrix run (the worst), else of the whole run."""
+    parts = [cell["counts"] for cell in summary["cells"]] if summary.get("cells") else [summary["counts"]]
+    codes = {exit_code(counts["total"], counts["passed"], counts["errored"], min_pass_rate) for counts in parts}
+    return EXIT_ERRORED if EXIT_ERRORED in codes else EXIT_FAILED if EXIT_FAILED in codes else EXIT_OK
 
 
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|passw(or)?d|authorization|credential)")

@@ -204,12 +204,14 @@ def report(
         raise _fail(f"--min-pass-rate must be between 0 and 1, got {min_pass_rate}")
     try:
         sources, opened = _stored_runs(results, store)
-        summary = report_results(sources, "json" if as_json else fmt, output, show_failures)
+        summary = report_results(sources, "json" if as_json else fmt, output, show_failures, min_pass_rate)
     except (ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
     if opened is not None:
         opened.close()
-    raise typer.Exit(exit_code(summary.total, summary.passed, summary.verdicts["error"], min_pass_rate))
+    parts = list(summary.cells.values()) or [summary]  # a matrix run: each cell must pass the gate
+    codes = {exit_code(part.total, part.passed, part.verdicts["error"], min_pass_rate) for part in parts}
+    raise typer.Exit(max(codes))  # 3 errored > 1 failed > 0
 
 
 @app.command(epilog="Exit codes: 0 the gate passed; 1 it failed; 2 unreadable input, an unknown cell, or runs of two suites with no case id in common.", short_help="What changed between two runs, and a gate for CI.")

@@ -520,7 +520,9 @@ class Summary:
         self.verdicts[result.verdict] += 1
         self.score_sum += result.score
         self.duration_sum += result.duration_ms
-        entry = (result.duration_ms, result.case_id)
+        entry = (result.duration_ms, result.case_id if result.target is None and result.prompt is None else (
+            f"{result.case_id} [{cell_label(result.target, result.prompt)}]"
+        ))
         if len(self._slowest) < SLOWEST_KEPT:
             heapq.heappush(self._slowest, entry)
         elif entry > self._slowest[0]:

@@ -255,3 +255,15 @@ def test_a_matrix_runs_on_ray_with_its_overrides_as_it_runs_here(tmp_path: Path)
     assert (here.returncode, there.returncode) == (0, 0), there.stderr[-2000:]
     assert _comparable(tmp_path / "there.jsonl") == _comparable(tmp_path / "here.jsonl")
     assert len(_comparable(tmp_path / "there.jsonl")) == 12
+
+
+def test_report_gates_each_cell_and_failures_name_their_cell(tmp_path: Path) -> None:
+    suite = _write(tmp_path, COMMAND_MATRIX)
+    assert _agenteval("run", str(suite), "-o", "out.jsonl", cwd=tmp_path).returncode == 1
+    met = _agenteval("report", "out.jsonl", "--min-pass-rate", "0.3", cwd=tmp_path)
+    assert met.returncode == 0, met.stderr  # overall 8 of 12 passed; each cell is at least 33%
+    unmet = _agenteval("report", "out.jsonl", "--min-pass-rate", "0.5", cwd=tmp_path)
+    assert unmet.returncode == 1  # weak is at 33%, though the run as a whole is at 67%
+    assert "FAIL c [weak]" in unmet.stdout and "[strong]" not in unmet.stdout.split("FAIL", 1)[1]
+    summary = json.loads((tmp_path / "out.summary.json").read_text())
+    assert all(entry["case_id"].endswith(("[weak]", "[strong]")) for entry in summary["slowest_cases"])

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from agenteval.cells import cell_label
 from agenteval.evaluators.base import EvaluatorResult
 from agenteval.paths import MISSING
 from agenteval.results import CaseResult
@@ -192,7 +193,10 @@ def describe(result: CaseResult, misses_shown: int = MISSES_SHOWN) -> Failure:
             evaluator.name, evaluator.type, evaluator.verdict, evaluator.score,
             lines[:misses_shown], max(0, len(lines) - misses_shown),
         ))
-    return Failure(result.case_id, result.suite, result.verdict, result.score, result.duration_ms, result.error, evaluators)
+    shown = result.case_id  # in a matrix run, with its cell: the same case fails in each cell on its own
+    if result.target is not None or result.prompt is not None:
+        shown = f"{shown} [{cell_label(result.target, result.prompt)}]"
+    return Failure(shown, result.suite, result.verdict, result.score, result.duration_ms, result.error, evaluators)
 
 
 class FailureCollector:

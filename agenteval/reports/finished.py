@@ -12,7 +12,9 @@ from agenteval.reports.outputs import FORMATS, ReportError, Reports
 from agenteval.results import Summary
 
 
-def report_results(paths: Sequence[Path], fmt: str, output: Path | None, show_failures: int) -> Summary:
+def report_results(
+    paths: Sequence[Path], fmt: str, output: Path | None, show_failures: int, min_pass_rate: float | None = None
+) -> Summary:
     """Read every input once, feeding the summary and the report; duplicates are skipped with a warning.
 
     Results of a `--repeat N` run are each counted, and the summary's `repeats` is rebuilt from
@@ -25,6 +27,7 @@ def report_results(paths: Sequence[Path], fmt: str, output: Path | None, show_fa
     reports = Reports(show_failures, [(fmt, output)])
     inputs = ResultInputs(paths, repetitions=True)
     summary = Summary(INFERRED)
+    summary.min_pass_rate = min_pass_rate  # each cell's gate in a matrix run
     try:
         for result in inputs:
             summary.add(result)
