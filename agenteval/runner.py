@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval.answers import admit
 from agenteval.cells import Cell, cell_key, cell_label
+from agenteval.conversations.driver import drives, play
+from agenteval.conversations.scoping import RunOne, plan
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.base import run_evaluator
 from agenteval.process import Processes, decode_json
@@ -146,9 +148,10 @@ class Runner:
         if self.predictions is not None:
             answer = self.predictions.answer(case.id, cell.target, cell.prompt)
         else:
-            answer = cell.spec.answer(case, TargetRun(
+            run = TargetRun(
                 self.loaded.base_dir, self.processes, self.endpoints, repetition, self.loaded.suite.limits.answer_depth,
-            ))
+            )  # a case with `turns:` or `user:` is a conversation the target holds (agenteval.conversations)
+            answer = play(case, cell.spec, run, self.loaded.suite.limits) if drives(case, cell.spec) else cell.spec.answer(case, run)
         return admit(answer, self.loaded.suite.limits)
 
     def run_case(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> CaseResult:
@@ -191,7 +194,8 @@ class Runner:
         evaluators = self.loaded.evaluators_for(case)
         if self.only is not None:
             evaluators = [evaluator for evaluator in evaluators if evaluator.label in self.only]
-        results = self._scores(evaluators, ctx)
+        evaluators, run_one = plan(evaluators, case, answer.output, run_evaluator, self.only)  # a conversation's scopes and turns
+        results = self._scores(evaluators, ctx, run_one)
         for own in case.evaluators or ():
             own.close()
         score, verdict = combine(evaluators, results, case.threshold if case.threshold is not None else self.loaded.suite.pass_score)
@@ -206,18 +210,18 @@ class Runner:
             **provenance(case, cell),
         )
 
-    def _scores(self, evaluators: list[EvaluatorConfig], ctx: EvalContext) -> list[EvaluatorResult]:
+    def _scores(self, evaluators: list[EvaluatorConfig], ctx: EvalContext, run: RunOne = run_evaluator) -> list[EvaluatorResult]:
         """Each evaluator's result, within the case's time limit (the watchdog's CaseTimeout ends a
         runaway one: it and the evaluators after it become errors naming the limit)."""
         watchdog = self._watchdog
         if watchdog is None:
-            return [run_evaluator(evaluator, ctx) for evaluator in evaluators]
+            return [run(evaluator, ctx) for evaluator in evaluators]
         results: list[EvaluatorResult] = []
         slot = watchdog.begin()
         try:
             for evaluator in evaluators:
                 slot.evaluator = evaluator.label
-                results.append(run_evaluator(evaluator, ctx))
+                results.append(run(evaluator, ctx))
         except CaseTimeout:
             limits = ctx.limits
             stuck = limits.message("case_seconds", f"scoring took longer than {limits.case_seconds:g} s in this evaluator")

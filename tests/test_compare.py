@@ -140,12 +140,14 @@ def test_a_truncated_new_reports_the_missing_cases_and_gates_on_them(tmp_path):
 
 
 def test_runs_of_two_different_suites_are_refused(tmp_path):
+    # with no case id in common (sharing ids, they are compared: tests/test_compare_cells.py)
     base = results_file(tmp_path / "a.jsonl", [result("x", "pass", 1.0, suite="invoices")])
-    new = results_file(tmp_path / "b.jsonl", [result("x", "pass", 1.0, suite="receipts")])
+    new = results_file(tmp_path / "b.jsonl", [result("y", "pass", 1.0, suite="receipts")])
     done = run_cli("compare", base, new)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        f"error: BASE {base} holds suite 'invoices' but NEW {new} holds suite 'receipts'; compare runs of the same suite"
+        f"error: BASE {base} holds suite 'invoices' and NEW {new} holds suite 'receipts', and no case id is in both; "
+        "compare runs of the same cases"
     )
 
 

@@ -24,6 +24,7 @@ BUILT_IN: dict[str, str] = {
     "python": "agenteval.evaluators.python_function:PythonFunction",
     "tool_calls": "agenteval.evaluators.tools.evaluator:ToolCalls",
     "composite": "agenteval.evaluators.composite:Composite",
+    "conversation": "agenteval.evaluators.conversation:Conversation",
     "equals": "agenteval.evaluators.text.rules:Equals",
     "contains": "agenteval.evaluators.text.rules:Contains",
     "not_contains": "agenteval.evaluators.text.rules:NotContains",

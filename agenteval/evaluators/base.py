@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agenteval.process import Processes
 
 Verdict = Literal["pass", "partial", "fail", "error"]
+Scope = Literal["turn", "last", "conversation"]
 NO_EXPECTED = "the case has no `expected`"  # the miss of an evaluator that compares with a reference a case lacks
 
 
@@ -56,6 +57,7 @@ class EvalContext:
     endpoints: Endpoints | None = None  # the run's HTTP client and response cache (model judges)
     usage: dict[str, Any] | None = None  # latency/tokens/cost of getting the answer (agenteval.usage)
     limits: Limits = DEFAULT_LIMITS  # the suite's `limits:` (agenteval.limits): bounds on the work one answer causes
+    transcript: str | None = None  # a conversation as text, for an evaluator with `scope: conversation` (model judges show it)
 
 
 class Criterion(StrictModel):
@@ -84,6 +86,12 @@ class EvaluatorConfig(StrictModel):
         "swap (each prefixed `not: `). An `error` stays an error.",
     )
     transform: Transform | None = Field(None, description=TRANSFORM_DESCRIPTION)
+    scope: Scope | None = Field(
+        None,
+        description="In a conversation, what is judged: `turn` (each reply; one result, the mean), `last` (the last "
+        "reply) or `conversation` (the whole of it). Default: `last`; `conversation` for the conversation, latency, "
+        "token_usage and cost types. A single answer is judged whole whatever the scope.",
+    )
 
     @field_validator("transform")
     @classmethod

@@ -199,7 +199,7 @@ def compare_files(base_path: Path | StoredRun, new_path: Path | StoredRun | None
     if not by_cell:  # one cell a side: paired by case id (and repetition), whatever the cells are named
         base.rows = {(key[0], None, None, key[3]): value for key, value in base.rows.items()}
         new.rows = {(key[0], None, None, key[3]): value for key, value in new.rows.items()}
-    warnings = [f"{side.label}: {w}" for side in (base, new) if (w := side.inputs.warning())]
+    warnings = list(dict.fromkeys(f"{side.label}: {w}" for side in (base, new) if (w := side.inputs.warning())))  # RUN read twice: once
     if base.suite != new.suite:
         shared = len({key[0] for key in base.rows} & {key[0] for key in new.rows})
         if not shared:

@@ -1,4 +1,5 @@
-"""`agenteval history`, the data: runs over time, with pass rate, mean score, per-evaluator and per-field trends.
+"""`agenteval history`, the data: runs over time, with pass rate, mean score, per-evaluator, per-criterion
+and per-field trends.
 
 Runs come from a SQL store (aggregates computed by the database) or from a folder of JSONL runs
 (their `.summary.json` files); either way each run is one small record, never its results.
@@ -45,10 +46,7 @@ def run_from_summary(summary: dict[str, Any]) -> dict[str, Any]:
         "total": counts.get("total", 0), "passed": counts.get("passed", 0), "errored": counts.get("errored", 0),
         "pass_rate": summary.get("pass_rate"), "mean_score": summary.get("mean_score"),
         "evaluators": {
-            name: {
-                "type": stats.get("type"), "count": stats.get("count", 0), "mean_score": stats.get("mean_score"),
-                "pass_rate": (stats.get("verdicts") or {}).get("pass", 0) / stats["count"] if stats.get("count") else None,
-            }
+            name: {"type": stats.get("type"), **_figures(stats), **criteria_figures(stats)}
             for name, stats in (summary.get("evaluators") or {}).items()
         },
         "fields": {
@@ -56,6 +54,23 @@ def run_from_summary(summary: dict[str, Any]) -> dict[str, Any]:
             for evaluator, paths in (summary.get("fields") or {}).items()
         },
     }
+
+
+def _figures(stats: dict[str, Any]) -> dict[str, Any]:
+    """count, mean score and pass rate of an evaluator's (or a criterion's) summary entry."""
+    count = stats.get("count") or 0
+    return {
+        "count": count, "mean_score": stats.get("mean_score"),
+        "pass_rate": (stats.get("verdicts") or {}).get("pass", 0) / count if count else None,
+    }
+
+
+def criteria_figures(stats: dict[str, Any]) -> dict[str, Any]:
+    """{"criteria": {name: figures}} of an llm_judge's criteria or a composite's children; {} when none."""
+    criteria = stats.get("criteria")
+    if not isinstance(criteria, dict) or not criteria:
+        return {}
+    return {"criteria": {name: _figures(figures) for name, figures in criteria.items() if isinstance(figures, dict)}}
 
 
 def trend(values: list[float | None]) -> dict[str, Any]:
@@ -80,6 +95,7 @@ def trends(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 name: {
                     "type": next(run["evaluators"][name]["type"] for run in own if name in run["evaluators"]),
                     **trend([(run["evaluators"].get(name) or {}).get("mean_score") for run in own]),
+                    **_criteria_trends(own, name),
                 }
                 for name in evaluators
             },
@@ -89,6 +105,15 @@ def trends(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             },
         }
     return out
+
+
+def _criteria_trends(runs: list[dict[str, Any]], evaluator: str) -> dict[str, Any]:
+    """{"criteria": {name: trend of its mean score}} of one evaluator across runs; {} when it has none."""
+    entries = [(run["evaluators"].get(evaluator) or {}).get("criteria") or {} for run in runs]
+    names = dict.fromkeys(name for criteria in entries for name in criteria)
+    if not names:
+        return {}
+    return {"criteria": {name: trend([(criteria.get(name) or {}).get("mean_score") for criteria in entries]) for name in names}}
 
 
 def history_json(runs: list[dict[str, Any]]) -> str:

@@ -295,7 +295,7 @@ class Prefetch:
                 call.cancel(loop)
                 self._target._in_flight.discard(call)
 
-    def answer(self, case_id: str) -> Answer:
+    def answer(self, case_id: str, target: str | None = None, prompt: str | None = None) -> Answer:  # one cell: the suite's own target
         """The fetched answer of a case `cases()` yielded (on the thread that scores it)."""
         case, (kind, got), duration_ms = self._fetched.pop(case_id)
         if kind != "answer":

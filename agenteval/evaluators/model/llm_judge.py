@@ -47,7 +47,7 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
         None,
         description=(
             "A jinja2 template replacing the default prompt; it sees input, candidate, reference, rubric, "
-            "reply_format and case."
+            "reply_format, case and (with `scope: conversation`) transcript."
         ),
     )
     prompt_file: str | None = Field(None, description="The same, from a file relative to the suite.")
@@ -119,9 +119,11 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
     def _prompt(self, ctx: EvalContext, candidate: Any, reference: Any) -> str:
         from agenteval.endpoints.templates import compile_template, render
 
+        conversation = ctx.transcript is not None and not self.path  # `scope: conversation`: the dialogue is the candidate
         variables = {
             "input": show(ctx.input),
-            "candidate": show(candidate),
+            "candidate": ctx.transcript if conversation else show(candidate),
+            "transcript": ctx.transcript or "",
             "reference": "(none)" if reference is MISSING or ctx.expected is None else show(reference),
             "rubric": rubric_text(self.criteria),
             "reply_format": reply_format_text(self.criteria),
