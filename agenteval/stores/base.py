@@ -29,6 +29,9 @@ class RunStart:
     started_at: datetime
     agenteval_version: str
     config: dict[str, Any] = field(default_factory=dict)  # the resolved suite, secrets redacted
+    # The run's (target, prompt) cells (agenteval.cells), so a store that can hold only one per
+    # run refuses the run before it starts; () for a run of the one unnamed cell.
+    cells: tuple[tuple[str | None, str | None], ...] = ()
 
 
 class Store(ABC):

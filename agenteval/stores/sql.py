@@ -50,7 +50,7 @@ class SqlStore(Store):
         self._pending_evaluators: list[dict[str, Any]] = []
         self._pending_work_s = 0.0
         self._last_commit = time.monotonic()
-        from agenteval.stores.tables import METADATA, add_missing_columns
+        from agenteval.stores.tables import METADATA, add_missing_columns, cells_in_key
 
         try:
             METADATA.create_all(self._engine)
@@ -60,8 +60,9 @@ class SqlStore(Store):
             except SQLAlchemyError:
                 self._engine.dispose()
                 raise StoreError(f"cannot open store {self.url}: {_explained(first)}") from None
-        try:  # a file made before a column was added (case_results.expected) gains it
-            self._absent = {column for _, column in add_missing_columns(self._engine)}
+        try:  # a file made before a column was added (case_results.expected, cell) gains it
+            self._absent = set(add_missing_columns(self._engine))  # (table, column) of a read-only older file
+            self._cells_in_key = cells_in_key(self._engine)  # False: tables made before cells, one cell per run
         except SQLAlchemyError as exc:
             self._engine.dispose()
             raise StoreError(f"cannot open store {self.url}: {_explained(exc)}") from None
@@ -79,7 +80,9 @@ class SqlStore(Store):
                 ).scalar()
                 if found is None:
                     raise StoreError(f"--resume found no earlier run of {run.suite!r} in {self.url}")
+                self._check_cells(conn, run.cells, str(found))
                 return str(found)
+            self._check_cells(conn, run.cells, None)
             conn.execute(insert(RUNS).values(
                 run_id=run.run_id, suite=run.suite, started_at=_utc(run.started_at),
                 agenteval_version=run.agenteval_version, config=run.config,
@@ -87,10 +90,31 @@ class SqlStore(Store):
             conn.commit()
         return run.run_id
 
+    def _check_cells(self, conn: Any, cells: Iterable[tuple[str | None, str | None]], resumed: str | None) -> None:
+        """Tables made before cells keep one result per (run, case, repetition): refuse, before
+        anything runs, a run of several cells there (with --resume, counting those already saved)."""
+        if self._cells_in_key:
+            return
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import CASE_RESULTS
+
+        wanted = {cell_column(target, prompt) for target, prompt in cells} or {""}
+        if resumed is not None and ("case_results", "cell") not in self._absent:
+            saved = conn.execute(select(CASE_RESULTS.c.cell).where(CASE_RESULTS.c.run_id == resumed).distinct())
+            wanted.update(saved.scalars())
+        if len(wanted) > 1:
+            raise StoreError(
+                f"{self.url} was made before runs had cells and keeps one result per case and repetition, so a run of "
+                f"{len(wanted)} cells (targets x prompts) cannot be saved there: use a new store "
+                "(another SQLite file, or a new PostgreSQL database), or choose one cell with --target and --prompt"
+            )
+
     def save(self, result: CaseResult) -> None:
         self._pending_cases.append(case_row(result))
         self._pending_evaluators += evaluator_rows(
-            result.run_id, result.case_id, result.repetition, enumerate(result.evaluator_results)
+            result.run_id, result.case_id, result.repetition, enumerate(result.evaluator_results),
+            cell_column(result.target, result.prompt),
         )
         self._pending_work_s += result.duration_ms / 1000
         if (
@@ -144,33 +168,43 @@ class SqlStore(Store):
                 raise StoreError(f"{self.url} has no run {run_id!r} (see `agenteval history --store ...`)")
             streamed = conn.execution_options(stream_results=True, yield_per=FETCH_ROWS)
             case_key, evaluator_key = self._byte_order(CASE_RESULTS.c.case_id), self._byte_order(EVALUATOR_RESULTS.c.case_id)
-            columns = [column for column in CASE_RESULTS.c if column.name not in self._absent]  # a read-only older file
+            case_cell, evaluator_cell = self._cell_order(CASE_RESULTS), self._cell_order(EVALUATOR_RESULTS)
+            columns = [column for column in CASE_RESULTS.c if ("case_results", column.name) not in self._absent]  # a read-only older file
             cases = streamed.execute(
-                select(*columns, case_key).where(CASE_RESULTS.c.run_id == run_id)
-                .order_by(case_key, CASE_RESULTS.c.repetition)
+                select(*columns, case_key, case_cell).where(CASE_RESULTS.c.run_id == run_id)
+                .order_by(case_key, case_cell, CASE_RESULTS.c.repetition)
             )
+            columns = [column for column in EVALUATOR_RESULTS.c if ("evaluator_results", column.name) not in self._absent]
             evaluators = streamed.execute(
-                select(EVALUATOR_RESULTS, evaluator_key).where(EVALUATOR_RESULTS.c.run_id == run_id)
-                .order_by(evaluator_key, EVALUATOR_RESULTS.c.repetition, EVALUATOR_RESULTS.c.position)
+                select(*columns, evaluator_key, evaluator_cell).where(EVALUATOR_RESULTS.c.run_id == run_id)
+                .order_by(evaluator_key, evaluator_cell, EVALUATOR_RESULTS.c.repetition, EVALUATOR_RESULTS.c.position)
             )
             pending = next(evaluators, None)
             for row in cases:
-                key = (row.stored_case_id, row.repetition)
+                key = (row.stored_case_id, row.stored_cell, row.repetition)
                 own: list[EvaluatorResult] = []
-                while pending is not None and (pending.stored_case_id, pending.repetition) <= key:
-                    if (pending.stored_case_id, pending.repetition) == key:
+                while pending is not None and (pending.stored_case_id, pending.stored_cell, pending.repetition) <= key:
+                    if (pending.stored_case_id, pending.stored_cell, pending.repetition) == key:
                         own.append(_evaluator_result(pending))
                     pending = next(evaluators, None)
                 yield _case_result(row, str(suite), own)
 
-    def _byte_order(self, column: Any) -> Any:
-        """A case id column as stored, sorted by code point: both streams of `read_run` come in
+    def _byte_order(self, column: Any, label: str = "stored_case_id") -> Any:
+        """A text key column as stored, sorted by code point: both streams of `read_run` come in
         this order and are merged in it. A database's linguistic collation (ICU `en-US`, or the
         `en_US.UTF-8` default of many servers) sorts `a` before `B`, which Python does not."""
         from sqlalchemy import String, type_coerce
 
         ordered = column.collate("C") if self._engine.dialect.name == "postgresql" else column  # SQLite: BINARY
-        return type_coerce(ordered, String).label("stored_case_id")
+        return type_coerce(ordered, String).label(label)
+
+    def _cell_order(self, table: Any) -> Any:
+        """The table's `cell` as `_byte_order` sorts it; "" for a read-only file made before cells."""
+        from sqlalchemy import String, literal
+
+        if (table.name, "cell") in self._absent:
+            return literal("", String).label("stored_cell")
+        return self._byte_order(table.c.cell, "stored_cell")
 
     def close(self) -> None:
         """Commit what is pending (the run may have stopped before close_run), then disconnect."""
@@ -231,35 +265,43 @@ class SqlStore(Store):
         return found
 
     def evaluator_result(self, run_id: str, case_id: str, repetition: int, name: str) -> EvaluatorResult | None:
+        """The named result of a case, in its first cell (feedback names no cell, and is folded
+        into every cell the case ran in, as into every such line of a results file)."""
         from sqlalchemy import select
 
         from agenteval.stores.tables import EVALUATOR_RESULTS as E
 
         with self._failing("cannot read"), self._connect() as conn:
-            row = conn.execute(select(E).where(
-                E.c.run_id == run_id, E.c.case_id == case_id, E.c.repetition == repetition, E.c.name == name
-            )).first()
+            columns = [column for column in E.c if ("evaluator_results", column.name) not in self._absent]
+            query = select(*columns).where(E.c.run_id == run_id, E.c.case_id == case_id, E.c.repetition == repetition, E.c.name == name)
+            query = query.order_by(self._cell_order(E))
+            row = conn.execute(query).first()
         return None if row is None else _evaluator_result(row)
 
     def put_evaluator_results(self, run_id: str, results: Iterable[tuple[str, int, EvaluatorResult]]) -> int:
-        """Add or replace (same case and name) evaluator results, in one transaction; how many."""
+        """Add or replace (same case, cell and name) evaluator results in every cell the case ran
+        in, in one transaction; how many (one per case and result, whatever the cells)."""
         from sqlalchemy import delete, func, insert, select
 
+        from agenteval.stores.tables import CASE_RESULTS as C
         from agenteval.stores.tables import EVALUATOR_RESULTS as E
 
         count = 0
         with self._failing("cannot save feedback to"), self._engine.begin() as conn:
             for case_id, repetition, result in results:
-                same_case = (E.c.run_id == run_id, E.c.case_id == case_id, E.c.repetition == repetition)
-                position = conn.execute(select(E.c.position).where(*same_case, E.c.name == result.name)).scalar()
-                if position is None:
-                    last = conn.execute(select(func.max(E.c.position)).where(*same_case)).scalar()
-                    position = -1 if last is None else last
-                    position += 1
-                else:
-                    conn.execute(delete(E).where(*same_case, E.c.name == result.name))
-                row = evaluator_rows(run_id, case_id, repetition, [(position, result)])
-                conn.execute(insert(E), row)
+                cells = conn.execute(select(C.c.cell).where(
+                    C.c.run_id == run_id, C.c.case_id == case_id, C.c.repetition == repetition
+                ).order_by(self._cell_order(C))).scalars().all()
+                for cell in cells:
+                    same_case = (E.c.run_id == run_id, E.c.case_id == case_id, E.c.cell == cell, E.c.repetition == repetition)
+                    position = conn.execute(select(E.c.position).where(*same_case, E.c.name == result.name)).scalar()
+                    if position is None:
+                        last = conn.execute(select(func.max(E.c.position)).where(*same_case)).scalar()
+                        position = -1 if last is None else last
+                        position += 1
+                    else:
+                        conn.execute(delete(E).where(*same_case, E.c.name == result.name))
+                    conn.execute(insert(E), evaluator_rows(run_id, case_id, repetition, [(position, result)], cell))
                 count += 1
         return count
 
@@ -497,9 +539,31 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else _utc(moment).isoformat(timespec="microseconds")
 
 
+def cell_column(target: str | None, prompt: str | None) -> str:
+    """A cell as the `cell` key column holds it: "" for the one unnamed cell, else
+    `target/prompt` with an empty side for a missing name (`gpt-a/terse`, `gpt-a/`, `/terse`).
+    Raises ResultsWriteError for a name that could not be read back (empty, or holding "/"):
+    a suite's names cannot be (agenteval.suite.models.CELL_NAME)."""
+    if target is None and prompt is None:
+        return ""
+    for kind, name in (("target", target), ("prompt", prompt)):
+        if name is not None and (not name or "/" in name):
+            raise ResultsWriteError(f"a {kind} name {name!r} cannot be stored: cell names are not empty and hold no '/'")
+    return f"{target or ''}/{prompt or ''}"
+
+
+def cell_names(cell: str | None) -> tuple[str | None, str | None]:
+    """(target, prompt) of a `cell` column value (None, as in a file made before cells: the unnamed cell)."""
+    if not cell:
+        return None, None
+    target, _, prompt = cell.partition("/")
+    return target or None, prompt or None
+
+
 def case_row(result: CaseResult) -> dict[str, Any]:
     return {
-        "run_id": result.run_id, "case_id": result.case_id, "repetition": result.repetition,
+        "run_id": result.run_id, "case_id": result.case_id, "cell": cell_column(result.target, result.prompt),
+        "repetition": result.repetition,
         "timestamp": _parse_time(result.timestamp), "score": result.score, "verdict": result.verdict,
         "error": result.error, "duration_ms": result.duration_ms, "agent_id": result.agent_id,
         "session_id": result.session_id, "tags": result.tags, "metadata": result.metadata,
@@ -508,11 +572,11 @@ def case_row(result: CaseResult) -> dict[str, Any]:
 
 
 def evaluator_rows(
-    run_id: str, case_id: str, repetition: int, results: Iterable[tuple[int, EvaluatorResult]]
+    run_id: str, case_id: str, repetition: int, results: Iterable[tuple[int, EvaluatorResult]], cell: str = ""
 ) -> list[dict[str, Any]]:
     return [
         {
-            "run_id": run_id, "case_id": case_id, "repetition": repetition, "name": result.name, "position": position,
+            "run_id": run_id, "case_id": case_id, "cell": cell, "repetition": repetition, "name": result.name, "position": position,
             "type": result.type, "score": result.score, "verdict": result.verdict, "error": result.error,
             "duration_ms": result.duration_ms, "reasoning": result.reasoning, "hits": result.hits,
             "misses": result.misses, "details": result.details, "criterion": result.criterion,
@@ -529,11 +593,12 @@ def _evaluator_result(row: Any) -> EvaluatorResult:
 
 
 def _case_result(row: Any, suite: str, evaluators: list[EvaluatorResult]) -> CaseResult:
+    target, prompt = cell_names(row._mapping.get("cell"))
     return CaseResult(
         row.run_id, suite, row.case_id, row.score, row.verdict, row.output, evaluators, row.error,
         row.duration_ms or 0.0, row.tags or [], row.metadata or {}, usage=row.usage, repetition=row.repetition,
         timestamp=_iso(row.timestamp), input=row.input, agent_id=row.agent_id, session_id=row.session_id,
-        expected=row._mapping.get("expected"),
+        expected=row._mapping.get("expected"), target=target, prompt=prompt,
     )
 
 

@@ -1,13 +1,20 @@
 """The table layout of SQL stores, one for SQLite and PostgreSQL (SQLAlchemy Core).
 
 runs                one row per run: suite, times, counts, the resolved suite and the summary
-case_results        one row per case (and repetition): score, verdict, input, output, agent/session
-evaluator_results   one row per evaluator per case, human feedback included (type `human`)
+case_results        one row per case, cell and repetition: score, verdict, input, output, agent/session
+evaluator_results   one row per evaluator per case (cell, repetition), human feedback included (type `human`)
 dataset_metrics     run-level figures in long form: per-field accuracy, confusion counts, F1...
 
 Tables are created when missing; nothing is ever dropped. A column added in a later version
 (`case_results.expected`) is added to an older file's table when the store opens it
-(`add_missing_columns`); a file that cannot be written is read without it. JSON columns hold the same JSON as a
+(`add_missing_columns`); a file that cannot be written is read without it.
+
+A cell (the `targets:` x `prompts:` pair a case ran in) is the key column `cell`: "" for the one
+unnamed cell of an ordinary run, else `target/prompt` with an empty side for a missing name
+(`gpt-a/terse`, `gpt-a/`, `/terse`); names hold no "/" (agenteval.suite.models.CELL_NAME), so it
+reads back as exactly the target and prompt. A table made before cells gains the column (every
+row "") but keeps its primary key (run_id, case_id, repetition): it holds one cell per run, and
+the store refuses a run of several cells there (`cells_in_key`). JSON columns hold the same JSON as a
 result line (NaN and infinities become null); on SQLite they are declared `JSON_TEXT`, so the
 column has text affinity and a bare number (`42`, `1.0`) stays the JSON text it was.
 
@@ -100,6 +107,7 @@ CASE_RESULTS = Table(
     "case_results", METADATA,
     Column("run_id", String, primary_key=True),
     Column("case_id", String, primary_key=True),
+    Column("cell", String, primary_key=True, nullable=False, server_default=""),  # see the module's docstring
     Column("repetition", Integer, primary_key=True),
     Column("timestamp", DateTime(timezone=True)),
     Column("score", Float, nullable=False),
@@ -123,6 +131,7 @@ EVALUATOR_RESULTS = Table(
     "evaluator_results", METADATA,
     Column("run_id", String, primary_key=True),
     Column("case_id", String, primary_key=True),
+    Column("cell", String, primary_key=True, nullable=False, server_default=""),
     Column("repetition", Integer, primary_key=True),
     Column("name", String, primary_key=True),
     Column("position", Integer, nullable=False),  # order within the case
@@ -136,7 +145,10 @@ EVALUATOR_RESULTS = Table(
     Column("misses", StoredJson),
     Column("details", StoredJson),
     Column("criterion", StoredJson),
-    ForeignKeyConstraint(["run_id", "case_id", "repetition"], ["case_results.run_id", "case_results.case_id", "case_results.repetition"]),
+    ForeignKeyConstraint(
+        ["run_id", "case_id", "cell", "repetition"],
+        ["case_results.run_id", "case_results.case_id", "case_results.cell", "case_results.repetition"],
+    ),
     Index("evaluator_results_by_name", "run_id", "name"),
 )
 
@@ -155,15 +167,19 @@ DATASET_METRICS = Table(
 ADDED_COLUMNS = (("case_results", "expected"),)
 """Columns newer than the first layout: an older database gains them when opened."""
 
+ADDED_KEY_COLUMNS = (("case_results", "cell"), ("evaluator_results", "cell"))
+"""Key columns newer than the first layout: an older table gains them (NOT NULL DEFAULT ''), but
+its primary key cannot change (see `cells_in_key`)."""
+
 
 def missing_columns(engine: Any) -> list[tuple[str, str]]:
-    """The ADDED_COLUMNS the database's tables do not have yet."""
+    """The ADDED_COLUMNS and ADDED_KEY_COLUMNS the database's tables do not have yet."""
     from sqlalchemy import inspect
 
     inspector = inspect(engine)
     have: dict[str, set[str]] = {}
     missing = []
-    for table, column in ADDED_COLUMNS:
+    for table, column in (*ADDED_COLUMNS, *ADDED_KEY_COLUMNS):
         if table not in have:
             have[table] = {found["name"] for found in inspector.get_columns(table)}
         if column not in have[table]:
@@ -173,17 +189,33 @@ def missing_columns(engine: Any) -> list[tuple[str, str]]:
 
 def add_missing_columns(engine: Any) -> list[tuple[str, str]]:
     """Adds the ADDED_COLUMNS an older database lacks (`ALTER TABLE ... ADD COLUMN`, nullable, so
-    existing rows read as null); returns those still missing (a read-only file). Another process
-    adding the same column at the same time is fine: the columns are looked up again."""
+    existing rows read as null) and its ADDED_KEY_COLUMNS (NOT NULL DEFAULT '': existing rows are
+    the unnamed cell); returns those still missing (a read-only file). Another process adding the
+    same column at the same time is fine: the columns are looked up again."""
     from sqlalchemy import text
     from sqlalchemy.exc import SQLAlchemyError
 
     quote = engine.dialect.identifier_preparer.quote
     for table, column in missing_columns(engine):
         declared = METADATA.tables[table].c[column].type.compile(dialect=engine.dialect)
+        if (table, column) in ADDED_KEY_COLUMNS:
+            declared += " NOT NULL DEFAULT ''"
         try:
             with engine.begin() as conn:
                 conn.execute(text(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(column)} {declared}"))
         except SQLAlchemyError:
             pass  # read-only, or added by another process meanwhile: looked up again below
     return missing_columns(engine)
+
+
+def cells_in_key(engine: Any) -> bool:
+    """Whether the result tables' primary keys hold the `cell` column (tables made since cells
+    existed), so one run can hold a case in several cells. Tables made before keep one result per
+    (run, case, repetition) whatever their `cell` column says."""
+    from sqlalchemy import inspect
+
+    inspector = inspect(engine)
+    return all(
+        "cell" in (inspector.get_pk_constraint(table).get("constrained_columns") or ())
+        for table in ("case_results", "evaluator_results")
+    )
