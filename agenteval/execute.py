@@ -244,7 +244,7 @@ def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
             ])
         return EXIT_INTERRUPTED
     failing = [cell for cell in report.get("cells", ()) if not cell["gate"]["passed"]]
-    if failing:  # say which cells fail the gate
+    if failing and options.quiet:  # say which cells fail the gate (the tables say it when shown)
         _print_lines(f"cell {cell['label']} did not pass: {cell['gate']['reason']}" for cell in failing)
     unmet = failed_limits(report)
     if unmet:

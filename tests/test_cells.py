@@ -82,7 +82,8 @@ def test_each_case_runs_in_each_cell_and_the_summary_compares_them(tmp_path: Pat
     assert (comparison["a"], comparison["b"], comparison["n"]) == ("weak", "strong", 6)
     assert comparison["pass_rate"]["difference"] == pytest.approx(4 / 6)
     assert comparison["mcnemar"] == {"a_only": 0, "b_only": 4, "p_value": pytest.approx(0.125)}
-    assert "cell weak did not pass: 4 of 6 cases failed" in done.stderr
+    assert "cell weak failed the gate: 4 of 6 cases failed" in done.stdout
+    assert "strong failed" not in done.stdout
 
 
 def test_target_chooses_cells_and_a_wrong_name_is_refused_with_the_closest(tmp_path: Path) -> None:
@@ -104,9 +105,9 @@ def test_min_pass_rate_applies_to_each_cell(tmp_path: Path) -> None:
     suite = _write(tmp_path, COMMAND_MATRIX)
     met = _agenteval("run", str(suite), "-o", "a.jsonl", "--min-pass-rate", "0.3", cwd=tmp_path)
     assert met.returncode == 0, met.stderr  # weak passes 2 of 6 (33%), strong 6 of 6
-    unmet = _agenteval("run", str(suite), "-o", "b.jsonl", "--min-pass-rate", "0.5", cwd=tmp_path)
+    unmet = _agenteval("run", str(suite), "-o", "b.jsonl", "--min-pass-rate", "0.5", "--quiet", cwd=tmp_path)
     assert unmet.returncode == 1
-    assert "cell weak did not pass: pass rate 33.3% is below 50.0%" in unmet.stderr
+    assert unmet.stderr.splitlines()[-1] == "cell weak did not pass: pass rate 33.3% is below 50.0%"
     assert json.loads((tmp_path / "b.summary.json").read_text())["cells"][1]["gate"]["passed"] is True
 
 

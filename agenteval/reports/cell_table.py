@@ -48,7 +48,7 @@ def _usd(value: Any) -> str:
 
 def cell_table(summary: dict[str, Any]) -> CellTable | None:
     """One row per cell: label, cases, pass rate, mean score, each evaluator's mean, each criterion's
-    mean (an evaluator with `criteria`), then tokens and cost when any cell counted them (a command
+    mean (an evaluator with `criteria`), then tokens and cost, each when some cell counted it (a command
     or python target counts none), latency p50/p95 when any cell timed its answers, and whether the
     cell met the gate. An evaluator a cell never ran shows "n/a"."""
     rows = cells(summary)
@@ -62,14 +62,17 @@ def cell_table(summary: dict[str, Any]) -> CellTable | None:
                 if criterion not in known:
                     known.append(criterion)
     usages = [cell.get("usage") or {} for cell in rows]
-    counted = any(usage.get("total_tokens") or usage.get("total_cost_usd") is not None for usage in usages)
+    counted = any(usage.get("total_tokens") for usage in usages)
+    priced = any(usage.get("total_cost_usd") is not None for usage in usages)
     timed = any((usage.get("latency_ms") or {}).get("p50") is not None for usage in usages)
     gated = any(cell.get("gate") for cell in rows)
     columns = [("cell", _ID), ("cases", _NUM), ("pass rate", _NUM), ("mean score", _NUM)]
     columns += [(name, _NUM) for name in evaluators]
     columns += [(f"{name}: {criterion}", _NUM) for name, criteria in evaluators.items() for criterion in criteria]
     if counted:
-        columns += [("tokens", _NUM), ("cost", _NUM)]
+        columns.append(("tokens", _NUM))
+    if priced:
+        columns.append(("cost", _NUM))
     if timed:
         columns += [("p50", _NUM), ("p95", _NUM)]
     if gated:
@@ -85,7 +88,9 @@ def cell_table(summary: dict[str, Any]) -> CellTable | None:
             row += [num(found[criterion].get("mean_score")) if criterion in found else "n/a" for criterion in criteria]
         if counted:
             tokens = usage.get("total_tokens")
-            row += ["n/a" if tokens is None else str(tokens), _usd(usage.get("total_cost_usd"))]
+            row.append("n/a" if tokens is None else str(tokens))
+        if priced:
+            row.append(_usd(usage.get("total_cost_usd")))
         if timed:
             latency = usage.get("latency_ms") or {}
             row += [_ms(latency.get("p50")), _ms(latency.get("p95"))]
