@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from llm_server import LLMServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "importers"
@@ -45,7 +46,8 @@ class Proof:
 
 
 def prove(tool: str, config: Path, out: Path, answers: dict[str, Any], default: Any = "I don't know.") -> Proof:
-    """Import `config` into `out`, then run its first suite on fixed answers with a local grader."""
+    """Import `config` into `out`, then run its first suite on fixed answers with a local grader
+    (in every cell of a suite with several targets or prompts)."""
     done = subprocess.run([sys.executable, "-m", "agenteval", "import", tool, str(config), "-o", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -55,11 +57,16 @@ def prove(tool: str, config: Path, out: Path, answers: dict[str, Any], default: 
     proof = Proof(suites, int(counts.group(1)), int(counts.group(2)), done.stderr)
     suite = out / suites[0]
     openai = "type: openai" in suite.read_text()
+    data = yaml.safe_load(suite.read_text())
+    cells = [{**({"target": target} if target else {}), **({"prompt": prompt} if prompt else {})}
+             for target in data.get("targets") or [None] for prompt in data.get("prompts") or [None]]
     cases = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
     with (out / "predictions.jsonl").open("w") as handle:
         for case in cases:
             answer = answers.get(case["id"], answers.get("*", default))
-            handle.write(json.dumps({"id": case["id"], "output": {"content": answer} if openai and isinstance(answer, str) else answer}) + "\n")
+            for cell in cells:  # the same answer in every (target, prompt) cell of a comparison
+                output = {"content": answer} if openai and isinstance(answer, str) else answer
+                handle.write(json.dumps({"id": case["id"], "output": output, **cell}) + "\n")
     with LLMServer(chat=full_marks) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"}
         run = subprocess.run(

@@ -103,8 +103,8 @@ def test_tests_assertions_and_execution_map(tmp_path):
     assert listed(result) == [
         "dataset.eval.yaml:4: execution.target: targets are defined in .agentv/targets.yaml, which is not read: "
         "answers come from --predictions or recorded outputs",
-        "dataset.eval.yaml:5: execution.trials: pass@k is not built in agenteval; `agenteval run --repeat N` runs each case N times "
-        "and reports the spread and flaky cases",
+        "dataset.eval.yaml:5: execution.trials: a suite holds no repeat count: `agenteval run --repeat N` runs each case N times "
+        "and reports pass@k, pass^k and the flaky cases",
         "dataset.eval.yaml:30: tests[0].assertions[5].criteria[0].required: a per-criterion `required` is not built in agenteval: "
         "the judge's score is the weighted mean of the criteria",
     ]

@@ -6,12 +6,17 @@ The importer is called as a function on real files in tmp dirs, and the CLI in a
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from agenteval.importers import read_config
+from agenteval.importers.output import write_import
 from agenteval.importers.promptfoo import import_promptfoo, rewrite_template
+from agenteval.suite.loader import load_suite
 
 from conftest import read_jsonl, run_cli, write
 from importer_proofs import FIXTURES, prove
@@ -164,9 +169,42 @@ def test_default_test_vars_and_assertions_reach_every_case(tmp_path):
     """)
     suite = result.suites["suite.yaml"]
     assert suite["evaluators"] == [{"name": "not-icontains", "type": "not_contains", "path": "content", "reference": "sorry", "case_sensitive": False}]
-    assert [case["input"] for case in result.cases] == [{"greeting": "Hello", "name": "Ann"}, {"greeting": "Hi", "name": "Bob"}]
+    assert suite["defaults"] == {"input": {"greeting": "Hello"}, "metadata": {"suite": "demo"}}  # said once, not copied into each case
+    assert [case["input"] for case in result.cases] == [{"name": "Ann"}, {"name": "Bob", "greeting": "Hi"}]
     assert [case["evaluators"][0]["reference"] for case in result.cases] == ["Ann", "Bob"]  # a templated assertion, rendered per case
-    assert result.cases[0]["metadata"] == {"suite": "demo"}
+    assert "metadata" not in result.cases[0]
+    write_import(result, tmp_path / "out", "promptfooconfig.yaml", "promptfoo")
+    loaded = load_suite(tmp_path / "out" / "suite.yaml")  # the defaults merged in as each case is read: promptfoo's cases
+    assert [(case.input, case.metadata) for case in loaded.iter_cases()] == [
+        ({"greeting": "Hello", "name": "Ann"}, {"suite": "demo"}), ({"greeting": "Hi", "name": "Bob"}, {"suite": "demo"}),
+    ]
+
+
+def test_default_test_threshold_and_list_vars(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{tone}} {{q}}']
+        defaultTest:
+          threshold: 0.5
+          vars: {tone: [calm, brisk], lang: en}
+        tests:
+          - vars: {q: one}
+            providerOutput: x
+            assert: [{type: equals, value: x}, {type: equals, value: y}]
+          - vars: {q: two}
+            threshold: 1
+            providerOutput: x
+            assert: [{type: equals, value: x}, {type: equals, value: y}]
+    """)
+    assert result.suites["suite.yaml"]["defaults"] == {"input": {"lang": "en"}, "threshold": 0.5}
+    # a list var makes one case per value, so its values stay in the cases
+    assert [case["input"] for case in result.cases] == [{"tone": "calm", "q": "one"}, {"tone": "brisk", "q": "one"},
+                                                        {"tone": "calm", "q": "two"}, {"tone": "brisk", "q": "two"}]
+    assert listed(result) == []
+    write_import(result, tmp_path / "out", "promptfooconfig.yaml", "promptfoo")
+    run = run_cli("run", tmp_path / "out" / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q")
+    rows = {row["case_id"]: row["verdict"] for row in read_jsonl(tmp_path / "r.jsonl")}
+    assert rows == {"001": "pass", "002": "pass", "003": "fail", "004": "fail"}  # half the score passes at 0.5, not at 1
+    assert run.returncode == 1, run.stderr
 
 
 def test_list_vars_make_one_case_per_value(tmp_path):
@@ -184,20 +222,58 @@ def test_list_vars_make_one_case_per_value(tmp_path):
     assert result.suites["suite.yaml"]["target"] == {"type": "recorded"}  # no providers: recorded answers
 
 
-def test_prompts_times_providers_make_one_suite_per_pair(tmp_path):
+def test_prompts_times_providers_become_the_targets_and_prompts_of_one_suite(tmp_path):
     result = imported(tmp_path, """
         prompts: [file://prompts.txt]
         providers:
           - openai:gpt-4.1-mini
-          - {id: 'groq:llama-3.1-8b', config: {temperature: 0, max_tokens: 50, frequency_penalty: 1}}
+          - {id: 'groq:meta/llama-3.1-8b', config: {temperature: 0, max_tokens: 50, frequency_penalty: 1}}
+          - {id: 'openai:gpt-4.1-mini', label: mini/json, config: {response_format: {type: json_object}}}
+          - https://api.example.com/chat
         tests: [{vars: {x: 1}, assert: [{type: contains, value: '1'}]}]
     """, **{"prompts.txt": "One {{x}}\n---\nTwo {{ x | string }}\n"})
-    assert sorted(result.suites) == ["suite-prompts-1-gpt-4.1-mini.yaml", "suite-prompts-1-llama-3.1-8b.yaml",
-                                     "suite-prompts-2-gpt-4.1-mini.yaml", "suite-prompts-2-llama-3.1-8b.yaml"]
-    groq = result.suites["suite-prompts-2-llama-3.1-8b.yaml"]["target"]
-    assert groq == {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "model": "llama-3.1-8b", "api_key_env": "GROQ_API_KEY",
-                    "temperature": 0, "max_tokens": 50, "messages": [{"role": "user", "content": "Two {{ input.x | string }}"}]}
+    assert sorted(result.suites) == ["suite-http.yaml", "suite.yaml"]  # an http target takes no prompt: a suite of its own
+    suite = result.suites["suite.yaml"]
+    assert "target" not in suite
+    assert suite["targets"] == {
+        "openai:gpt-4.1-mini": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
+                                "api_key_env": "OPENAI_API_KEY"},
+        "groq:meta-llama-3.1-8b": {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "model": "meta/llama-3.1-8b",
+                                   "api_key_env": "GROQ_API_KEY", "temperature": 0, "max_tokens": 50},
+        "mini-json": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
+                      "api_key_env": "OPENAI_API_KEY", "response_format": {"type": "json_object"}},
+    }
+    assert suite["prompts"] == {"prompts-1": [{"role": "user", "content": "One {{input.x}}"}],
+                                "prompts-2": [{"role": "user", "content": "Two {{ input.x | string }}"}]}
+    assert result.suites["suite-http.yaml"]["target"] == {"type": "http", "url": "https://api.example.com/chat"}
+    assert result.suites["suite-http.yaml"]["name"] == "promptfooconfig-http"
     assert listed(result) == ["promptfooconfig.yaml:4: providers[1].config.frequency_penalty: provider option `frequency_penalty` has no agenteval target form"]
+
+
+def test_an_imported_comparison_runs_every_provider_with_every_prompt(tmp_path):
+    from llm_server import LLMServer
+
+    with LLMServer() as server:
+        write(tmp_path, "promptfooconfig.yaml", f"""
+            prompts: ['Say {{{{word}}}}', {{label: shout, raw: 'SHOUT {{{{word}}}}'}}]
+            providers:
+              - {{id: 'openai:chat:m1', label: fast, config: {{apiBaseUrl: '{server.base_url}'}}}}
+              - {{id: 'openai:m2', config: {{apiBaseUrl: '{server.base_url}'}}}}
+            tests:
+              - vars: {{word: hi}}
+                assert: [{{type: icontains, value: 'say hi'}}]
+        """)
+        done = run_cli("import", "promptfoo", "promptfooconfig.yaml", "-o", "out", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert sorted(path.name for path in (tmp_path / "out").glob("suite*.yaml")) == ["suite.yaml"]
+        run = subprocess.run([sys.executable, "-m", "agenteval", "run", "out/suite.yaml", "-o", "r.jsonl", "-q"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120, env={**os.environ, "OPENAI_API_KEY": "k"})
+        assert run.returncode == 1, run.stderr
+        rows = sorted((row["target"], row["prompt"], row["verdict"]) for row in read_jsonl(tmp_path / "r.jsonl"))
+        assert rows == [("fast", "prompt1", "pass"), ("fast", "shout", "fail"), ("openai:m2", "prompt1", "pass"), ("openai:m2", "shout", "fail")]
+        assert sorted((request.body["model"], request.body["messages"][-1]["content"]) for request in server.received) == [
+            ("m1", "SHOUT hi"), ("m1", "Say hi"), ("m2", "SHOUT hi"), ("m2", "Say hi"),
+        ]
 
 
 def test_http_provider_becomes_an_http_target(tmp_path):
@@ -231,7 +307,7 @@ def test_recorded_provider_outputs_run_offline(tmp_path):
     """)
     done = run_cli("import", "promptfoo", tmp_path / "promptfooconfig.yaml", "-o", tmp_path / "out")
     assert done.returncode == 0, done.stderr
-    assert "note: " in done.stderr and "provider 'gpt-4.1-mini' not called" in done.stderr
+    assert "note: " in done.stderr and "provider 'openai:gpt-4.1-mini' not called" in done.stderr
     suite = (tmp_path / "out" / "suite.yaml").read_text()
     assert "type: recorded" in suite
     run = run_cli("run", tmp_path / "out" / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q")
@@ -283,7 +359,7 @@ def test_a_prompt_with_a_nunjucks_only_filter_is_listed(tmp_path):
     """)
     assert list(result.suites) == ["suite.yaml"]
     assert result.suites["suite.yaml"]["target"]["messages"] == [{"role": "user", "content": "Plain {{input.style}}"}]
-    assert listed(result) == ["promptfooconfig.yaml:1: prompts: prompt 'p1' uses the template filter load, which agenteval's templates lack; not carried"]
+    assert listed(result) == ["promptfooconfig.yaml:1: prompts: prompt 'prompt1' uses the template filter load, which agenteval's templates lack; not carried"]
 
 
 def test_cli_exits_2_when_the_written_suite_is_invalid(tmp_path):
@@ -337,26 +413,26 @@ ANSWERS = {
 PROOFS = [
     ("assertion-scoring-override/promptfooconfig.yaml", 1, 4, 0, 1, 1, 3),
     ("claude-vs-gpt/promptfooconfig.yaml", 1, 2, 0, 1, 0, 15),
-    ("conversation-relevance/promptfooconfig.yaml", 2, 5, 1, 0, 13, 13),
-    ("external-defaulttest/promptfooconfig.yaml", 2, 5, 0, 1, 0, 4),
+    ("conversation-relevance/promptfooconfig.yaml", 1, 5, 1, 0, 26, 26),
+    ("external-defaulttest/promptfooconfig.yaml", 1, 5, 0, 1, 0, 8),
     ("g-eval/promptfooconfig.yaml", 1, 0, 0, 0, 5, 5),
-    ("getting-started/promptfooconfig.yaml", 6, 0, 0, 0, 2, 2),
-    ("gpt-4o-vs-4o-mini/promptfooconfig.yaml", 2, 0, 0, 1, 0, 15),
-    ("http-provider-tls/promptfooconfig-mock.yaml", 4, 15, 1, 1, 2, 3),
+    ("getting-started/promptfooconfig.yaml", 1, 0, 0, 0, 12, 12),
+    ("gpt-4o-vs-4o-mini/promptfooconfig.yaml", 1, 0, 0, 1, 0, 30),
+    ("http-provider-tls/promptfooconfig-mock.yaml", 1, 15, 1, 1, 8, 12),
     ("json-output/promptfooconfig.yaml", 1, 2, 1, 1, 1, 2),
-    ("max-score-selection/promptfooconfig.yaml", 3, 6, 0, 0, 2, 2),
-    ("multiple-translations/promptfooconfig.yaml", 4, 1, 0, 0, 25, 25),
-    ("named-metrics/promptfooconfig.yaml", 2, 2, 0, 1, 4, 5),  # the carried `max(0, len(output) - 300)` is 0 for "Ahoy, world"
-    ("openai-eval-factuality/promptfooconfig.yaml", 2, 0, 0, 0, 1, 1),
-    ("openai-function-call/promptfooconfig.yaml", 2, 7, 1, 1, 3, 4),
+    ("max-score-selection/promptfooconfig.yaml", 1, 6, 0, 0, 6, 6),
+    ("multiple-translations/promptfooconfig.yaml", 1, 1, 0, 0, 100, 100),
+    ("named-metrics/promptfooconfig.yaml", 1, 2, 0, 1, 8, 10),  # the carried `max(0, len(output) - 300)` is 0 for "Ahoy, world"
+    ("openai-eval-factuality/promptfooconfig.yaml", 1, 0, 0, 0, 2, 2),
+    ("openai-function-call/promptfooconfig.yaml", 1, 7, 1, 1, 6, 8),
     ("openai-tools-call/promptfooconfig.yaml", 1, 8, 1, 1, 3, 4),
     ("python-assert/promptfooconfig-external.yaml", 1, 0, 0, 1, 4, 5),
     ("python-assert/promptfooconfig-inline.yaml", 1, 2, 1, 0, 2, 2),
-    ("self-grading/promptfooconfig.yaml", 2, 1, 0, 0, 10, 10),
-    ("separate-test-configs/promptfooconfig.yaml", 3, 6, 1, 0, 23, 23),
+    ("self-grading/promptfooconfig.yaml", 1, 1, 0, 0, 20, 20),
+    ("separate-test-configs/promptfooconfig.yaml", 1, 6, 1, 0, 69, 69),
     ("simple-csv/promptfooconfig.yaml", 1, 1, 0, 0, 4, 4),
-    ("simple-test/promptfooconfig.yaml", 2, 2, 0, 1, 4, 5),  # the same python assertion
-    ("sql-validation/promptfooconfig.yaml", 2, 3, 1, 1, 2, 3),
+    ("simple-test/promptfooconfig.yaml", 1, 2, 0, 1, 8, 10),  # the same python assertion
+    ("sql-validation/promptfooconfig.yaml", 1, 3, 1, 1, 4, 6),
 ]
 
 
@@ -426,3 +502,123 @@ def test_a_string_method_transform_on_an_assertion_becomes_a_jinja_transform_tha
     proc = run_cli("run", suite, "-o", tmp_path / "r.jsonl", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert [row["verdict"] for row in read_jsonl(tmp_path / "r.jsonl")] == ["pass", "fail"]
+
+
+def _without_openai_env() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
+
+
+def test_model_outputs_become_predictions_one_per_test_in_order(tmp_path):
+    write(tmp_path, "promptfooconfig.yaml", """
+        prompts: ['Capital of {{country}}?']
+        providers: [openai:gpt-4.1-mini]
+        tests:
+          - vars: {country: [France, Spain]}
+            assert: [{type: icontains, value: a}]
+          - vars: {country: Peru}
+            assert: [{type: is-json}]
+    """)
+    write(tmp_path, "outputs.json", '["Paris", {"output": "Madrid", "tags": ["eu", "south"]}, {"output": {"capital": "Lima"}}]')
+    out = tmp_path / "out"
+    done = run_cli("import", "promptfoo", "promptfooconfig.yaml", "--model-outputs", "outputs.json", "-o", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert read_jsonl(out / "predictions.jsonl") == [  # a chat target's answer is the message
+        {"id": "001", "output": {"content": "Paris"}}, {"id": "002", "output": {"content": "Madrid"}},
+        {"id": "003", "output": {"content": '{"capital":"Lima"}'}},
+    ]
+    assert f"not carried over: {tmp_path / 'outputs.json'}: [1].tags: promptfoo passes an output's `tags` to its assertions " \
+           "as the var `tags`; not carried" in done.stderr
+    command = "agenteval run out/suite.yaml --predictions out/predictions.jsonl"
+    assert f"score the model outputs: {command}" in done.stdout
+    run = subprocess.run([sys.executable, "-m", *command.split(), "-o", "r.jsonl", "-q"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=_without_openai_env())
+    assert run.returncode == 0, run.stderr
+    assert [(row["case_id"], row["verdict"]) for row in read_jsonl(tmp_path / "r.jsonl")] == [("001", "pass"), ("002", "pass"), ("003", "pass")]
+
+
+@pytest.mark.parametrize(("outputs", "message"), [
+    ('["Paris"]', "outputs.json: 1 model output for 3 tests (001 to 003): --model-outputs gives one output per test, in the config's "
+                  "order; nothing was written"),
+    ('["a", "b", "c", "d"]', "outputs.json: 4 model outputs for 3 tests (001 to 003)"),
+    ('{"output": "Paris"}', "outputs.json: expected a JSON list with one output per test, each a string or an object with `output`; "
+                            "got a JSON object"),
+    ('["a", 7, "c"]', "outputs.json: item [1] is a JSON number; expected a JSON list"),
+    ('["a", {"text": "b"}, "c"]', "outputs.json: item [1] is an object without `output`; expected"),
+    ('[\n"a",\n"b" "c"]', "outputs.json:3: the model outputs file is not valid JSON: Expecting ',' delimiter"),
+])
+def test_model_outputs_that_do_not_fit_are_one_line_and_nothing_is_written(tmp_path, outputs, message):
+    write(tmp_path, "promptfooconfig.yaml", """
+        tests:
+          - vars: {q: [a, b]}
+          - vars: {q: c}
+    """)
+    write(tmp_path, "outputs.json", outputs)
+    done = run_cli("import", "promptfoo", "promptfooconfig.yaml", "--model-outputs", "outputs.json", "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: {message}"), line
+    assert not (tmp_path / "out").exists()
+
+
+def test_env_values_go_to_a_private_env_file_the_suite_reads(tmp_path):
+    from llm_server import LLMServer
+
+    from agenteval.suite.env_files import read_env_file
+
+    key = "sk-'quoted' \"both\" back\\slash # not a comment"
+    with LLMServer() as server:
+        write(tmp_path, "promptfooconfig.yaml", f"""
+            env:
+              OPENAI_BASE_URL: {server.base_url}
+              OPENAI_API_KEY: {json.dumps(key)}
+              RETRIES: 3
+              BAD-NAME: x
+              NESTED: {{a: 1}}
+            prompts: ['Say {{{{word}}}}']
+            providers: [openai:gpt-4.1-mini]
+            tests: [{{vars: {{word: hi}}, assert: [{{type: icontains, value: say hi}}]}}]
+        """)
+        done = run_cli("import", "promptfoo", "promptfooconfig.yaml", "-o", "out", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        env_file = tmp_path / "out" / ".env"
+        assert env_file.stat().st_mode & 0o777 == 0o600
+        assert read_env_file(env_file) == {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": key, "RETRIES": "3"}
+        assert "env_file: .env" in (tmp_path / "out" / "suite.yaml").read_text()
+        assert "sk-" not in done.stdout + done.stderr and server.base_url not in done.stdout + done.stderr  # names only
+        assert "note: promptfooconfig.yaml:1: env: OPENAI_BASE_URL, OPENAI_API_KEY, RETRIES written to .env beside the suite" in done.stderr
+        assert "promptfooconfig.yaml:5: env.BAD-NAME: not a variable name a .env file can hold" in done.stderr
+        assert "promptfooconfig.yaml:6: env.NESTED: only a text, number or true/false value can go into a .env file" in done.stderr
+
+        run = subprocess.run([sys.executable, "-m", "agenteval", "run", "out/suite.yaml", "-o", "r.jsonl", "-q"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120, env=_without_openai_env())
+        assert run.returncode == 0, run.stderr
+        assert [row["verdict"] for row in read_jsonl(tmp_path / "r.jsonl")] == ["pass"]
+        [request] = server.received
+        assert request.headers["Authorization"] == f"Bearer {key}"  # the imported suite ran with the config's env
+
+
+def test_model_outputs_for_a_comparison_answer_its_first_cell(tmp_path):
+    write(tmp_path, "promptfooconfig.yaml", """
+        prompts: ['Say {{word}}', {label: shout, raw: 'SHOUT {{word}}'}]
+        providers: [openai:m1, {id: 'openai:m2', label: second}]
+        tests:
+          - vars: {word: hi}
+            assert: [{type: icontains, value: hi}]
+          - vars: {word: bye}
+            assert: [{type: icontains, value: bye}]
+    """)
+    write(tmp_path, "outputs.json", '[{"output": "hi there"}, "so long"]')
+    done = run_cli("import", "promptfoo", "promptfooconfig.yaml", "--model-outputs", "outputs.json", "-o", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert read_jsonl(tmp_path / "out" / "predictions.jsonl") == [
+        {"id": "001", "output": {"content": "hi there"}, "target": "openai:m1", "prompt": "prompt1"},
+        {"id": "002", "output": {"content": "so long"}, "target": "openai:m1", "prompt": "prompt1"},
+    ]
+    command = "agenteval run out/suite.yaml --predictions out/predictions.jsonl --target openai:m1 --prompt prompt1"
+    assert f"score the model outputs: {command}" in done.stdout
+    run = subprocess.run([sys.executable, "-m", *command.split(), "-o", "r.jsonl", "-q"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=_without_openai_env())
+    assert run.returncode == 1, run.stderr
+    assert [(row["case_id"], row["target"], row["prompt"], row["verdict"]) for row in read_jsonl(tmp_path / "r.jsonl")] == [
+        ("001", "openai:m1", "prompt1", "pass"), ("002", "openai:m1", "prompt1", "fail"),
+    ]

@@ -205,3 +205,45 @@ def test_the_python_api_runs_a_suite_given_as_data_on_ray(tmp_path):
     assert {result.case_id: (result.verdict, result.score) for result in on_ray} == local
     assert sorted(case for case, (verdict, _) in local.items() if verdict == "fail") == ["c0", "c3", "c6"]
     assert on_ray.summary["counts"] == {"total": 9, "passed": 6, "failed": 3, "errored": 0}
+
+
+# One Ray head node (started once for this module, as tests/test_examples_on_ray.py starts it) that a
+# run joins with --ray-address: its workers do not inherit the run's environment, as on a cluster.
+from test_examples_on_ray import cluster  # noqa: E402,F401 - the fixture
+
+
+def test_env_file_values_and_transform_modules_reach_ray_workers_and_no_value_is_printed(cluster, tmp_path):
+    from agenteval.ray_executor import Shipment
+
+    address, env = cluster
+    project = tmp_path / "proj"
+    write(project, "shaping.py", "def pick(answer):\n    return answer['words']\n")  # importable from the current folder only
+    write(project, "shared.env", "WORD_B=from-outside-file\n")  # an env_file outside the suite's folder
+    write(project, "cli.env", "WORD_D=from-cli-file\n")  # given with --env-file
+    write(project, "suites/s1/.env", "WORD_A=from-suite-file\nWORD_C=from-file\n")
+    write(project, "suites/s1/target.py", """
+        import json, os
+        names = ["WORD_A", "WORD_B", "WORD_C", "WORD_D"]
+        print(json.dumps({"words": " ".join(os.environ.get(name, "-") for name in names)}))
+    """)
+    write(project, "suites/s1/suite.yaml", """
+        name: env-on-ray
+        env_file: [.env, ../../shared.env]
+        target: {type: command, command: [python, target.py]}
+        transform: {python: "shaping:pick"}
+        evaluators:
+          - {name: words, type: equals, reference: "from-suite-file from-outside-file from-process from-cli-file"}
+        cases: [{id: a}, {id: b}]
+    """)
+    run_env = {**env, "WORD_C": "from-process"}  # the process's own value wins over the file's, on the workers too
+    command = [sys.executable, "-m", "agenteval", "run", "suites/s1/suite.yaml", "-q", "--env-file", "cli.env"]
+    local = subprocess.run([*command, "-o", "local.jsonl"], cwd=project, env=run_env, capture_output=True, text=True, timeout=120)
+    on_ray = subprocess.run([*command, "-o", "ray.jsonl", "--executor", "ray", "--ray-address", address, "--batch-size", "1"],
+                            cwd=project, env=run_env, capture_output=True, text=True, timeout=240)
+    assert local.returncode == 0, local.stderr
+    assert on_ray.returncode == 0, on_ray.stderr[-2000:]
+    for name in ("local.jsonl", "ray.jsonl"):
+        assert sorted((row["case_id"], row["verdict"], row["score"]) for row in read_jsonl(project / name)) == [("a", "pass", 1.0), ("b", "pass", 1.0)]
+    for value in ("from-suite-file", "from-outside-file", "from-file", "from-process", "from-cli-file"):
+        assert value not in on_ray.stdout + on_ray.stderr
+    assert "from-process" not in repr(Shipment(project, env_vars={"WORD_C": "from-process"}))

@@ -48,6 +48,9 @@ class Imported:
     skipped: list[Skipped] = field(default_factory=list)
     converted: set[str] = field(default_factory=set)
     config_name: str = ""
+    env: dict[str, str] = field(default_factory=dict, repr=False)  # a `.env` file beside the suite (values are secrets)
+    predictions: list[dict[str, Any]] | None = None  # {"id", "output"} lines for `--predictions` (promptfoo's --model-outputs)
+    predictions_options: list[str] = field(default_factory=list)  # `agenteval run` options choosing the cell they answer
 
     def listing(self) -> list[Skipped]:
         """Everything listed, in file order: the config first, then the files it names."""

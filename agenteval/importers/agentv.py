@@ -33,9 +33,9 @@ TOP_WHY = {
 EXECUTION_WHY = {
     "target": TOP_WHY["target"],
     "targets": "targets are defined in .agentv/targets.yaml, which is not read: answers come from --predictions or recorded outputs; "
-               "import once per target to compare them",
+               "name them under the suite's `targets:` to compare them",
     "workers": "give --workers N to `agenteval run`",
-    "trials": "pass@k is not built in agenteval; `agenteval run --repeat N` runs each case N times and reports the spread and flaky cases",
+    "trials": "a suite holds no repeat count: `agenteval run --repeat N` runs each case N times and reports pass@k, pass^k and the flaky cases",
     "cache": "agenteval caches model replies by default (--no-cache turns it off)",
     "total_budget_usd": "a run-wide budget maps to a `cost` evaluator's `total_usd`; not carried (give one if you need it)",
     "totalBudgetUsd": "a run-wide budget maps to a `cost` evaluator's `total_usd`; not carried (give one if you need it)",

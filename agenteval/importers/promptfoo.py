@@ -1,18 +1,21 @@
 """promptfoo's `promptfooconfig.yaml` as agenteval suites.
 
-agenteval has one target per suite, so each (prompt, provider) pair becomes a suite of its own;
-all of them share one cases file. `vars` become each case's `input`, `defaultTest` is merged into
-every case (its assertions become the suite's evaluators), and each `assert` becomes the built-in
-evaluator that checks the same thing (a `not-` form: its opposite, or the check with `negate`).
-What has no equivalent (JavaScript, inline Python of several lines, a JavaScript `transform`) is listed with its line, never dropped silently. A few mappings
+`providers` become the suite's `targets:` and `prompts` its `prompts:`, so each case runs once
+per (provider, prompt) pair as in promptfoo (`_cell_groups`). `vars` become each case's `input`,
+`defaultTest` becomes the suite's `defaults:` (its assertions the suite's evaluators), `env` a
+`.env` file beside the suite, and each `assert` becomes the built-in evaluator that checks the same
+thing (a `not-` form: its opposite, or the check with `negate`). promptfoo's `--model-outputs`
+file becomes a predictions file. What has no equivalent (JavaScript, inline Python of several lines, a JavaScript `transform`) is listed with its line, never dropped silently. A few mappings
 change a detail of the meaning; those are listed as notes.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +47,12 @@ COMPATIBLE: dict[str, tuple[str, str | None]] = {
 # provider `config` keys that mean the same on an agenteval openai target
 SAME_CONFIG = ("temperature", "max_tokens", "top_p", "seed", "stop", "tools", "tool_choice", "response_format")
 
-TOP_KEYS_HANDLED = {"description", "prompts", "providers", "tests", "defaultTest", "assertionTemplates"}
+TOP_KEYS_HANDLED = {"description", "prompts", "providers", "tests", "defaultTest", "assertionTemplates", "env"}
 TOP_KEYS_WHY = {
     "scenarios": "scenarios (test groups crossed with configs) have no agenteval form; write their tests out",
     "outputPath": "agenteval writes results with `run -o`",
     "sharing": "agenteval has no result sharing service",
     "evaluateOptions": "set concurrency and repeats on `agenteval run` (--workers, --repeat)",
-    "env": "set environment variables in the shell (or the target's `${NAME}` values)",
     "commandLineOptions": "give the options to `agenteval run`",
     "derivedMetrics": "agenteval computes no metrics from other metrics",
     "extensions": "promptfoo extension hooks have no agenteval form",
@@ -58,6 +60,37 @@ TOP_KEYS_WHY = {
     "redteam": "red-team generation has no agenteval form",
     "tracing": "use `agenteval run --otel`",
 }
+
+
+@dataclass
+class _Defaults:
+    """A config's `defaultTest`: `vars` (all of them, and the names that go to the suite's
+    `defaults.input`: not the lists, which make one case per value), assertions, metadata, threshold."""
+
+    vars: dict[str, Any] = field(default_factory=dict)
+    asserts: list[tuple[Parsed, KeyPath, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+    shared: set[str] = field(default_factory=set)
+    per_case: bool = False  # vars and metadata merged into each case instead (AgentV's promptfoo-shaped files)
+
+    def suite_key(self) -> dict[str, Any]:
+        """The suite's `defaults:` (empty: none)."""
+        out: dict[str, Any] = {}
+        if self.per_case:
+            return out
+        if self.shared:
+            out["input"] = {key: value for key, value in self.vars.items() if key in self.shared}
+        if self.metadata:
+            out["metadata"] = dict(self.metadata)
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        return out
+
+
+# characters str.splitlines() breaks a line at: a .env value holding one (other than \n, escaped) cannot be written
+_LINE_BREAKS = set("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class PromptfooImporter:
@@ -91,7 +124,8 @@ class PromptfooImporter:
                 self.skip(self.config, (key,), why)
         prompts = self.prompts()
         targets = self.targets()
-        default_vars, default_asserts, default_meta = self.default_test()
+        defaults = self.default_test()
+        env = self.env()
         tests = self.tests()
         recorded = bool(tests) and all("providerOutput" in test for _, test, _ in tests)
         if recorded:
@@ -102,10 +136,10 @@ class PromptfooImporter:
         self.text_path = "content" if any(t.get("type") == "openai" for _, t in targets) else None
 
         suite_names = Names()
-        suite_evaluators = self.assertions(default_asserts, suite_names, per_case=False)
+        suite_evaluators = self.assertions(defaults.asserts, suite_names, per_case=False)
         cases: list[dict[str, Any]] = []
         for parsed, test, path in tests:
-            cases.extend(self.case(len(cases), parsed, test, path, default_vars, default_asserts, default_meta, suite_names))
+            cases.extend(self.case(len(cases), parsed, test, path, defaults, suite_names))
         self.result.cases = cases
         if not suite_evaluators and any(not case.get("evaluators") for case in cases):
             suite_evaluators = [{"name": "answered", "type": "length", **({"path": self.text_path} if self.text_path else {}), "min": 0,
@@ -115,25 +149,23 @@ class PromptfooImporter:
 
         description = data.get("description") if isinstance(data.get("description"), str) else None
         base_name = slug(description or Path(self.config.name).stem, "promptfoo-suite")
-        pairs = [(p, t) for p in prompts for t in targets]
-        for prompt_index, ((prompt_label, messages), (target_label, target)) in enumerate(pairs):
-            suite: dict[str, Any] = {"name": base_name}
+        groups = _cell_groups(prompts, targets)
+        for file_name, cells in groups.items():
+            suite: dict[str, Any] = {"name": base_name if file_name == "suite.yaml" else f"{base_name}-{file_name[6:-5]}"}
             if description:
                 suite["description"] = description
-            if len(pairs) > 1:
-                suite["name"] = slug(f"{base_name[:48].rstrip('-._')}-{prompt_label}-{target_label}")
-            target = dict(target)
-            if target.get("type") == "openai" and messages is not None:
-                target["messages"] = messages
-            suite["target"] = target
+            suite.update(cells)
             models = self.models()
             if models:
                 suite["models"] = models
             if self.runs_code:
                 suite["trust_cases"] = True
+            if env:
+                suite["env_file"] = ".env"
+            if defaults.suite_key():
+                suite["defaults"] = defaults.suite_key()
             suite["evaluators"] = suite_evaluators
             suite["cases"] = "cases.jsonl"
-            file_name = "suite.yaml" if len(pairs) == 1 else f"suite-{slug(prompt_label)}-{slug(target_label)}.yaml"
             self.result.suites[file_name] = suite
         return self.result
 
@@ -157,7 +189,7 @@ class PromptfooImporter:
         found: list[tuple[str, list[dict[str, Any]] | None]] = []
         for index, item in enumerate(items):
             path: KeyPath = ("prompts", index) if isinstance(raw, list) else ("prompts",)
-            label = f"p{index + 1}"
+            label = f"prompt{index + 1}"
             if isinstance(item, dict):
                 label = str(item.get("label") or item.get("id") or label)
                 item = item.get("raw", item.get("id"))
@@ -204,8 +236,6 @@ class PromptfooImporter:
         stripped = text.strip()
         if stripped.startswith("["):
             try:
-                import json
-
                 messages = json.loads(stripped)
             except ValueError:
                 messages = None
@@ -278,7 +308,7 @@ class PromptfooImporter:
                     target["api_key_env"] = value
                 else:
                     self.skip(self.config, path + ("config", key), f"provider option `{key}` has no agenteval target form")
-            return (str(label or model), target)
+            return (str(label or provider_id), target)
         self.skip(self.config, path, f"provider {provider_id!r} is not OpenAI-compatible or http; answers come from --predictions or recorded outputs")
         return None
 
@@ -304,29 +334,71 @@ class PromptfooImporter:
         return (str(label or "http"), target)
 
     # -- defaultTest ----------------------------------------------------------------------------
-    def default_test(self) -> tuple[dict[str, Any], list[tuple[Parsed, KeyPath, Any]], dict[str, Any]]:
+    def default_test(self) -> _Defaults:
+        """`defaultTest` (inline or a file) as the suite's `defaults:` and evaluators. AgentV's
+        promptfoo-shaped files keep input and expected in vars, which are taken apart per case, so
+        there the vars and metadata are merged into each case instead."""
         raw = self.config.data.get("defaultTest")
         if raw is None:
-            return {}, [], {}
+            return _Defaults()
         parsed, base = self.config, ("defaultTest",)
         if isinstance(raw, str):
             if not self.source.exists(raw):
                 self.skip(self.config, base, f"defaultTest file {strip_file_prefix(raw)} not found")
-                return {}, [], {}
+                return _Defaults()
             parsed, base, raw = self.source.parsed(raw), (), self.source.parsed(raw).data
         if not isinstance(raw, dict):
             self.skip(parsed, base, "defaultTest is not a mapping")
-            return {}, [], {}
+            return _Defaults()
         self.done("defaultTest")
-        default_vars = self.vars(raw.get("vars"), parsed, base + ("vars",)) if "vars" in raw else {}
-        asserts = [(parsed, base + ("assert", i), a) for i, a in enumerate(raw.get("assert") or [])]
-        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        defaults = _Defaults(
+            vars=self.vars(raw.get("vars"), parsed, base + ("vars",)) if "vars" in raw else {},
+            asserts=[(parsed, base + ("assert", i), a) for i, a in enumerate(raw.get("assert") or [])],
+            metadata=raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {},
+        )
+        defaults.per_case = self.dialect != "promptfoo"
+        if not defaults.per_case:
+            defaults.shared = {key for key, value in defaults.vars.items() if not isinstance(value, _Each)}
+        threshold = raw.get("threshold")
+        if _unit(threshold) and not defaults.per_case:
+            defaults.threshold = threshold
+            self.done("threshold")
         for key in raw:
-            if key not in ("vars", "assert", "metadata", "options"):
+            if key not in ("vars", "assert", "metadata", "options") and not (key == "threshold" and defaults.threshold is not None):
                 self.skip(parsed, base + (key,), self.test_key_why(key))
         for key, value in (raw.get("options") or {}).items():
             self.skip(parsed, base + ("options", key), _option_why(key, value))
-        return default_vars, asserts, meta
+        return defaults
+
+    # -- env ------------------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        """`env:` values, for a `.env` file beside the suite (agenteval.importers.output writes it,
+        mode 0600). Values are never put into a message: only names are."""
+        raw = self.config.data.get("env")
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            self.skip(self.config, ("env",), "`env` is not a mapping of names to values")
+            return {}
+        values: dict[str, str] = {}
+        for name, value in raw.items():
+            path: KeyPath = ("env", name)
+            if not isinstance(name, str) or not _ENV_NAME.match(name):
+                self.skip(self.config, path, "not a variable name a .env file can hold (letters, digits and _, not first a digit)")
+            elif value is None or isinstance(value, (dict, list)):
+                self.skip(self.config, path, "only a text, number or true/false value can go into a .env file")
+            elif _LINE_BREAKS & set(text := _text(value)):
+                self.skip(self.config, path, "the value holds a line break other than \\n, which a .env line cannot hold")
+            else:
+                values[name] = text
+        self.result.env = values
+        if values:
+            self.done("env")
+            names = ", ".join(values)
+            self.skip(self.config, ("env",), f"{names} written to .env beside the suite (mode 0600), which the suite reads "
+                      "(`env_file: .env`); a variable the environment already has keeps its own value, where promptfoo's "
+                      "`env` wins: to let these win, run with `--env-file DIR/.env --env-override`", note=True)
+        return values
 
     # -- tests ----------------------------------------------------------------------------------
     def tests(self) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
@@ -438,32 +510,35 @@ class PromptfooImporter:
     def test_key_why(self, key: str) -> str:
         return {
             "threshold": "a case `threshold` is a number from 0 to 1",
-            "provider": "a per-test provider has no agenteval form: one target per suite",
-            "providers": "a per-test provider has no agenteval form: one target per suite",
-            "prompts": "per-test prompts have no agenteval form: one prompt per suite",
+            "provider": "a per-test provider has no agenteval form: every case runs with each of the suite's targets",
+            "providers": "a per-test provider has no agenteval form: every case runs with each of the suite's targets",
+            "prompts": "per-test prompts have no agenteval form: every case runs with each of the suite's prompts",
         }.get(key, f"test key `{key}` has no agenteval form")
 
     def case(
-        self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, default_vars: dict[str, Any],
-        default_asserts: list[tuple[Parsed, KeyPath, Any]], default_meta: dict[str, Any], suite_names: Names,
+        self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, defaults: _Defaults, suite_names: Names,
     ) -> list[dict[str, Any]]:
         """The case of a test; several when a var holds a list or a glob (one per value, as promptfoo does)."""
-        all_vars = {**default_vars, **(self.vars(test["vars"], parsed, path + ("vars",)) if "vars" in test else {})}
+        own = self.vars(test["vars"], parsed, path + ("vars",)) if "vars" in test else {}
+        all_vars = {**defaults.vars, **own}
         listed = [key for key, value in all_vars.items() if isinstance(value, _Each)]
         combos = itertools.product(*(all_vars[key] for key in listed)) if listed else [()]
         cases = []
         for combo in combos:
             case_vars = {**all_vars, **dict(zip(listed, combo))}
-            cases.append(self.one_case(index + len(cases), parsed, test, path, case_vars, default_asserts, default_meta, suite_names, first=not cases))
+            cases.append(self.one_case(index + len(cases), parsed, test, path, case_vars, own, defaults, suite_names, first=not cases))
         return cases
 
     def one_case(
-        self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, case_vars: dict[str, Any],
-        default_asserts: list[tuple[Parsed, KeyPath, Any]], default_meta: dict[str, Any], suite_names: Names, first: bool,
+        self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, case_vars: dict[str, Any], own: dict[str, Any],
+        defaults: _Defaults, suite_names: Names, first: bool,
     ) -> dict[str, Any]:
+        """One case. `case_vars` are all its vars (templated default assertions are rendered with
+        them); its `input` leaves out those the suite's `defaults.input` gives."""
         skipped = len(self.result.skipped)
-        case: dict[str, Any] = {"id": f"{index + 1:03d}", "input": case_vars}
-        metadata = dict(default_meta)
+        written = {key: value for key, value in case_vars.items() if key not in defaults.shared or key in own}
+        case: dict[str, Any] = {"id": f"{index + 1:03d}", "input": written}
+        metadata = dict(defaults.metadata) if defaults.per_case else {}
         if isinstance(test.get("metadata"), dict):
             metadata.update(test["metadata"])
         if isinstance(test.get("description"), str):
@@ -482,7 +557,7 @@ class PromptfooImporter:
                 case.setdefault("metadata", {})["conversation_id"] = test["conversation_id"]
         agentv_keys = ("id", "conversation_id") if self.dialect == "agentv" else ()
         threshold = test.get("threshold")
-        if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold <= 1:
+        if _unit(threshold):
             case["threshold"] = threshold
             self.done("threshold")
         for key in test:
@@ -500,7 +575,7 @@ class PromptfooImporter:
         if not transformed:
             names = Names(suite_names.used)
             asserts = [(parsed, path + ("assert", i), a) for i, a in enumerate(test.get("assert") or [])]
-            templated = [item for item in default_asserts if _templated(item[2])]
+            templated = [item for item in defaults.asserts if _templated(item[2])]
             evaluators = self.assertions(templated + asserts, names, per_case=True, variables=case_vars)
             if evaluators:
                 case["evaluators"] = evaluators
@@ -811,13 +886,84 @@ class PromptfooImporter:
         return os.path.relpath(self.source.folder / name, self.out_dir).replace(os.sep, "/")
 
 
-def import_promptfoo(config: Parsed, source: Source, out_dir: Path | None = None) -> Imported:
-    """The suites a promptfoo config becomes, and what could not be carried over."""
+def import_promptfoo(config: Parsed, source: Source, out_dir: Path | None = None, model_outputs: Path | None = None) -> Imported:
+    """The suites a promptfoo config becomes, and what could not be carried over; with
+    `model_outputs` (promptfoo's `--model-outputs` file), the answers as predictions too."""
     if not isinstance(config.data, dict):
         raise ImportFailed(f"{config.name}: expected a mapping of keys at the top")
-    imported = PromptfooImporter(config, source, out_dir).run()
+    outputs = read_model_outputs(model_outputs) if model_outputs is not None else None  # a bad file: nothing is imported
+    importer = PromptfooImporter(config, source, out_dir)
+    imported = importer.run()
     finish_references(imported)
+    if outputs is not None and model_outputs is not None:
+        imported.predictions = model_predictions(outputs, imported, model_outputs, importer.text_path)
     return imported
+
+
+def read_model_outputs(path: Path) -> list[tuple[Any, list[Any] | None]]:
+    """promptfoo's `--model-outputs` file, read as promptfoo reads it: a JSON list whose items are
+    an output (a string) or an object with `output` (and optional `tags`). (output, tags) per item;
+    anything else is an ImportFailed naming the item (promptfoo would give the test no output)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ImportFailed(f"{path}: cannot read the model outputs: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ImportFailed(f"{path}: the model outputs file is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        where = f"{path}:{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else str(path)
+        raise ImportFailed(f"{where}: the model outputs file is not valid JSON: {getattr(exc, 'msg', exc)}") from None
+    shape = "a JSON list with one output per test, each a string or an object with `output`"
+    if not isinstance(data, list):
+        raise ImportFailed(f"{path}: expected {shape}; got a JSON {_json_kind(data)}")
+    outputs: list[tuple[Any, list[Any] | None]] = []
+    for index, item in enumerate(data):
+        if isinstance(item, str):
+            outputs.append((item, None))
+        elif isinstance(item, dict) and "output" in item:
+            tags = item.get("tags")
+            outputs.append((item["output"], tags if isinstance(tags, list) else None))
+        else:
+            got = "an object without `output`" if isinstance(item, dict) else f"a JSON {_json_kind(item)}"
+            raise ImportFailed(f"{path}: item [{index}] is {got}; expected {shape}")
+    return outputs
+
+
+def model_predictions(outputs: list[tuple[Any, list[Any] | None]], imported: Imported, path: Path,
+                      text_path: str | None) -> list[dict[str, Any]]:
+    """One `{"id", "output"}` per case, in order: the Nth output answers the Nth test (after list
+    vars made one test per value, as promptfoo counts them). A count that differs is an
+    ImportFailed: pairing them otherwise would score answers against the wrong tests. For a chat
+    target the answer is the message, `{"content": text}`, which the evaluators read. The outputs
+    are one answer per test, as for one (provider, prompt) pair: when the suite has several, the
+    lines name the first (`target`, `prompt`) and `predictions_options` choose it on `agenteval run`."""
+    cases = imported.cases
+    if len(outputs) != len(cases):
+        ids = f" ({cases[0]['id']} to {cases[-1]['id']})" if len(cases) > 1 else ""
+        raise ImportFailed(
+            f"{path}: {len(outputs)} model output{'s' if len(outputs) != 1 else ''} for {len(cases)} test{'s' if len(cases) != 1 else ''}"
+            f"{ids}: --model-outputs gives one output per test, in the config's order; nothing was written"
+        )
+    suite = next(iter(imported.suites.values()), {})
+    cell = {key: next(iter(suite[plural])) for key, plural in (("target", "targets"), ("prompt", "prompts")) if suite.get(plural)}
+    imported.predictions_options = [word for key, name in cell.items() for word in (f"--{key}", name)]
+    predictions = []
+    for case, (output, _tags) in zip(cases, outputs):
+        text = output if isinstance(output, str) else json.dumps(output, separators=(",", ":"), ensure_ascii=False)
+        predictions.append({"id": case["id"], "output": {text_path: text} if text_path else text, **cell})
+    tagged = [index for index, (_, tags) in enumerate(outputs) if tags]
+    if tagged:
+        imported.skipped.append(Skipped(
+            str(path.absolute()), None, f"[{tagged[0]}].tags" + (f" and {len(tagged) - 1} more" if len(tagged) > 1 else ""),
+            "promptfoo passes an output's `tags` to its assertions as the var `tags`; not carried",
+        ))
+    return predictions
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "true/false", type(None): "null"}.get(type(value), "number")
 
 
 def finish_references(imported: Imported) -> None:
@@ -915,6 +1061,51 @@ def _assertion_from_string(text: str) -> dict[str, Any]:
             out["threshold"] = float(match.group(3))
         return out
     return {"type": "equals", "value": text}
+
+
+def _cell_groups(prompts: list[tuple[str, list[dict[str, Any]] | None]],
+                 targets: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The target keys of each suite written: one target as `target:`, several as `targets:` by
+    name (the provider's label, else its id); one prompt as the model targets' `messages`, several
+    as `prompts:` by name (the prompt's label, else `prompt1`, `prompt2`...). `prompts:` are for
+    model targets only, so http targets (which send the case input, not a prompt) go to a suite of
+    their own, `suite-http.yaml`, when the config has both kinds. File name -> keys."""
+    prompted = _cell_names([(label, messages) for label, messages in prompts if messages is not None])
+    model = [(label, target) for label, target in targets if target.get("type") == "openai"]
+    other = [(label, target) for label, target in targets if target.get("type") != "openai"]
+    groups: dict[str, dict[str, Any]] = {}
+    for file_name, group in (("suite.yaml", model), ("suite-http.yaml" if model else "suite.yaml", other)):
+        if not group:
+            continue
+        named = _cell_names([(label, dict(target)) for label, target in group])
+        keys: dict[str, Any] = {}
+        if group is model and len(prompted) == 1:
+            for _, target in named:
+                target["messages"] = prompted[0][1]
+        keys.update({"target": named[0][1]} if len(named) == 1 else {"targets": dict(named)})
+        if group is model and len(prompted) > 1:
+            keys["prompts"] = dict(prompted)
+        groups[file_name] = keys
+    return groups
+
+
+def _cell_names(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Names a cell label can hold (no "/", which joins target and prompt, no control characters), unique."""
+    taken: set[str] = set()
+    named = []
+    for label, value in items:
+        base = re.sub(r"[\x00-\x1f]", "", label.replace("/", "-")).strip() or "unnamed"
+        name, n = base, 2
+        while name in taken:
+            name, n = f"{base}-{n}", n + 1
+        taken.add(name)
+        named.append((name, value))
+    return named
+
+
+def _unit(value: Any) -> bool:
+    """A number from 0 to 1 (a threshold)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _templated(item: Any) -> bool:

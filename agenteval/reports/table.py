@@ -100,6 +100,7 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
     if slowest:
         console.print(
             Text("slowest: " + ", ".join(f"{visible(str(row['case_id']))} ({row['duration_ms']:.1f} ms)" for row in slowest)),
+            soft_wrap=True,  # one line, however long the ids: a log reader greps for it
         )
     render_cells(summary, console)
 
