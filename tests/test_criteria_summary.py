@@ -190,3 +190,17 @@ cases:
     assert criteria["judge.facts"] == {"count": 2, "mean_score": 0.5, "verdicts": {"pass": 1, "fail": 1}}
     assert criteria["judge.tone"] == {"count": 2, "mean_score": 1.0, "verdicts": {"pass": 2}}
     assert criteria["judge"] == {"count": 2, "mean_score": 0.75, "verdicts": {"pass": 1, "partial": 1}}
+
+
+def test_history_from_a_sql_store_shows_each_criterion_too(tmp_path):
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    with LLMServer(chat=grading) as server:
+        path = suite(tmp_path, server)
+        first = run_cli("run", path, "--store", store, "-q")
+        path.write_text(path.read_text().replace("output: {content: Lyon}", "output: {content: Paris}"))
+        second = run_cli("run", path, "--store", store, "-q")
+    assert first.returncode == 1 and second.returncode == 1, first.stderr + second.stderr
+    data = json.loads(run_cli("history", "--store", store, "--format", "json").stdout)
+    assert [run["evaluators"]["quality"]["criteria"]["correct"] for run in data["runs"]] == [
+        {"count": 3, "mean_score": 2 / 3, "pass_rate": 2 / 3}, {"count": 3, "mean_score": 1.0, "pass_rate": 1.0},
+    ]

@@ -345,9 +345,17 @@ class SqlStore(Store):
                        func.avg(E.c.score).label("mean_score"), func.sum(case((E.c.verdict == "pass", 1), else_=0)).label("passed"))
                 .where(E.c.run_id.in_(list(by_id))).group_by(E.c.run_id, E.c.name).order_by(E.c.run_id, func.min(E.c.position))
             )
+            from agenteval.stores.history import criteria_figures
+
+            summaries = {  # each evaluator's criteria, as the run's summary counted them
+                row.run_id: row.summary for row in conn.execute(select(R.c.run_id, R.c.summary).where(R.c.run_id.in_(list(by_id))))
+            }
             for row in conn.execute(evaluator_query):
+                summary = summaries.get(row.run_id)
+                counted = (summary.get("evaluators") or {}).get(row.name) if isinstance(summary, dict) else None
                 by_id[row.run_id]["evaluators"][row.name] = {
                     "type": row.type, "count": row.count, "mean_score": row.mean_score, "pass_rate": (row.passed or 0) / row.count,
+                    **(criteria_figures(counted) if isinstance(counted, dict) else {}),
                 }
             field_query = (
                 select(D.c.run_id, D.c.evaluator, D.c.key, D.c.value)
