@@ -5,6 +5,11 @@ standard deviation and a 95% confidence interval (Student's t), and lists the ca
 changed between repetitions (flaky). A case's counters are dropped once its N runs are in, so
 memory follows the cases in flight and the flaky ones, not the dataset.
 
+pass@k and pass^k (k = 1..N) say what the spread does not: how likely a user who tries k times
+gets at least one pass, or a pass every time. Each is the mean over cases of the unbiased
+per-case estimator (agenteval.statistics) from the case's runs and passes; a closed case adds one
+count to a table keyed by (runs, passes): a counter per outcome seen, never one per case.
+
 `agenteval report` does not know N before the end of its input: with `repeat=INFERRED` N is one
 more than the highest `repetition` seen, and each case keeps one packed int of counts until then
 (O(cases), never the results). The flaky cases listed are the FLAKY_SHOWN lowest by (pass rate,
@@ -14,6 +19,7 @@ case id), whatever order the cases finish in, so a run and a report of its resul
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,6 +68,7 @@ class RepeatStats:
         self._open: dict[str, int] = {}  # case id -> runs seen * _PACK + passes
         self.flaky: list[dict[str, Any]] = []
         self.flaky_count = 0
+        self._outcomes: dict[int, int] = {}  # runs * _PACK + passes -> cases closed with them
 
     def add(self, result: CaseResult) -> None:
         if not self._inferred and self.repeat < 2:
@@ -82,6 +89,7 @@ class RepeatStats:
 
     def _close(self, case_id: str, seen: int) -> None:
         runs, passes = divmod(seen, _PACK)
+        self._outcomes[seen] = self._outcomes.get(seen, 0) + 1
         if 0 < passes < runs:
             self.flaky_count += 1
             self.flaky.append({"case_id": case_id, "runs": runs, "passed": passes, "pass_rate": passes / runs})
@@ -94,6 +102,8 @@ class RepeatStats:
         for case_id, seen in self._open.items():  # an interrupted run, or results read back: judge what is in
             self._close(case_id, seen)
         self._open.clear()
+        from agenteval.statistics import pass_at_k, pass_hat_k  # numpy: only under --repeat
+
         runs = [self._runs[r] for r in sorted(self._runs)]
         return {
             "repeat": self.repeat,
@@ -101,7 +111,20 @@ class RepeatStats:
             "mean_score": spread([score / cases for cases, _, score in runs]),
             "flaky_cases": self.flaky_count,
             "flaky": _lowest(self.flaky),
+            "pass_at_k": self._per_k(pass_at_k),
+            "pass_hat_k": self._per_k(pass_hat_k),
         }
+
+    def _per_k(self, estimator: Callable[[int, int, int], float]) -> dict[str, float | None]:
+        """{"1": ..., "N": ...}: the mean over cases of estimator(runs, passes, k). A case with
+        fewer than k runs (an interrupted run) has no estimate for k; None when no case has k runs."""
+        outcomes = sorted(self._outcomes.items())  # one order of summation, whatever the order of arrival
+        means: dict[str, float | None] = {}
+        for k in range(1, self.repeat + 1):
+            counted = [(divmod(seen, _PACK), cases) for seen, cases in outcomes if seen // _PACK >= k]
+            total = sum(cases for _, cases in counted)
+            means[str(k)] = math.fsum(cases * estimator(runs, passes, k) for (runs, passes), cases in counted) / total if total else None
+        return means
 
 
 def _lowest(flaky: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -706,7 +706,7 @@ class Summary:
             return []
         from agenteval.statistics import compare_cells
 
-        repeated = self._repeat != 1 or any(cell.repeats.repeat > 1 for cell in self.cells.values())
+        repeated = self._repeat > 1 or any(cell.repeats.repeat > 1 for cell in self.cells.values())
         out = []
         for i, j in pairs:
             passed_a: list[float] = []

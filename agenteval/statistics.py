@@ -9,10 +9,15 @@ measured, and pairing removes it. The figures:
   always give the same interval (a report of a run says what the run said).
 - `mcnemar_exact`: McNemar's exact test on pass/fail: only the cases where the cells disagree
   carry information, and under "no difference" each of them is a fair coin.
+- `sign_flip_p`: the paired permutation test of a mean difference: under "no difference" each
+  case's difference is as likely to have the other sign. Exact for few cases, otherwise Monte
+  Carlo (seeded) or, for thousands of cases, the normal limit. On pass/fail it is McNemar's test.
 - `pass_at_k` / `pass_hat_k`: from n tries of a case with c passes, the chance that at least one,
   or all, of k tries drawn without replacement pass (the unbiased estimators).
 - `compare_cells`: all of it for one pair of cells, in the `comparisons` shape of the summary,
-  with one sentence saying it in words.
+  with one sentence saying it in words. A difference is called real by a test (McNemar's, or the
+  sign-flip test) at p < 0.05, never by the bootstrap interval alone: with a few dozen cases a
+  percentile interval is too narrow, and it would call noise a difference.
 
 Pure functions of numbers: numpy and the standard library only.
 """
@@ -31,8 +36,19 @@ SEED = 20_240_901
 """The bootstrap's seed (numpy's default generator, PCG64): a run and a report of it give the same intervals."""
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
-_CHUNK_VALUES = 1 << 20
-"""Resampled indices drawn at once (8 MB of int64): memory stays flat however many cases there are."""
+_CHUNK_VALUES = 1 << 18
+"""Resampled indices drawn at once (2 MB of int64, and as much for the values they pick): memory
+stays flat however many cases there are, and the arrays stay near the processor's caches."""
+_VALUES_PER_CASE = 32
+"""Resample by counts of distinct values when there are at most n / 32 of them: a multinomial
+category costs about 35 times one random index (benchmarks/bench_statistics.py)."""
+ALPHA = 0.05
+"""A difference is reported as real when its test gives p below this."""
+_FLIPS_EXACT_UP_TO = 16
+"""Nonzero differences up to which the sign-flip test enumerates all 2**m sign patterns."""
+_FLIPS_SAMPLED_UP_TO = 5_000
+"""Above this many nonzero differences the sign-flip test uses its normal limit (the sum of many
+bounded independent signs): sampling 10,000 patterns would cost more than it adds."""
 _EXACT_UP_TO = 20_000
 """McNemar counts summed as exact integers up to here; above it (math.comb takes seconds at 10**6) a saddle-point density."""
 
@@ -67,14 +83,24 @@ def paired_bootstrap(
     """mean(b) - mean(a) over paired values, with the percentile interval of `resamples` bootstrap
     means of the per-pair differences (cases drawn with replacement, the pairs kept together).
 
-    Resample r draws `rng.integers(0, n, size=n)` from `numpy.random.default_rng(seed)`, in order:
-    drawing many resamples at once gives the same stream, so the result does not depend on how
-    the work is chunked. The interval's ends are the (1 - confidence) / 2 and (1 + confidence) / 2
-    quantiles of the sorted resampled means, linearly interpolated at position q * (resamples - 1).
+    With `rng = numpy.random.default_rng(seed)`, each resample, in order, is one of two draws that
+    give the same bootstrap distribution:
+    - when the differences take few distinct values (at most n / 32: pass/fail, rule scores), a
+      resample's mean depends only on how many cases of each value it picked, and those counts are
+      one `rng.multinomial(n, frequencies / n)` draw (the values in ascending order), about
+      R * values draws instead of R * n;
+    - otherwise `rng.integers(0, n, size=n)`: the indices of the cases picked, in the differences
+      sorted ascending.
+    Either way the interval depends on the pairs, never on their order (a run whose cases finish
+    in any order, and a report of its results, give the same interval).
+    Drawing many resamples at once gives the same stream as drawing them one by one, so the result
+    does not depend on how the work is chunked. The interval's ends are the (1 - confidence) / 2
+    and (1 + confidence) / 2 quantiles of the sorted resampled means, linearly interpolated at
+    position q * (resamples - 1).
     """
     _check_options(resamples, confidence)
     left, right = _paired(a, b)
-    return _intervals([right - left], [_mean_difference(left, right)], resamples, confidence, seed)[0]
+    return _interval(right - left, _mean_difference(left, right), resamples, confidence, seed)
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
@@ -118,6 +144,46 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k)
 
 
+def sign_flip_p(differences: Sequence[float] | np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED) -> float:
+    """Two-sided p-value of the paired sign-flip (permutation) test that the mean difference is 0.
+
+    Zero differences carry no sign and drop out. With m nonzero ones: every one of the 2**m sign
+    patterns when m <= 16 (exact); else `resamples` random patterns, seeded, counted as
+    (1 + as extreme) / (1 + resamples) so the p-value is never 0; past 5,000 the normal limit of the
+    signed sum. On 0/1 differences (pass/fail) the exact form is McNemar's exact test.
+    """
+    values = np.asarray(differences, dtype=np.float64).reshape(-1)
+    if not np.isfinite(values).all():
+        raise ValueError("differences must be finite numbers")
+    values = values[values != 0]
+    m = len(values)
+    if m == 0:
+        return 1.0
+    observed = abs(math.fsum(values.tolist()))
+    tolerance = 1e-9 * max(1.0, observed)  # sums of the same magnitudes, added in another order
+    if m <= _FLIPS_EXACT_UP_TO:
+        patterns = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1) * 2 - 1
+        sums = np.abs(patterns @ values)
+        return float(np.count_nonzero(sums >= observed - tolerance)) / (1 << m)
+    if m > _FLIPS_SAMPLED_UP_TO:
+        z = observed / math.sqrt(math.fsum((values * values).tolist()))
+        return math.erfc(z / math.sqrt(2.0))
+    rng = np.random.default_rng(seed)
+    magnitudes, counts = np.unique(np.abs(values), return_counts=True)
+    extreme = 0
+    rows = max(1, _CHUNK_VALUES // m)
+    for start in range(0, resamples, rows):
+        stop = min(resamples, start + rows)
+        if len(magnitudes) <= m // _VALUES_PER_CASE:  # how many of each magnitude turn positive: binomial
+            positive = rng.binomial(counts, 0.5, size=(stop - start, len(magnitudes)))
+            sums = np.abs((2 * positive - counts) @ magnitudes)
+        else:
+            signs = rng.integers(0, 2, size=(stop - start, m), dtype=np.int8) * 2 - 1
+            sums = np.abs(signs @ values)
+        extreme += int(np.count_nonzero(sums >= observed - tolerance))
+    return (1 + extreme) / (1 + resamples)
+
+
 def compare_cells(
     label_a: str,
     label_b: str,
@@ -132,70 +198,92 @@ def compare_cells(
     finished (the four sequences are aligned by index: one case per position).
 
     `passed_*` are per-case pass fractions (1 or 0 for one try; passes / tries under --repeat),
-    `scores_*` per-case mean scores. `significant` is True when the 95% interval of the pass-rate
-    difference excludes 0, or, failing that, the interval of the mean-score difference does; the
-    text says which. McNemar's test needs one pass/fail per case: it is None under --repeat (or
-    whenever a pass fraction is neither 0 nor 1), and the bootstrap speaks alone.
+    `scores_*` per-case mean scores. Each difference has its bootstrap interval and a p-value:
+    McNemar's exact test for one pass/fail per case, else (under --repeat, or for scores) the
+    sign-flip test. `significant` is True when the pass-rate difference has p < 0.05, or, failing
+    that, the mean-score difference has; the text says which. `mcnemar` is None under --repeat (or
+    whenever a pass fraction is neither 0 nor 1).
     """
     pass_a, pass_b = _paired(passed_a, passed_b, "passed_a", "passed_b")
     score_a, score_b = _paired(scores_a, scores_b, "scores_a", "scores_b")
     if len(pass_a) != len(score_a):
         raise ValueError(f"pass fractions and scores must be aligned: {len(pass_a)} cases vs {len(score_a)}")
     n = len(pass_a)
-    # One draw of resampled cases for both figures: the same intervals as two paired_bootstrap calls, at half the cost.
-    pass_rate, mean_score = _intervals(
-        [pass_b - pass_a, score_b - score_a],
-        [_mean_difference(pass_a, pass_b), _mean_difference(score_a, score_b)],
-        RESAMPLES, CONFIDENCE, SEED,
-    )
+    pass_rate = _interval(pass_b - pass_a, _mean_difference(pass_a, pass_b), RESAMPLES, CONFIDENCE, SEED)
+    mean_score = _interval(score_b - score_a, _mean_difference(score_a, score_b), RESAMPLES, CONFIDENCE, SEED)
     mcnemar = None
     if not repeated and _binary(pass_a) and _binary(pass_b):
         a_only = int(np.count_nonzero((pass_a == 1) & (pass_b == 0)))
         b_only = int(np.count_nonzero((pass_a == 0) & (pass_b == 1)))
         mcnemar = {"a_only": a_only, "b_only": b_only, "p_value": mcnemar_exact(a_only, b_only)}
+    pass_p = mcnemar["p_value"] if mcnemar is not None else sign_flip_p(pass_b - pass_a)
+    score_p = sign_flip_p(score_b - score_a)
     heading = f"{label_b} vs {label_a}:"
-    if pass_rate.excludes_zero():
-        text = f"{heading} pass rate {_points(pass_rate.difference)} points (95% CI {_points(pass_rate.low)} to {_points(pass_rate.high)})"
-        if mcnemar is not None:
-            text += f", McNemar p {_p_value(mcnemar['p_value'])}"
-    elif mean_score.excludes_zero():
-        text = f"{heading} mean score {mean_score.difference:+.3f} (95% CI {mean_score.low:+.3f} to {mean_score.high:+.3f})"
+    if pass_p < ALPHA and pass_rate.low is not None:
+        test = "McNemar p" if mcnemar is not None else "sign-flip p"
+        text = (
+            f"{heading} pass rate {_points(pass_rate.difference)} points (95% CI {_points(pass_rate.low)} to "
+            f"{_points(pass_rate.high)}), {test} {_p_value(pass_p)}"
+        )
+    elif score_p < ALPHA and mean_score.low is not None:
+        text = (
+            f"{heading} mean score {mean_score.difference:+.3f} (95% CI {mean_score.low:+.3f} to {mean_score.high:+.3f}), "
+            f"sign-flip p {_p_value(score_p)}"
+        )
     else:
         text = f"{heading} no detectable difference (n = {n})"
     return {
         "a": label_a,
         "b": label_b,
         "n": n,
-        "pass_rate": _figures(pass_a, pass_b, pass_rate),
-        "mean_score": _figures(score_a, score_b, mean_score),
+        "pass_rate": {**_figures(pass_a, pass_b, pass_rate), "p_value": pass_p},
+        "mean_score": {**_figures(score_a, score_b, mean_score), "p_value": score_p},
         "mcnemar": mcnemar,
-        "significant": pass_rate.excludes_zero() or mean_score.excludes_zero(),
+        "significant": (pass_p < ALPHA or score_p < ALPHA) and n >= 2,
         "text": text,
     }
 
 
-def _intervals(
-    differences: list[np.ndarray], centres: list[float | None], resamples: int, confidence: float, seed: int,
-) -> list[Interval]:
-    """Bootstrap intervals of the means of equally long difference arrays, all from the same
-    resampled cases (one index draw serves every array)."""
-    n = len(differences[0])
+def _interval(differences: np.ndarray, centre: float | None, resamples: int, confidence: float, seed: int) -> Interval:
+    """The percentile bootstrap interval of the mean of `differences` (see paired_bootstrap)."""
+    n = len(differences)
     if n < 2:
-        return [Interval(centre, None, None, n, confidence) for centre in centres]
+        return Interval(centre, None, None, n, confidence)
     rng = np.random.default_rng(seed)
-    means = np.empty((len(differences), resamples))
+    values, counts = np.unique(differences, return_counts=True)
+    if len(values) <= n // _VALUES_PER_CASE:
+        means = _multinomial_means(rng, values, counts, n, resamples)
+    else:  # in ascending order: the interval depends on the cases, not on the order they finished in
+        means = _resampled_means(rng, np.sort(differences), resamples)
+    means.sort()
+    lower, upper = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
+    return Interval(centre, _quantile(means, lower), _quantile(means, upper), n, confidence)
+
+
+def _resampled_means(rng: np.random.Generator, differences: np.ndarray, resamples: int) -> np.ndarray:
+    """Means of `resamples` draws of n cases with replacement, by index, a chunk of resamples at a time."""
+    n = len(differences)
+    means = np.empty(resamples)
     rows = max(1, _CHUNK_VALUES // n)
     for start in range(0, resamples, rows):
         stop = min(resamples, start + rows)
+        # `picks` lives until the next chunk's is drawn: freeing both arrays of a chunk at once let
+        # glibc's allocator hand their pages back and fault them in again, 2.4 times slower.
         picks = rng.integers(0, n, size=(stop - start, n))
-        for row, values in enumerate(differences):
-            means[row, start:stop] = values[picks].mean(axis=1)
-    means.sort(axis=1)
-    lower, upper = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
-    return [
-        Interval(centre, _quantile(ordered, lower), _quantile(ordered, upper), n, confidence)
-        for ordered, centre in zip(means, centres)
-    ]
+        means[start:stop] = differences[picks].mean(axis=1)
+    return means
+
+
+def _multinomial_means(rng: np.random.Generator, values: np.ndarray, counts: np.ndarray, n: int, resamples: int) -> np.ndarray:
+    """The same resampling told by counts: how many cases of each distinct value a resample holds
+    is multinomial, and the mean is sum(count * value) / n."""
+    means = np.empty(resamples)
+    rows = max(1, _CHUNK_VALUES // len(values))
+    frequencies = counts / n
+    for start in range(0, resamples, rows):
+        stop = min(resamples, start + rows)
+        means[start:stop] = rng.multinomial(n, frequencies, size=stop - start) @ values / n
+    return means
 
 
 def _quantile(ordered: np.ndarray, q: float) -> float:

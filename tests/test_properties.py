@@ -94,6 +94,10 @@ CONFIGS: dict[str, list[Any]] = {
         lambda p: {"path": p, "keywords_path": "expected." + p},
     ],
     "sentiment": [lambda p: {"path": p}, lambda p: {"path": p, "analyzer": "afinn", "expect": "positive", "output": "category"}],
+    "conversation": [
+        lambda p: {"max_turns": 3, "facts": {"order": "A-1", "zip": 12345}},
+        lambda p: {"goal": False, "retention": True, "scope": "conversation"},
+    ],
     "toxicity": [lambda p: {"path": p, "terms": ["bad", "very bad"]}, lambda p: {"path": p, "terms": ["x"], "default_list": True, "whole_word": False}],
     "latency": [lambda p: {"max_ms": 100}],
     "token_usage": [lambda p: {"max_tokens": 10, "max_input_tokens": 5, "max_output_tokens": 5}],

@@ -24,7 +24,11 @@ FLAKY = [  # lowest pass rate first, then by case id
     {"case_id": "a", "runs": 3, "passed": 2, "pass_rate": 2 / 3},
     {"case_id": "e", "runs": 3, "passed": 2, "pass_rate": 2 / 3},
 ]
-REPEAT_LINES = ("pass rate over 3 repetitions:", "mean score over 3 repetitions:", "flaky cases:")
+REPEAT_LINES = ("pass rate over 3 repetitions:", "mean score over 3 repetitions:", "flaky cases:", "pass@k over", "pass^k over")
+# passes out of 3 per case: a 2, b 3, c 0, d 1, e 2; each figure is the mean over the 5 cases of the
+# per-case estimator, worked by hand (pass@2 of a case with 1 pass in 3 tries: 1 - C(2,2)/C(3,2) = 2/3)
+PASS_AT_K = {"1": 8 / 15, "2": 11 / 15, "3": 4 / 5}
+PASS_HAT_K = {"1": 8 / 15, "2": 1 / 3, "3": 1 / 5}
 
 
 def _suite(folder):
@@ -78,6 +82,10 @@ def test_report_rebuilds_the_repeat_figures_of_the_run(tmp_path):
     assert repeats["repeat"] == 3 and repeats["flaky_cases"] == 3 and repeats["flaky"] == FLAKY
     assert repeats["pass_rate"]["mean"] == statistics.mean(rates)
     assert abs(repeats["pass_rate"]["std"] - statistics.stdev(rates)) < 1e-12
+    assert repeats["pass_at_k"].keys() == PASS_AT_K.keys() and repeats["pass_hat_k"].keys() == PASS_HAT_K.keys()
+    assert all(abs(repeats["pass_at_k"][k] - PASS_AT_K[k]) < 1e-15 for k in PASS_AT_K)
+    assert all(abs(repeats["pass_hat_k"][k] - PASS_HAT_K[k]) < 1e-15 for k in PASS_HAT_K)
+    assert abs(repeats["pass_at_k"]["1"] - repeats["pass_rate"]["mean"]) < 1e-15  # pass@1 is the pass rate over all tries
 
     reported = json.loads(_report(tmp_path / "r.jsonl", "--format", "json").stdout)
     assert reported["repeats"] == repeats  # the same figures, to the last bit
@@ -85,7 +93,11 @@ def test_report_rebuilds_the_repeat_figures_of_the_run(tmp_path):
         assert reported[key] == summary[key], key
 
     run_lines = _repeat_lines(done.stdout)
-    assert len(run_lines) == 3 and run_lines[2] == "flaky cases: 3: d (1/3), a (2/3), e (2/3)"
+    assert len(run_lines) == 5 and run_lines[2] == "flaky cases: 3: d (1/3), a (2/3), e (2/3)"
+    assert run_lines[3:] == [
+        "pass@k over 3 repetitions: pass@1 0.533, pass@2 0.733, pass@3 0.800",
+        "pass^k over 3 repetitions: pass^1 0.533, pass^2 0.333, pass^3 0.200",
+    ]
     assert _repeat_lines(_report(tmp_path / "r.jsonl").stdout) == run_lines
 
     markdown = _report(tmp_path / "r.jsonl", "--format", "markdown").stdout
