@@ -18,7 +18,7 @@ from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.messages_api import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, DEFAULT_MAX_TOKENS
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
 from agenteval.endpoints.templates import check_strings
-from agenteval.targets.base import Answer, parse_json_content, template_variables
+from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
     from agenteval.agents.protocol import StepReply
@@ -98,7 +98,7 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
         try:
             settings = self.request_settings(run.endpoints.models)
             messages = render_strings(self.messages, template_variables(case), "messages")
-            body = messages_body(settings, messages, tools=self._definitions(), tool_choice=self.tool_choice)
+            body = messages_body(settings, messages, tools=tool_definitions(self.tools), tool_choice=self.tool_choice)
         except (ValueError, TemplateError) as exc:
             return Answer(error=str(exc))
         if self.tools is not None or getattr(case, "tools", None):
@@ -106,25 +106,12 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
 
             looped = tool_loop(self, case, run, messages)
             if looped is not None:
-                return self._loop_answer(Answer(**looped))
+                return loop_answer("anthropic", Answer(**looped), self.parse_json)
         try:
             reply = self._send(run, settings, body)
         except EndpointError as exc:
             return Answer(error=f"anthropic target: {exc}")
-        content: Any = reply.content
-        if self.parse_json:
-            content, problem = parse_json_content(reply.content)
-            if problem:
-                return Answer(error=f"anthropic target: parse_json: {problem}", duration_ms=reply.latency_ms, usage=reply.usage)
-        output = {
-            "content": content,
-            "messages": [*messages, reply.message],
-            "tool_calls": reply.tool_calls,
-            "usage": reply.usage,
-            "model": reply.model,
-            "latency_ms": reply.latency_ms,
-        }
-        return Answer(output, duration_ms=reply.latency_ms, usage=reply.usage)
+        return reply_answer("anthropic", reply, messages, self.parse_json)
 
     def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun) -> StepReply:
         """One model step of a tool loop or conversation (agenteval.agents.protocol): canonical
@@ -147,24 +134,6 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             return StepReply(error=f"anthropic target: {exc}")
         calls = [ToolCall(id=call["id"], name=call["name"], arguments=call["arguments"]) for call in reply.tool_calls]
         return StepReply(message=reply.message, content=reply.content, tool_calls=calls, usage=reply.usage, model=reply.model)
-
-    def _definitions(self) -> list[dict[str, Any]] | None:
-        """The tools as the model is told of them (converted to the API's shape in the body)."""
-        if self.tools is None:
-            return None
-        from agenteval.agents.tools import Tool
-
-        return [tool.definition() if isinstance(tool, Tool) else tool for tool in self.tools]
-
-    def _loop_answer(self, answer: Answer) -> Answer:
-        """With `parse_json`, the loop's last reply is read as JSON, as a single reply is."""
-        if not self.parse_json or answer.error is not None or not isinstance(answer.output, dict):
-            return answer
-        content, problem = parse_json_content(answer.output.get("content"))
-        if problem:
-            return Answer(error=f"anthropic target: parse_json: {problem}", duration_ms=answer.duration_ms, usage=answer.usage)
-        answer.output["content"] = content
-        return answer
 
     def request_settings(self, models: dict[str, ModelEndpoint]) -> ModelEndpoint:
         """The endpoint settings of a request: `endpoint: NAME`'s with this target's keys over them,

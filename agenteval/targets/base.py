@@ -58,3 +58,43 @@ def parse_json_content(content: str | None) -> tuple[Any, str | None]:
         return decode_json(text.encode()), None
     except (ValueError, RecursionError):
         return None, f"content is not JSON: {content[:200]!r}"
+
+
+def reply_answer(kind: str, reply: Any, messages: list[dict[str, Any]], parse_json: bool) -> Answer:
+    """A model target's answer to one request: `{content, messages, tool_calls, usage, model,
+    latency_ms}` from its reply (any API's, read into those attributes), `content` read as JSON
+    with `parse_json`. `kind` names the target in errors."""
+    content: Any = reply.content
+    if parse_json:
+        content, problem = parse_json_content(reply.content)
+        if problem:
+            return Answer(error=f"{kind} target: parse_json: {problem}", duration_ms=reply.latency_ms, usage=reply.usage)
+    output = {
+        "content": content,
+        "messages": [*messages, reply.message],
+        "tool_calls": reply.tool_calls,
+        "usage": reply.usage,
+        "model": reply.model,
+        "latency_ms": reply.latency_ms,
+    }
+    return Answer(output, duration_ms=reply.latency_ms, usage=reply.usage)
+
+
+def loop_answer(kind: str, answer: Answer, parse_json: bool) -> Answer:
+    """A tool loop's answer, its last reply read as JSON with `parse_json` (as a single reply is)."""
+    if not parse_json or answer.error is not None or not isinstance(answer.output, dict):
+        return answer
+    content, problem = parse_json_content(answer.output.get("content"))
+    if problem:
+        return Answer(error=f"{kind} target: parse_json: {problem}", duration_ms=answer.duration_ms, usage=answer.usage)
+    answer.output["content"] = content
+    return answer
+
+
+def tool_definitions(tools: list[Any] | None) -> list[dict[str, Any]] | None:
+    """A model target's tools as the model is told of them (a tool given in an API's own shape, as given)."""
+    if tools is None:
+        return None
+    from agenteval.agents.tools import Tool
+
+    return [tool.definition() if isinstance(tool, Tool) else tool for tool in tools]

@@ -15,8 +15,7 @@ from pydantic import Field, field_validator
 from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
 from agenteval.endpoints.templates import check_strings
-from agenteval.targets.base import Answer, template_variables
-from agenteval.targets.base import parse_json_content as _parse_json_content
+from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
     from agenteval.agents.protocol import StepReply
@@ -73,29 +72,16 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
 
             looped = tool_loop(self, case, run, messages)
             if looped is not None:
-                return self._loop_answer(Answer(**looped))
+                return loop_answer("openai", Answer(**looped), self.parse_json)
         body = chat_body(
-            settings, messages, tools=self._definitions(), tool_choice=self.tool_choice, response_format=self.response_format
+            settings, messages, tools=tool_definitions(self.tools), tool_choice=self.tool_choice, response_format=self.response_format
         )
         cache = settings.cache if settings.cache is not None else settings.temperature == 0
         try:
             reply = complete(run.endpoints, settings, body, cache=cache, variant=run.repetition)
         except EndpointError as exc:
             return Answer(error=f"openai target: {exc}")
-        content: Any = reply.content
-        if self.parse_json:
-            content, problem = _parse_json_content(reply.content)
-            if problem:
-                return Answer(error=f"openai target: parse_json: {problem}", duration_ms=reply.latency_ms, usage=reply.usage)
-        output = {
-            "content": content,
-            "messages": [*messages, reply.message],
-            "tool_calls": reply.tool_calls,
-            "usage": reply.usage,
-            "model": reply.model,
-            "latency_ms": reply.latency_ms,
-        }
-        return Answer(output, duration_ms=reply.latency_ms, usage=reply.usage)
+        return reply_answer("openai", reply, messages, self.parse_json)
 
     def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun) -> StepReply:
         """One model call over a conversation in the canonical shape (this API's own): the tool loop's step."""
@@ -122,24 +108,6 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
         if isinstance(raw_calls, list) and raw_calls:
             message["tool_calls"] = [dict(call) if isinstance(call, dict) else call for call in raw_calls]
         return StepReply(message, reply.content, read_tool_calls(message.get("tool_calls")), reply.usage, reply.model)
-
-    def _definitions(self) -> list[dict[str, Any]] | None:
-        """The tools as the API is told of them (a tool given in the API's own shape, as given)."""
-        if self.tools is None:
-            return None
-        from agenteval.agents.tools import Tool
-
-        return [tool.definition() if isinstance(tool, Tool) else tool for tool in self.tools]
-
-    def _loop_answer(self, answer: Answer) -> Answer:
-        """With `parse_json`, the loop's last reply is read as JSON, as a single reply is."""
-        if not self.parse_json or answer.error is not None or not isinstance(answer.output, dict):
-            return answer
-        content, problem = _parse_json_content(answer.output.get("content"))
-        if problem:
-            return Answer(error=f"openai target: parse_json: {problem}", duration_ms=answer.duration_ms, usage=answer.usage)
-        answer.output["content"] = content
-        return answer
 
 
 def what_was_said(output: Any) -> Any:
