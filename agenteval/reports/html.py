@@ -26,7 +26,7 @@ from agenteval.paths import MISSING
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines, result_cell
 from agenteval.reports.failures import FieldRow, field_rows
 from agenteval.reports.numbers import num, pct
-from agenteval.reports.transcript import transcript
+from agenteval.reports.transcript import chat, transcript, verdict_marks
 from agenteval.results import CaseResult
 
 BINS = 10
@@ -137,12 +137,13 @@ class HtmlWriter:
         return row
 
     def _detail(self, result: CaseResult) -> list[Any]:
-        """[evaluators, output, error, input, expected, transcript, same]; an evaluator is [name, verdict,
+        """[evaluators, output, error, input, expected, transcript, same, chat]; an evaluator is [name, verdict,
         score, reasoning, misses, error, field cells, details, misses count, criteria reasoning],
         every value cut to a bounded size. Input and expected live here, not in the table rows, so
         the page still opens without parsing them; `transcript` is the answer's trajectory as chat
         turns (agenteval.reports.transcript) or null; `same` is 1 when the expected is the candidate
-        itself (stored once, as the candidate)."""
+        itself (stored once, as the candidate); `chat` is a played tool loop's or conversation's answer
+        as [entries, end, verdict marks] (agenteval.reports.transcript.chat), the transcript then null."""
         evaluators = []
         for evaluator in result.evaluator_results:
             fields = [self._field_cell(row) for row in field_rows(evaluator)]
@@ -157,9 +158,13 @@ class HtmlWriter:
             ])
         output = clip(result.output, OUTPUT_CHARS)
         same = _same(result.expected, result.output)  # most passing cases: stored once, as the candidate
+        live = chat(result.output, clip)
+        if live is not None:
+            live.append(verdict_marks(result.evaluator_results, result.output, _EVALUATOR_VERDICTS))
         return [
             evaluators, output, clip_text(result.error, 2000), clip(result.input, OUTPUT_CHARS),
-            None if same else clip(result.expected, OUTPUT_CHARS), transcript(result.output, clip), 1 if same else 0,
+            None if same else clip(result.expected, OUTPUT_CHARS), None if live else transcript(result.output, clip),
+            1 if same else 0, live,
         ]
 
     def _field_cell(self, row: FieldRow) -> list[Any]:

@@ -2,12 +2,17 @@
 // The embedded data is one JSON line {evaluators, types, tags, paths, cases}, then one details line
 // per case, parsed only when that case opens. A case row: [id, verdict, score, ms, tags,
 // [evaluator, verdict, ...], miss text]; a details line: [evaluators, output, error, input, expected,
-// transcript, same (1: the expected is the candidate, stored once)], an evaluator being [name, verdict, score, reasoning, misses, error, field cells,
+// transcript, same (1: the expected is the candidate, stored once), chat], an evaluator being [name, verdict, score, reasoning, misses, error, field cells,
 // details, misses count, criteria reasoning]. Lines of an older page or results file may lack the
 // later members (no input, no expected: the expected side is rebuilt from the checked fields).
 // A matrix run (several targets or prompts) adds `cells` (the cell labels) to the first line and
 // [..., cell, repetition] to each case row; the page then also shows the comparison view: each case
 // with every cell's verdict and answer side by side, cases where the cells' verdicts differ first.
+// `chat` (a played tool loop or conversation) is [entries, end, marks]: an entry [kind, turn, text,
+// calls, result, figures, flag], a call [name, arguments, problem, state (0 not run, 1 ran, 2 result
+// inline), result], end [stopped, goal, figures], a mark [evaluator position, turn (0: the end),
+// verdict, score, per turn (1: one turn of a `scope: turn` result)]: each evaluator's verdict is
+// shown after the last entry of the turn it judged.
 "use strict";
 (function () {
   const CASE_VERDICTS = ["pass", "fail", "error"];
@@ -132,7 +137,7 @@
     }
 
     function detailHtml(detail) {
-      const [evaluators, output, error, input, stored, transcript, same] = detail;
+      const [evaluators, output, error, input, stored, transcript, same, chat] = detail;
       const reference = same === 1 ? output : stored;
       const missed = new Set();
       const hit = new Set();
@@ -166,6 +171,7 @@
         `<div class="side-expected">${expectedHtml}</div>` +
         `<div class="side-candidate"><h4>candidate</h4><pre class="candidate">${json(output, "", missed, hit)}</pre></div></div>`);
       if (transcript) parts.push(transcriptHtml(transcript));
+      if (Array.isArray(chat)) parts.push(chatHtml(chat, evaluators));
       if (fieldRows.length) {
         parts.push('<h4>fields</h4><table class="fields"><thead><tr><th>evaluator</th><th>field</th><th>status</th><th>expected</th><th>candidate</th></tr></thead>' +
           `<tbody>${fieldRows.join("")}</tbody></table>`);
@@ -206,6 +212,71 @@
         return parts.join("") + "</div>";
       });
       return `<h4>transcript</h4><div class="transcript">${html.join("")}</div>`;
+    }
+
+    // A played loop or conversation as a chat: bubbles per turn, tool calls and results inline,
+    // each step's figures beside it, and the verdicts at the turn they judged.
+    const CHAT_KINDS = new Set(["system", "user", "assistant", "tool", "judge", "note"]);
+    function chatHtml(chat, evaluators) {
+      const [entries, end, marks] = chat;
+      const lastOf = new Map();
+      entries.forEach((entry, index) => { if (entry[1] > 0) lastOf.set(entry[1], index); });
+      const placed = new Map();
+      for (const mark of marks || []) {
+        const turn = lastOf.has(mark[1]) ? mark[1] : 0;  // a turn cut from view: at the end
+        if (!placed.has(turn)) placed.set(turn, []);
+        placed.get(turn).push(mark);
+      }
+      const html = [];
+      let turn = null;
+      entries.forEach((entry, index) => {
+        if (entry[1] > 0 && entry[1] !== turn && entry[0] !== "system") {
+          turn = entry[1];
+          html.push(`<div class="turn-mark">turn ${esc(turn)}</div>`);
+        }
+        html.push(chatEntry(entry));
+        if (entry[1] > 0 && lastOf.get(entry[1]) === index && placed.has(entry[1])) html.push(verdictsHtml(placed.get(entry[1]), entry[1], evaluators));
+      });
+      const [stopped, goal, total] = end || [];
+      html.push(`<div class="chat-end"><span class="stopped">${stopped ? "stopped: " + esc(stopped) : "end"}</span>` +
+        (goal ? ` · <span class="goal">${esc(goal)}</span>` : "") + (total ? ` <span class="figures">total ${esc(total)}</span>` : "") +
+        (placed.has(0) ? verdictsHtml(placed.get(0), 0, evaluators) : "") + "</div>");
+      return `<h4>conversation</h4><div class="chat">${html.join("")}</div>`;
+    }
+
+    function chatEntry([kind, turn, text, calls, result, figures, flag]) {
+      const css = CHAT_KINDS.has(kind) ? kind : "note";
+      const label = { system: "system", user: flag ? "user (simulated)" : "user", assistant: "assistant", tool: "tool result", judge: "goal judge", note: "" }[css];
+      const parts = [`<div class="msg ${css}${flag && css === "user" ? " simulated" : ""}${flag && css === "tool" ? " failed" : ""}" data-turn="${esc(turn)}">`];
+      parts.push(`<div class="msg-head"><span class="role">${esc(label)}</span>`);
+      if (css === "tool") parts.push(` <span class="tool-name">${esc(text === null ? "(no name)" : text)}</span>` + (flag ? ' <span class="badge error">error</span>' : ""));
+      if (figures) parts.push(` <span class="figures">${esc(figures)}</span>`);
+      parts.push("</div>");
+      if (css === "tool") parts.push(`<pre class="tool-result">${typeof result === "string" ? esc(result) : json(result, null, NONE, NONE)}</pre>`);
+      else if (text !== null && text !== undefined) parts.push(`<div class="said">${esc(text)}</div>`);
+      for (const [name, args, problem, state, value] of calls || []) {
+        parts.push(`<div class="call"><span class="note">calls</span> <span class="tool-name">${esc(name === null ? "(no name)" : name)}</span>` +
+          (state === 0 ? ' <span class="badge">not run</span>' : "") + (problem ? ` <span class="case-error">${esc(problem)}</span>` : "") +
+          (args === null || args === undefined ? "" : `<pre class="arguments">${json(args, null, NONE, NONE)}</pre>`) +
+          (state === 2 ? `<div class="result"><span class="note">result</span><pre>${typeof value === "string" ? esc(value) : json(value, null, NONE, NONE)}</pre></div>` : "") +
+          "</div>");
+      }
+      return parts.join("") + "</div>";
+    }
+
+    // The verdicts at one turn (0: the end): a `scope: turn` evaluator shows that turn's figures and misses.
+    function verdictsHtml(marks, turn, evaluators) {
+      const items = marks.map(([position, , verdict, score, perTurn]) => {
+        const e = evaluators[position];
+        if (!e) return "";
+        const name = EVALUATOR_VERDICTS[verdict] || "error";
+        const prefix = `turn ${turn}: `;
+        const misses = (perTurn ? e[4].filter((miss) => miss.startsWith(prefix)).map((miss) => miss.slice(prefix.length)) : e[4]).slice(0, 3);
+        return `<li class="verdict ${name}"><span class="evaluator-name">${esc(data.evaluators[e[0]])}</span> <span class="v ${name}">${name}</span> ${fixed(score, 3)}` +
+          (misses.length ? ` <span class="note">${misses.map(esc).join("; ")}</span>` : "") +
+          (verdict === 3 && e[5] ? ` <span class="case-error">${esc(e[5])}</span>` : "") + "</li>";
+      });
+      return `<ul class="verdicts" data-turn="${esc(turn)}">${items.join("")}</ul>`;
     }
 
     document.querySelector("#case-table tbody").addEventListener("click", (event) => {
