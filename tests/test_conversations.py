@@ -153,6 +153,7 @@ def test_each_scope_judges_its_part_of_the_conversation(server, model, tmp_path)
     assert hello["score"] == pytest.approx(1 / 3) and hello["verdict"] == "partial"
     assert hello["hits"] == ["turn 1: 'hello'"] and hello["misses"] == ["turn 2: 'hello'", "turn 3: 'hello'"]
     assert results["whole"]["verdict"] == "pass"  # the whole answer's `content` is the last reply
+    assert results["whole"]["details"] == {"scope": "conversation"}  # said, so reports place it at the end
     assert results["llm_judge"]["verdict"] == "pass"
     prompt = model.requests["rubric"][0]["messages"][1]["content"]
     assert "## Turn 1\nUser: hello\nAgent: echo: hello\n## Turn 2\nUser: my order id is A-1\n" in prompt

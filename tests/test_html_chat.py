@@ -301,10 +301,12 @@ def test_verdict_marks_place_each_scope():
         EvaluatorResult("turn 3: never", "contains", 0.0, "fail"),
         EvaluatorResult("conversation", "conversation", 1.0, "pass", details={"turns": 2}),
         EvaluatorResult("agent_limits", "agent_limits", 0.0, "fail"),
+        EvaluatorResult("rubric", "llm_judge", 0.75, "partial", details={"criteria": {}, "scope": "conversation"}),
     ]
     codes = {"pass": 0, "partial": 1, "fail": 2, "error": 3}
     assert verdict_marks(results, answer, codes) == [
         [0, 1, 0, 1.0, 1], [0, 2, 2, 0.0, 1], [1, 2, 0, 1.0, 0], [2, 2, 2, 0.0, 0], [3, 0, 2, 0.0, 0], [4, 0, 0, 1.0, 0], [5, 0, 2, 0.0, 0],
+        [6, 0, 1, 0.75, 0],  # a judge of the whole conversation: at the end
     ]
 
 

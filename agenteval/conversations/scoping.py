@@ -56,8 +56,10 @@ class Plan:
             finally:
                 evaluator.close()  # a turn's own evaluators run once per case, like a case's own
         scope = scope_of(evaluator)
-        if scope == "conversation":
-            return self.run_one(evaluator, replace(ctx, transcript=transcript_text(self.output)))
+        if scope == "conversation":  # said in its details, so a report places the verdict at the end
+            result = self.run_one(evaluator, replace(ctx, transcript=transcript_text(self.output)))
+            result.details = {**(result.details if isinstance(result.details, dict) else {}), "scope": "conversation"}
+            return result
         if scope == "last":
             return self.run_one(evaluator, turn_context(ctx, self.output, len(turns) - 1))
         results = [self.run_one(evaluator, turn_context(ctx, self.output, index)) for index in range(len(turns))]

@@ -357,7 +357,9 @@ def verdict_marks(results: list[Any], output: Any, codes: dict[str, int]) -> lis
         if named:
             turn = int(named.group(1))
             place = turn if 1 <= turn <= count else 0
-        elif result.type in WHOLE_CONVERSATION_TYPES or result.name == "agent_limits":
+        elif result.type in WHOLE_CONVERSATION_TYPES or result.name == "agent_limits" or (
+            type(details) is dict and details.get("scope") == "conversation"
+        ):
             place = 0
         else:
             place = count
