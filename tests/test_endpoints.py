@@ -262,3 +262,15 @@ def test_redaction_covers_the_escaped_forms_of_a_secret():
     for shown in ("b'Bearer sk-live-12345\\r'", '"sk-live-12345\\r"', "key=sk-live-12345%0D", "sk-live-12345 (stripped)"):
         assert "sk-live-12345" not in redact(shown, [secret]), shown
     assert redact("key=a%2Fb%3Dc", ["a/b=c"]) == "key=***"
+
+
+def test_a_reply_the_cache_cannot_store_is_skipped_and_the_next_is_stored(tmp_path, capsys):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.put("bad", {"content": "half an emoji \ud83d"})  # a lone surrogate: not writable as UTF-8
+    cache.put("good", {"content": "fine"})
+    cache.close()
+    again = ResponseCache(tmp_path / "c.sqlite")
+    assert again.get("good") == {"content": "fine"} and again.get("bad") is None
+    again.close()
+    warning = capsys.readouterr().err
+    assert warning.count("warning: response cache") == 1 and "it is asked for again next run" in warning

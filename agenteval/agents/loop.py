@@ -112,6 +112,9 @@ def run_loop(
         if reply.error is not None:
             result.error = reply.error
             return _finish(result, model_usages)
+        if (unusable := _unsendable(reply.message)) is not None:
+            result.error = unusable
+            return _finish(result, model_usages)
         calls = _named_calls(reply, number)
         result.messages.append(reply.message)
         result.content = reply.content
@@ -139,6 +142,15 @@ def run_loop(
     message = (f"the tool loop reached its max_steps of {limits.max_steps} model calls (loop.max_steps) "
                "and the model was still calling tools")
     return _stop(result, model_usages, "max_steps", message)
+
+
+def _unsendable(message: dict[str, Any]) -> str | None:
+    """Why the model's message cannot be sent back to it (a lone surrogate in its text or a call's
+    arguments is not Unicode text), or None: the case's error, rather than a request that fails."""
+    from agenteval.usable import problem
+
+    found = problem(message)
+    return None if found is None else f"the model's reply {found.removeprefix('answer ').replace('`answer', '`message')}"
 
 
 def _named_calls(reply: StepReply, number: int) -> list[ToolCall]:

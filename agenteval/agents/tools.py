@@ -213,7 +213,20 @@ class BoundTool:
     def call(self, arguments: dict[str, Any], run: Any, seconds_left: float | None) -> ToolResult:
         if self.implementation is None or self.implementation.kind is None:
             return failure(f"tool {self.name!r} has no implementation in this evaluation (it can only be described to the model)")
-        return call_tool(self.name, self.implementation, arguments, run, seconds_left)
+        return usable(self.name, call_tool(self.name, self.implementation, arguments, run, seconds_left), run)
+
+
+def usable(name: str, result: ToolResult, run: Any) -> ToolResult:
+    """The result, or an error result when its value cannot go back to the model or into the
+    answer (a lone surrogate, an integer beyond the float range, nesting past `limits.answer_depth`):
+    a tool's bad value is what the model sees, never the case's end."""
+    from agenteval.usable import problem
+
+    found = None if result.failed else problem(result.value, getattr(run, "answer_depth", None))
+    if found is None:
+        return result
+    found = found.replace("answer", "result", 1).replace("`answer", "`result")
+    return ToolResult({"error": f"tool {name!r} returned a value that cannot be used: {found}"}, True, result.latency_ms)
 
 
 def call_tool(name: str, tool: Implementation, arguments: dict[str, Any], run: Any, seconds_left: float | None) -> ToolResult:
@@ -336,7 +349,27 @@ def _http(name: str, http: HttpTool, arguments: dict[str, Any], run: Any, starte
         )
     except EndpointError as exc:
         return failure(f"tool {name!r}: {exc}", started)
-    return ToolResult(reply.data, latency_ms=_since(started))
+    return ToolResult(_redacted(reply.data, run.endpoints.secrets(http)), latency_ms=_since(started))
+
+
+def _redacted(value: Any, secrets: list[str]) -> Any:
+    """The reply with the tool's own secrets (what `${NAME}` put in its url and headers) shown as
+    `***`: a service that echoes its caller's token does not pass it on to the model or the results."""
+    from agenteval.endpoints.client import redact
+
+    if not secrets:
+        return value
+    try:
+        text = value if isinstance(value, str) else _json_text(value)
+    except TypeError:  # not writable as JSON (a lone surrogate): refused as a result later
+        return value
+    cleaned = redact(text, secrets)
+    if cleaned == text or isinstance(value, str):
+        return cleaned
+    try:
+        return _loads(cleaned)
+    except ValueError:
+        return cleaned
 
 
 def _query(arguments: dict[str, Any]) -> dict[str, str]:

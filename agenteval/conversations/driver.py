@@ -157,6 +157,8 @@ def _turn(target: Any, case: Any, run: TargetRun, talk: _Conversation, said: str
     """The target's reply to `said`, recorded in `talk` (messages, turn, tool calls, steps)."""
     talk.messages.append({"role": "user", "content": said})
     reply = _model_reply(target, case, run, talk.messages) if hasattr(target, "step") else _service_reply(target, case, run, talk.messages)
+    if reply.error is None:
+        reply.error = unsendable_text(reply.text, "the reply")
     for step in reply.steps:
         step["turn"] = number
     talk.steps.extend(reply.steps)
@@ -226,6 +228,17 @@ def reply_text(output: Any) -> tuple[str | None, str | None]:
                 return output[key], None
         return None, f"the answer has no text `content` or `reply` (keys: {', '.join(map(str, list(output)[:10])) or 'none'})"
     return None, f"the answer is {type(output).__name__}, not text or an object with `content` or `reply`"
+
+
+def unsendable_text(text: str | None, what: str) -> str | None:
+    """Why `text` cannot be said on in the conversation (a lone surrogate, e.g. an emoji cut off
+    mid-token, is not Unicode text and cannot be sent), or None."""
+    if text is None or text.isascii():
+        return None
+    from agenteval.usable import problem
+
+    found = problem(text)
+    return None if found is None else f"{what} {found.removeprefix('answer ').replace(' at `answer`', '')}"
 
 
 def _latency(steps: list[dict[str, Any]]) -> float:

@@ -99,12 +99,16 @@ class ResponseCache:
             return
         try:
             value = zlib.compress(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS), 6)
+        except (orjson.JSONEncodeError, MemoryError) as exc:  # this reply only (a lone surrogate in it): not stored
+            self._warn("unstorable", f"a reply could not be stored ({type(exc).__name__}: {exc}); it is asked for again next run")
+            return
+        try:
             with self._lock:
                 if not self._wrote:
                     self._prepare_for_writes()
                 assert self._db is not None
                 self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, value))
-        except (sqlite3.Error, OSError, orjson.JSONEncodeError, MemoryError) as exc:
+        except (sqlite3.Error, OSError, MemoryError) as exc:
             self._broken = True
             self._warn("write", f"a reply could not be stored ({type(exc).__name__}: {exc}); the run goes on without storing more")
 

@@ -269,7 +269,8 @@ def create(endpoints: Endpoints, settings: ModelEndpoint, body: dict[str, Any], 
 
 def check_message(data: Any) -> None:
     """EndpointError unless `data` is a message with content blocks: an error object sent with a
-    200 (`{"type": "error", "error": {...}}`) or a malformed block is not an answer, and is never cached."""
+    200 (`{"type": "error", "error": {...}}`), a malformed block, a `tool_use` cut at max_tokens, or a
+    reply without usage counts is not an answer, and is never cached."""
     if isinstance(data, dict) and (data.get("type") == "error" or data.get("error")) and not isinstance(data.get("content"), list):
         raise EndpointError(f"the server answered with an error: {_error_text(data.get('error'))!r}")
     content = data.get("content") if isinstance(data, dict) else None
@@ -285,6 +286,14 @@ def check_message(data: Any) -> None:
             raise EndpointError(f"the reply's content[{index}] is a tool_use block without id, name and input: {excerpt(str(block))!r}")
         if not isinstance(kind, str):
             raise EndpointError(f"the reply's content[{index}] is not a content block: {excerpt(str(block))!r}")
+    if data.get("stop_reason") == "max_tokens" and content and isinstance(content[-1], dict) and content[-1].get("type") == "tool_use":
+        raise EndpointError("the reply was cut at max_tokens in the middle of a tool_use block, so its input is incomplete "
+                            "(raise `max_tokens`)")
+    usage = data.get("usage")  # a loop's budget counts on it: a reply without counts is not taken as free
+    counts = [usage.get(key) for key in ("input_tokens", "output_tokens")] if isinstance(usage, dict) else []
+    if not counts or not all(type(count) is int and count >= 0 for count in counts):
+        raise EndpointError("the reply's usage lacks input_tokens and output_tokens as whole numbers >= 0 "
+                            f"(the Messages API always sends them): {excerpt(str(usage))!r}")
 
 
 def _error_text(error: Any) -> str:
