@@ -83,7 +83,7 @@ def test_assertions_map_to_built_in_evaluators(tmp_path):
 def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
     result = imported(tmp_path, """
         prompts: ['{{q}}']
-        providers: [openai:gpt-4.1-mini, anthropic:messages:claude-sonnet-4]
+        providers: [openai:gpt-4.1-mini, vertex:gemini-2.0-flash]
         derivedMetrics: [{name: x, value: a * 2}]
         tests:
           - vars: {q: hi}
@@ -101,7 +101,7 @@ def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
             threshold: 0.5
     """)
     assert listed(result) == [
-        "promptfooconfig.yaml:2: providers[1]: provider 'anthropic:messages:claude-sonnet-4' is not OpenAI-compatible or http; "
+        "promptfooconfig.yaml:2: providers[1]: provider 'vertex:gemini-2.0-flash' is not OpenAI-compatible, Anthropic or http; "
         "answers come from --predictions or recorded outputs",
         "promptfooconfig.yaml:3: derivedMetrics: agenteval computes no metrics from other metrics",
         "promptfooconfig.yaml:7: tests[0].assert[0]: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
@@ -117,7 +117,7 @@ def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
         "test read the transformed answer, so none of them is carried",
     ]
     assert result.cases[1]["threshold"] == 0.5  # carried as the case's threshold
-    assert list(result.suites) == ["suite.yaml"]  # the anthropic pair is listed, not written
+    assert list(result.suites) == ["suite.yaml"]  # the vertex provider is listed, not written
     assert "evaluators" not in result.cases[0] and "evaluators" not in result.cases[1]
     assert result.suites["suite.yaml"]["evaluators"][0]["name"] == "answered"  # so no case is left without a check
 
@@ -412,7 +412,7 @@ ANSWERS = {
 }
 PROOFS = [
     ("assertion-scoring-override/promptfooconfig.yaml", 1, 4, 0, 1, 1, 3),
-    ("claude-vs-gpt/promptfooconfig.yaml", 1, 2, 0, 1, 0, 15),
+    ("claude-vs-gpt/promptfooconfig.yaml", 1, 1, 0, 1, 0, 30),
     ("conversation-relevance/promptfooconfig.yaml", 1, 5, 1, 0, 26, 26),
     ("external-defaulttest/promptfooconfig.yaml", 1, 5, 0, 1, 0, 8),
     ("g-eval/promptfooconfig.yaml", 1, 0, 0, 0, 5, 5),
@@ -420,8 +420,8 @@ PROOFS = [
     ("gpt-4o-vs-4o-mini/promptfooconfig.yaml", 1, 0, 0, 1, 0, 30),
     ("http-provider-tls/promptfooconfig-mock.yaml", 1, 15, 1, 1, 8, 12),
     ("json-output/promptfooconfig.yaml", 1, 2, 1, 1, 1, 2),
-    ("max-score-selection/promptfooconfig.yaml", 1, 6, 0, 0, 6, 6),
-    ("multiple-translations/promptfooconfig.yaml", 1, 1, 0, 0, 100, 100),
+    ("max-score-selection/promptfooconfig.yaml", 1, 5, 0, 0, 12, 12),
+    ("multiple-translations/promptfooconfig.yaml", 1, 0, 0, 0, 150, 150),
     ("named-metrics/promptfooconfig.yaml", 1, 2, 0, 1, 8, 10),  # the carried `max(0, len(output) - 300)` is 0 for "Ahoy, world"
     ("openai-eval-factuality/promptfooconfig.yaml", 1, 0, 0, 0, 2, 2),
     ("openai-function-call/promptfooconfig.yaml", 1, 7, 1, 1, 6, 8),
@@ -621,4 +621,31 @@ def test_model_outputs_for_a_comparison_answer_its_first_cell(tmp_path):
     assert run.returncode == 1, run.stderr
     assert [(row["case_id"], row["target"], row["prompt"], row["verdict"]) for row in read_jsonl(tmp_path / "r.jsonl")] == [
         ("001", "openai:m1", "prompt1", "pass"), ("002", "openai:m1", "prompt1", "fail"),
+    ]
+
+
+def test_anthropic_providers_become_anthropic_targets(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{q}}']
+        providers:
+          - anthropic:messages:claude-sonnet-4-20250514
+          - id: anthropic:claude-3-5-haiku-latest
+            label: haiku
+            config: {temperature: 0, max_tokens: 300, apiKeyEnvar: TEAM_ANTHROPIC_KEY, seed: 3}
+          - anthropic:completion:claude-2
+        tests: [{vars: {q: hi}, assert: [{type: contains, value: hi}]}]
+    """)
+    targets = result.suites["suite.yaml"]["targets"]
+    asked = [{"role": "user", "content": "{{input.q}}"}]
+    assert targets == {
+        "anthropic:messages:claude-sonnet-4-20250514": {"type": "anthropic", "model": "claude-sonnet-4-20250514", "messages": asked},
+        "haiku": {
+            "type": "anthropic", "model": "claude-3-5-haiku-latest", "temperature": 0, "max_tokens": 300,
+            "api_key_env": "TEAM_ANTHROPIC_KEY", "messages": asked,
+        },
+    }
+    assert listed(result) == [
+        "promptfooconfig.yaml:6: providers[1].config.seed: provider option `seed` has no agenteval target form",
+        "promptfooconfig.yaml:7: providers[2]: provider 'anthropic:completion:claude-2': only the Messages API has an agenteval "
+        "target; answers come from --predictions",
     ]

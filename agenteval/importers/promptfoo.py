@@ -47,6 +47,10 @@ COMPATIBLE: dict[str, tuple[str, str | None]] = {
 # provider `config` keys that mean the same on an agenteval openai target
 SAME_CONFIG = ("temperature", "max_tokens", "top_p", "seed", "stop", "tools", "tool_choice", "response_format")
 
+MODEL_TARGETS = ("openai", "anthropic")  # targets that take messages (and `prompts:`) and answer `{content, ...}`
+# ... and on the anthropic target (the Messages API has no seed or response_format)
+ANTHROPIC_SAME_CONFIG = ("temperature", "max_tokens", "top_p", "stop", "tools", "tool_choice")
+
 TOP_KEYS_HANDLED = {"description", "prompts", "providers", "tests", "defaultTest", "assertionTemplates", "env"}
 TOP_KEYS_WHY = {
     "scenarios": "scenarios (test groups crossed with configs) have no agenteval form; write their tests out",
@@ -133,7 +137,7 @@ class PromptfooImporter:
                 self.skip(self.config, ("providers", index) if "providers" in data else ("providers",),
                           f"provider {label!r} not called: every test carries `providerOutput`, so the suite scores those recorded answers", note=True)
             targets = [("recorded", {"type": "recorded"})]
-        self.text_path = "content" if any(t.get("type") == "openai" for _, t in targets) else None
+        self.text_path = "content" if any(t.get("type") in MODEL_TARGETS for _, t in targets) else None
 
         suite_names = Names()
         suite_evaluators = self.assertions(defaults.asserts, suite_names, per_case=False)
@@ -309,8 +313,32 @@ class PromptfooImporter:
                 else:
                     self.skip(self.config, path + ("config", key), f"provider option `{key}` has no agenteval target form")
             return (str(label or provider_id), target)
-        self.skip(self.config, path, f"provider {provider_id!r} is not OpenAI-compatible or http; answers come from --predictions or recorded outputs")
+        if prefix == "anthropic" and rest:
+            return self.anthropic_target(provider_id, rest, config, path, label)
+        self.skip(self.config, path, f"provider {provider_id!r} is not OpenAI-compatible, Anthropic or http; answers come from --predictions or recorded outputs")
         return None
+
+    def anthropic_target(
+        self, provider_id: str, rest: str, config: dict[str, Any], path: KeyPath, label: str | None
+    ) -> tuple[str, dict[str, Any]] | None:
+        """`anthropic:messages:MODEL` (or `anthropic:MODEL`): agenteval's anthropic target."""
+        kind, _, model = rest.partition(":")
+        if kind != "messages" or not model:
+            if kind in ("completion", "vertex", "bedrock"):
+                self.skip(self.config, path, f"provider {provider_id!r}: only the Messages API has an agenteval target; answers come from --predictions")
+                return None
+            model = rest
+        target: dict[str, Any] = {"type": "anthropic", "model": model}
+        for key, value in config.items():
+            if key in ANTHROPIC_SAME_CONFIG:
+                target[key] = value
+            elif key in ("apiBaseUrl", "apiHost"):
+                target["base_url"] = value if str(value).startswith("http") else f"https://{value}"
+            elif key == "apiKeyEnvar":
+                target["api_key_env"] = value
+            else:
+                self.skip(self.config, path + ("config", key), f"provider option `{key}` has no agenteval target form")
+        return (str(label or provider_id), target)
 
     def http_target(self, provider_id: str, config: dict[str, Any], path: KeyPath, label: str | None) -> tuple[str, dict[str, Any]]:
         url = config.get("url", provider_id)
@@ -1071,8 +1099,8 @@ def _cell_groups(prompts: list[tuple[str, list[dict[str, Any]] | None]],
     model targets only, so http targets (which send the case input, not a prompt) go to a suite of
     their own, `suite-http.yaml`, when the config has both kinds. File name -> keys."""
     prompted = _cell_names([(label, messages) for label, messages in prompts if messages is not None])
-    model = [(label, target) for label, target in targets if target.get("type") == "openai"]
-    other = [(label, target) for label, target in targets if target.get("type") != "openai"]
+    model = [(label, target) for label, target in targets if target.get("type") in MODEL_TARGETS]
+    other = [(label, target) for label, target in targets if target.get("type") not in MODEL_TARGETS]
     groups: dict[str, dict[str, Any]] = {}
     for file_name, group in (("suite.yaml", model), ("suite-http.yaml" if model else "suite.yaml", other)):
         if not group:
