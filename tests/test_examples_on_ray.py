@@ -58,10 +58,10 @@ def _run(env, *args, cwd):
     return subprocess.run(_command(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=240)
 
 
-def _outcomes(path: Path) -> dict[str, tuple]:
-    """Per case: verdict, score and each evaluator's (name, verdict, score)."""
+def _outcomes(path: Path) -> dict[tuple, tuple]:
+    """Per case (and cell, in a matrix run): verdict, score and each evaluator's (name, verdict, score)."""
     return {
-        row["case_id"]: (row["verdict"], row["score"], [(e["name"], e["verdict"], e["score"]) for e in row["evaluator_results"]])
+        (row["case_id"], row.get("target"), row.get("prompt")): (row["verdict"], row["score"], [(e["name"], e["verdict"], e["score"]) for e in row["evaluator_results"]])
         for row in read_jsonl(path)
     }
 
@@ -142,7 +142,7 @@ def test_files_a_suite_names_outside_its_folder_reach_the_workers_and_nothing_el
         "c": ("fail", [("judge", "fail", 0.0), ("even", "pass", 1.0)]),
     }
     for path in ("local.jsonl", "ray.jsonl"):
-        assert {case: (verdict, evaluators) for case, (verdict, _, evaluators) in _outcomes(project / path).items()} == expected
+        assert {case: (verdict, evaluators) for (case, _, _), (verdict, _, evaluators) in _outcomes(project / path).items()} == expected
     [reasoning] = {e["reasoning"] for row in read_jsonl(project / "ray.jsonl") for e in row["evaluator_results"] if e["name"] == "judge"}
     assert reasoning == "data judges suites"  # the project's root on the workers: what the suite names, not other/ or checks.py
     assert "local.jsonl" not in reasoning

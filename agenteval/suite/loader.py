@@ -96,6 +96,8 @@ class LoadedSuite:
         self._prepared = True
         for evaluator in (*self.suite.evaluators, *self.case_evaluators):
             evaluator.prepare()
+        if any(hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url") for cell in self.cells):
+            import httpx  # noqa: F401 - a target that talks HTTP: loaded here, not by every worker's first case at once
 
     @property
     def base_dir(self) -> Path:
