@@ -168,8 +168,8 @@ def run_on_ray(
     """Yield every case's result as its batch completes. `source` is the suite file, or the suite
     as data; the folder it is in, with every folder the suite names outside it, is shipped as each
     worker's working directory (`plan_shipment`). `answers` (from --predictions) is read here on the
-    driver and travels with each batch, so the file need not exist on the cluster. Each case runs in the run's chosen cells, except those
-    `done` (--resume) says it ran in."""
+    driver and travels with each batch, so the file need not exist on the cluster. Each case runs
+    in the run's chosen cells, except those `done` (--resume) says it ran in."""
     local = options.address is None
     ray = require_ray(local=local)
     started_here = not ray.is_initialized()

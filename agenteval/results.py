@@ -495,7 +495,8 @@ class _FieldStats:
 
 
 class Summary:
-    """Counters that grow with the number of evaluators and fields, never with the number of cases."""
+    """Counters that grow with the number of evaluators and fields, never with the number of cases
+    (except in a matrix run, whose paired comparisons keep three numbers per case and cell)."""
 
     def __init__(self, repeat: int = 1, cells: Iterable[tuple[str | None, str | None]] = ()) -> None:
         self._repeat = repeat
