@@ -7,9 +7,16 @@ import subprocess
 import sys
 import textwrap
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# A shell without job control starts background commands with SIGINT ignored, and every process
+# they start inherits that: the runs these tests interrupt with SIGINT (Ctrl-C) would never see
+# it. A handler here (reset to the default in each child at exec) gives them Ctrl-C back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
