@@ -95,6 +95,15 @@ def render_strings(value: Any, variables: dict[str, Any], where: str = "") -> An
     return value
 
 
+def checked_messages(messages: list[dict[str, Any]], where: str = "messages") -> list[dict[str, Any]]:
+    """For validators of chat messages (a model target's `messages:`, a suite's `prompts:`): each
+    has a `role`, and every string template compiles. Raises ValueError."""
+    for index, message in enumerate(messages):
+        if not isinstance(message.get("role"), str):
+            raise ValueError(f"{where}[{index}] needs a `role` (system, user, assistant or tool)")  # noqa: TRY004 - pydantic reports ValueError
+    return check_strings(messages)
+
+
 def check_strings(value: Any) -> Any:
     """For validators: every string template inside `value` compiles."""
     for text in _strings(value):

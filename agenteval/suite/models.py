@@ -14,7 +14,7 @@ from agenteval.evaluators.transform import Transform, check_expression
 from agenteval.limits import Limits
 from agenteval.suite.conversation import ScriptedTurn, SimulatedUser, one_kind, turn_label
 from agenteval.endpoints.settings import ModelEndpoint
-from agenteval.endpoints.templates import check_strings
+from agenteval.endpoints.templates import checked_messages
 from agenteval.targets import RecordedTarget, TargetSpec
 from agenteval.usage import Price
 
@@ -251,10 +251,7 @@ class Suite(StrictModel):
             prompts: dict[str, str | list[dict[str, Any]]] = {}
             for name, messages in self.prompts.items():
                 messages = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
-                for index, message in enumerate(messages):
-                    if not isinstance(message.get("role"), str):
-                        raise ValueError(f"prompts.{name}[{index}] needs a `role` (system, user, assistant or tool)")  # noqa: TRY004 - pydantic reports ValueError
-                prompts[name] = check_strings(messages)
+                prompts[name] = checked_messages(messages, f"prompts.{name}")
             self.prompts = prompts
         if self.case_pass is not None and self.defaults.threshold is not None:
             raise ValueError("give `case_pass.min_score` or `defaults.threshold`, not both (they are one rule)")

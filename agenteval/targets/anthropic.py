@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.messages_api import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, DEFAULT_MAX_TOKENS
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
-from agenteval.endpoints.templates import check_strings
+from agenteval.endpoints.templates import checked_messages
 from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
@@ -63,10 +63,7 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     @field_validator("messages")
     @classmethod
     def _templates_compile(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        for index, message in enumerate(messages):
-            if not isinstance(message.get("role"), str):
-                raise ValueError(f"messages[{index}] needs a `role` (system, user, assistant or tool)")  # noqa: TRY004 - pydantic reports ValueError
-        return check_strings(messages)
+        return checked_messages(messages)
 
     @field_validator("tools", mode="before")
     @classmethod

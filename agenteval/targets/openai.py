@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 
 from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
-from agenteval.endpoints.templates import check_strings
+from agenteval.endpoints.templates import checked_messages
 from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
@@ -49,10 +49,7 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     @field_validator("messages")
     @classmethod
     def _templates_compile(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        for index, message in enumerate(messages):
-            if not isinstance(message.get("role"), str):
-                raise ValueError(f"messages[{index}] needs a `role` (system, user, assistant or tool)")  # noqa: TRY004 - pydantic reports ValueError
-        return check_strings(messages)
+        return checked_messages(messages)
 
     def answer(self, case: Any, run: TargetRun) -> Answer:
         from agenteval.endpoints.chat import chat_body, complete
