@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -80,3 +81,22 @@ def stop_processes_of(ray_tmp: Path) -> None:
         if found:
             time.sleep(1)
     shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+# What changes from one `agenteval run` to the next, put in place of itself in what a run prints
+# and in what an example's README shows alike: the run id, the wall time, an evaluator's mean ms,
+# and the slowest cases.
+RUN_VOLATILE = [
+    (r"\brun \d{8}T\d{6}Z-[0-9a-f]+", "run <id>"),
+    (r"  in [0-9.]+s$", "  in <time>"),
+    (r"│ +[0-9.]+ │$", "│ <ms> │"),
+    (r"^slowest: .*$", "slowest: <cases>"),
+]
+
+
+def normalized_run_output(lines: list[str]) -> list[str]:
+    """`lines` with trailing spaces dropped and RUN_VOLATILE's parts replaced by their placeholders."""
+    text = "".join(line.rstrip() + "\n" for line in lines)
+    for volatile, placeholder in RUN_VOLATILE:
+        text = re.sub(volatile, placeholder, text, flags=re.M)
+    return text.splitlines()

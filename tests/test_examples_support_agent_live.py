@@ -8,26 +8,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import EXAMPLES, read_jsonl
+from conftest import EXAMPLES, normalized_run_output, read_jsonl
+from test_doc_examples import console_blocks
 
 FOLDER = EXAMPLES / "support-agent-live"
 CACHE = Path(".agenteval") / "cache" / "responses.sqlite"
 ENV = {**os.environ, "CI": "1", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
 ENV.pop("SUPPORT_LIVE_BASE_URL", None)  # the cache is keyed by the default base_url
-# What changes from run to run, put in place of itself in what the run prints and what the README
-# shows alike: the run id, the wall time, an evaluator's mean ms, and the slowest cases.
-VOLATILE = [
-    (r"\brun \d{8}T\d{6}Z-[0-9a-f]+", "run <id>"),
-    (r"  in [0-9.]+s$", "  in <time>"),
-    (r"│ +[0-9.]+ │$", "│ <ms> │"),
-    (r"^slowest: .*\n(?:\S+ \([0-9.]+ ms\).*\n)*", "slowest: <cases>\n"),
-]
 PASSING = {"refund-granted", "refused-past-window", "wrong-order-id", "order-status", "partial-refund",
            "already-refunded", "no-order-id"}
 
@@ -44,24 +36,6 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _readme_steps() -> list[tuple[str, int, list[str]]]:
-    """(command, exit status, output) of each command in the README's console blocks that are run."""
-    steps = []
-    for block in re.finditer(r"(<!-- doctest: skip: [^\n]+ -->\n)?```console\n(.*?)```", (FOLDER / "README.md").read_text(), re.S):
-        if block[1]:
-            continue
-        for command in re.split(r"^\$ ", block[2], flags=re.M)[1:]:
-            line, *output = command.splitlines()
-            found = re.search(r"\s+# exit (\d+)$", line)
-            steps.append((line[: found.start()] if found else line, int(found[1]) if found else 0, output))
-    return steps
-
-
-def _normalized(lines: list[str]) -> list[str]:
-    text = "".join(line.rstrip() + "\n" for line in lines)
-    for volatile, placeholder in VOLATILE:
-        text = re.sub(volatile, placeholder, text, flags=re.M)
-    return text.splitlines()
 
 
 def _by_name(line: dict) -> dict[str, dict]:
@@ -71,7 +45,7 @@ def _by_name(line: dict) -> dict[str, dict]:
 def test_the_readme_shows_what_the_command_prints_offline_from_the_cache(tmp_path):
     folder = _copy(tmp_path)
     cache_before = (folder / CACHE).read_bytes()
-    steps = _readme_steps()
+    steps = [(step.command, step.status, step.output) for block in console_blocks([FOLDER / "README.md"]) for step in block.steps]
     assert [(command, status) for command, status, _ in steps] == [
         ("agenteval run examples/support-agent-live/suite.yaml --show-failures 3 -o live.jsonl", 1),
     ]
@@ -79,7 +53,7 @@ def test_the_readme_shows_what_the_command_prints_offline_from_the_cache(tmp_pat
         done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, timeout=300)
         assert done.returncode == status, done.stdout
-        assert _normalized(done.stdout.splitlines()) == _normalized(shown), command
+        assert normalized_run_output(done.stdout.splitlines()) == normalized_run_output(shown), command
     assert (folder / CACHE).read_bytes() == cache_before  # a replay writes nothing
 
     lines = {line["case_id"]: line for line in read_jsonl(tmp_path / "live.jsonl")}
