@@ -303,15 +303,7 @@ class PromptfooImporter:
             target: dict[str, Any] = {"type": "openai", "base_url": base_url, "model": model}
             if key_env:
                 target["api_key_env"] = key_env
-            for key, value in config.items():
-                if key in SAME_CONFIG:
-                    target[key] = value
-                elif key in ("apiBaseUrl", "apiHost"):
-                    target["base_url"] = value if str(value).startswith("http") else f"https://{value}/v1"
-                elif key == "apiKeyEnvar":
-                    target["api_key_env"] = value
-                else:
-                    self.skip(self.config, path + ("config", key), f"provider option `{key}` has no agenteval target form")
+            self.provider_options(target, config, SAME_CONFIG, "/v1", path)
             return (str(label or provider_id), target)
         if prefix == "anthropic" and rest:
             return self.anthropic_target(provider_id, rest, config, path, label)
@@ -329,16 +321,21 @@ class PromptfooImporter:
                 return None
             model = rest
         target: dict[str, Any] = {"type": "anthropic", "model": model}
+        self.provider_options(target, config, ANTHROPIC_SAME_CONFIG, "", path)
+        return (str(label or provider_id), target)
+
+    def provider_options(self, target: dict[str, Any], config: dict[str, Any], same: tuple[str, ...], api_path: str, path: KeyPath) -> None:
+        """A model provider's `config` onto its target: the keys that mean the same, its API host
+        (`apiHost` without a scheme gets https:// and the API's `api_path`) and key variable; the rest listed."""
         for key, value in config.items():
-            if key in ANTHROPIC_SAME_CONFIG:
+            if key in same:
                 target[key] = value
             elif key in ("apiBaseUrl", "apiHost"):
-                target["base_url"] = value if str(value).startswith("http") else f"https://{value}"
+                target["base_url"] = value if str(value).startswith("http") else f"https://{value}{api_path}"
             elif key == "apiKeyEnvar":
                 target["api_key_env"] = value
             else:
                 self.skip(self.config, path + ("config", key), f"provider option `{key}` has no agenteval target form")
-        return (str(label or provider_id), target)
 
     def http_target(self, provider_id: str, config: dict[str, Any], path: KeyPath, label: str | None) -> tuple[str, dict[str, Any]]:
         url = config.get("url", provider_id)
