@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from conftest import read_jsonl, run_cli, write, MEASURE
 
@@ -277,3 +278,30 @@ def start_run(suite: Path, out: Path, *args: str) -> subprocess.Popen[str]:
         [sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(out), "-q", *args],
         cwd=suite.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+
+
+def signal_mid_run(
+    suite: Path, out: Path, how: signal.Signals, workers: int, finished: int, ready: Any = None, pause: float = 0.3
+) -> tuple[str, float]:
+    """Start a run, wait for `finished` result lines (and, given `ready`, until it says the stuck
+    cases started), a `pause` more, send `how`; (stderr, seconds from the signal to the exit).
+    The run must exit 130, without a traceback."""
+    proc = start_run(suite, out, "--workers", str(workers))
+    try:
+        wait_for_lines(out, finished, proc)
+        deadline = time.monotonic() + 20
+        while ready is not None and not ready() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ready is None or ready(), "the stuck cases never started"
+        time.sleep(pause)
+        sent = time.monotonic()
+        proc.send_signal(how)
+        stderr = proc.communicate(timeout=30)[1]
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback (most recent call last)" not in stderr, stderr
+    assert proc.returncode == 130, stderr
+    return stderr, took

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from conftest import read_jsonl, run_cli, write
 from fault_suites import (
-    assert_each_case_once, assert_no_traceback, assert_problem_lines, kill_pids, run_measured, run_suite, start_run,
-    summary_of, wait_for_lines, wait_until_gone,
+    assert_each_case_once, assert_no_traceback, assert_problem_lines, kill_pids, run_measured, run_suite,
+    signal_mid_run, summary_of, wait_until_gone,
 )
 from llm_server import Fault, LLMServer, block_text, calls
 
@@ -324,28 +324,6 @@ print(json.dumps({"ok": args["case"]}))
 QUICK, HANGING = [f"c{i}" for i in range(6)], ["h0", "h1"]
 
 
-def _interrupt(tmp_path: Path, suite: Path, how: signal.Signals, hanging) -> tuple[str, float, Path]:  # noqa: ANN001
-    out = tmp_path / "r.jsonl"
-    proc = start_run(suite, out, "--workers", "3")
-    try:
-        wait_for_lines(out, len(QUICK), proc)
-        deadline = time.monotonic() + 20
-        while not hanging() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert hanging(), "the hanging cases never started"
-        time.sleep(0.2)
-        sent = time.monotonic()
-        proc.send_signal(how)
-        stderr = proc.communicate(timeout=30)[1]
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert "Traceback (most recent call last)" not in stderr, stderr
-    assert proc.returncode == 130, stderr
-    return stderr, took, out
-
 
 @pytest.mark.parametrize("kind", ["tool_loop", "conversation"])
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -376,7 +354,8 @@ def test_a_signal_ends_a_tool_loop_or_conversation_run_within_two_seconds_with_f
             hanging = lambda: all((tmp_path / f"hung-{case}").exists() for case in HANGING)  # noqa: E731
         else:
             hanging = lambda: len(in_flight) == len(HANGING)  # noqa: E731
-        stderr, took, out = _interrupt(tmp_path, suite, how, hanging)
+        out = tmp_path / "r.jsonl"
+        stderr, took = signal_mid_run(suite, out, how, 3, len(QUICK), ready=hanging, pause=0.2)
     left = wait_until_gone(tmp_path)
     kill_pids(left)
     assert not left, f"a tool process was left running after {how.name}: pids {left}"

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import read_jsonl, run_cli, write
-from fault_suites import assert_each_case_once, assert_no_traceback, start_run, summary_of, wait_for_lines
+from fault_suites import assert_each_case_once, assert_no_traceback, signal_mid_run, summary_of
 
 JUDGES = """
 import time
@@ -99,25 +99,6 @@ def test_a_case_stuck_in_a_blocking_call_is_given_up_and_the_other_cases_finish(
     assert took < 15, f"the run took {took:.1f} s: the stuck thread was waited for"
 
 
-def _signal_mid_run(suite, out, how, workers, finished):
-    """Start a run, wait for `finished` result lines (and a moment for the stuck cases to start),
-    send `how`; (stderr, seconds from the signal to the exit). The run must exit 130, cleanly."""
-    proc = start_run(suite, out, "--workers", str(workers))
-    try:
-        wait_for_lines(out, finished, proc)
-        time.sleep(0.3)
-        sent = time.monotonic()
-        proc.send_signal(how)
-        stderr = proc.communicate(timeout=30)[1]
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert "Traceback (most recent call last)" not in stderr, stderr
-    assert proc.returncode == 130, stderr
-    return stderr, took
-
 
 # A pattern that backtracks for far longer than the test runs; the engine releases the GIL while
 # matching, so the threads that wait and write results (and the signal handler) keep running.
@@ -131,7 +112,7 @@ def test_signal_ends_a_run_within_two_seconds_while_a_case_is_stuck_in_a_c_level
     evil = [{"id": "evil", "expected": None, "output": "a" * 90 + "!"}]
     suite = _suite(tmp_path, [RUNAWAY], quick + evil, {"pattern_seconds": 120, "case_seconds": 300})
     out = tmp_path / "r.jsonl"
-    stderr, took = _signal_mid_run(suite, out, how, workers, finished=4)  # the evil case is matching
+    stderr, took = signal_mid_run(suite, out, how, workers, finished=4)  # the evil case is matching
     assert took < 2.0, f"{how.name} with {workers} workers took {took:.2f} s to end the run"
     kept = assert_each_case_once(out, {f"ok{i}" for i in range(4)})
     assert all(line["verdict"] == "pass" for line in kept.values())
@@ -171,6 +152,6 @@ def test_signal_ends_a_run_at_once_while_workers_sleep_in_a_hanging_python_evalu
         *_cases(3), *[{"id": f"h{i}", "expected": "x", "output": "x", "evaluators": evaluators} for i in range(2)],
     ])
     out = tmp_path / "r.jsonl"
-    _, took = _signal_mid_run(suite, out, how, 2, finished=3)  # both workers are in the hanging evaluator
+    _, took = signal_mid_run(suite, out, how, 2, finished=3)  # both workers are in the hanging evaluator
     assert took < 2.0, f"{how.name} took {took:.2f} s to end the run"
     assert set(assert_each_case_once(out, {"c0", "c1", "c2"})) == {"c0", "c1", "c2"}
