@@ -894,6 +894,8 @@ def exit_code(total: int, passed: int, errored: int, min_pass_rate: float | None
 def gated_exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
     """`exit_code` of a summary: of each cell in a matrix run (the worst), else of the whole run."""
     parts = [cell["counts"] for cell in summary["cells"]] if summary.get("cells") else [summary["counts"]]
+    if summary.get("cells_not_kept"):  # results of cells past those kept: the whole run is gated too
+        parts.append(summary["counts"])
     codes = {exit_code(counts["total"], counts["passed"], counts["errored"], min_pass_rate) for counts in parts}
     return EXIT_ERRORED if EXIT_ERRORED in codes else EXIT_FAILED if EXIT_FAILED in codes else EXIT_OK
 

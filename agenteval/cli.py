@@ -210,6 +210,8 @@ def report(
     if opened is not None:
         opened.close()
     parts = list(summary.cells.values()) or [summary]  # a matrix run: each cell must pass the gate
+    if summary.cells_not_kept:  # and the whole run when some cells were not kept apart
+        parts.append(summary)
     codes = {exit_code(part.total, part.passed, part.verdicts["error"], min_pass_rate) for part in parts}
     raise typer.Exit(max(codes))  # 3 errored > 1 failed > 0
 

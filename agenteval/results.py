@@ -25,6 +25,12 @@ from agenteval.metrics import ExactSum, macro_f1, metrics_row, ratio
 CaseVerdict = Literal["pass", "fail", "error"]
 DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 SLOWEST_KEPT = 5
+MAX_CELLS = 256
+"""Cells a summary keeps figures of; the results of further cells (a results file naming thousands
+of targets) count in the totals only, and `cells_not_kept` says how many results that was."""
+MAX_PAIRED_CELLS = 32
+"""Cells the paired comparisons cover: past this many the pairing's memory and time (pairs grow
+with the square of the cells) are not spent, and `comparisons_skipped` says why."""
 
 
 @dataclass(slots=True)
@@ -506,7 +512,8 @@ class Summary:
         # pair the cells (three numbers per case and cell: the paired statistics need them).
         self.cells: dict[tuple[str | None, str | None], Summary] = {names: self._cell() for names in cells}
         self._in_cell = False  # this summary is one cell's: it counts, and keeps no cells of its own
-        self._pairs: dict[str, array[float]] = {}
+        self._pairs: dict[str, array[float]] | None = {}  # None once there are too many cells to pair
+        self._not_kept = 0  # results of cells past MAX_CELLS
         self.total = 0
         self.verdicts: Counter[str] = Counter()
         self.usage = UsageStats()  # latency percentiles, tokens, cost (agenteval.usage)
@@ -544,9 +551,20 @@ class Summary:
         self.repeats.add(_InCell(result, f"{result.case_id} [{cell_label(*names)}]"))  # a case runs once per cell
         cell = self.cells.get(names)
         if cell is None:
+            if len(self.cells) >= MAX_CELLS:
+                self._not_kept += 1
+                return
             cell = self.cells[names] = self._cell()
+            if len(self.cells) > MAX_PAIRED_CELLS:
+                self._pairs = None
         cell.add(result)
-        self._pair(result, list(self.cells).index(names))
+        if self._pairs is not None:
+            self._pair(result, list(self.cells).index(names))
+
+    @property
+    def cells_not_kept(self) -> int:
+        """Results of cells past MAX_CELLS (counted in the totals only)."""
+        return self._not_kept
 
     def _cell(self) -> Summary:
         cell = Summary(self._repeat)
@@ -554,6 +572,7 @@ class Summary:
         return cell
 
     def _pair(self, result: CaseResult, column: int) -> None:
+        assert self._pairs is not None
         row = self._pairs.get(result.case_id)
         if row is None:
             row = self._pairs[result.case_id] = array("d", bytes(8 * 3 * len(self.cells)))
@@ -696,11 +715,18 @@ class Summary:
                 **{key: figures[key] for key in _CELL_KEYS if key in figures},
                 "gate": cell_gate(figures["counts"], self.min_pass_rate),
             })
-        return {"cells": cells, "comparisons": self.comparisons()}
+        found: dict[str, Any] = {"cells": cells, "comparisons": self.comparisons()}
+        if self._pairs is None:
+            found["comparisons_skipped"] = f"more than {MAX_PAIRED_CELLS} cells: pairs are not compared"
+        if self._not_kept:
+            found["cells_not_kept"] = self._not_kept
+        return found
 
     def comparisons(self) -> list[dict[str, Any]]:
         """Paired statistics for each pair of cells that differ in one thing (the target, or the
         prompt), over the cases both finished; the first cell of a pair is the baseline `a`."""
+        if self._pairs is None:
+            return []
         names = list(self.cells)
         pairs = _compared_pairs(names)
         if not pairs:

@@ -130,3 +130,31 @@ def test_torn_line_longer_than_1_mib_does_not_cost_finished_results(finished, tm
     assert done.returncode == 1, done.stderr
     every = assert_each_case_once(out, ALL)
     assert every["c9"]["output"] == {"a": 9}
+
+
+def test_a_results_file_naming_thousands_of_cells_is_reported_in_bounded_time_and_gated_whole(tmp_path):
+    """A downloaded results file whose 5,000 lines each name another target: the report keeps 256
+    cells apart (the rest count in the totals), pairs none of them (pairs grow with the square of
+    the cells), and the gate still sees every failure."""
+    import time
+
+    lines = [
+        {"run_id": "r", "suite": "s", "case_id": f"c{i % 50}", "score": 1.0 if i else 0.0, "verdict": "pass" if i else "fail",
+         "target": f"t{i}", "prompt": None}
+        for i in range(5_000)
+    ]
+    lines[4_999].update(score=0.0, verdict="fail")  # a failure in a cell past those kept apart
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    started = time.monotonic()
+    done = run_cli("report", path, "--format", "json")
+    assert time.monotonic() - started < 30
+    assert_no_traceback(done)
+    summary = json.loads(done.stdout)
+    assert summary["counts"] == {"total": 5_000, "passed": 4_998, "failed": 2, "errored": 0}
+    assert len(summary["cells"]) == 256 and summary["cells_not_kept"] == 5_000 - 256
+    assert summary["comparisons"] == [] and summary["comparisons_skipped"] == "more than 32 cells: pairs are not compared"
+    assert done.returncode == 1
+    lines[0].update(score=1.0, verdict="pass")  # now the one failure is in a cell past those kept apart
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert run_cli("report", path, "--format", "json").returncode == 1  # and it still fails the gate
