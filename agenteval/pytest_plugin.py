@@ -1,0 +1,351 @@
+"""pytest plugin: an agenteval suite collected as tests, one item per case and cell.
+
+`pytest --agenteval suite.yaml` (or the `agenteval_suites` ini setting, or suite files matching
+`agenteval_suite_pattern`, default `*.agenteval.yaml`, where pytest looks for tests) gives items named `suite.yaml::case-id[target/prompt]`,
+so `-k`, `--lf`, `-x`, `--junitxml` and pytest-xdist work as for any test. The cases of a suite
+run together through `agenteval.run_suite` on the first of its items pytest runs (one case at a
+time under xdist), with the response cache, `--agenteval-repeat` and the gate per cell.
+
+Imports of agenteval itself wait until a suite is collected: the plugin costs a session that
+collects none nothing but this module.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval.cells import cell_label as _cell_label
+
+DEFAULT_PATTERN = "*.agenteval.yaml"
+_STATE = pytest.StashKey["_Session"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agenteval", "agenteval suites as tests")
+    group.addoption("--agenteval", action="append", default=[], metavar="SUITE", dest="agenteval_suites",
+                    help="Collect this agenteval suite: one test per case and cell (repeatable).")
+    group.addoption("--agenteval-repeat", type=int, default=None, metavar="N",
+                    help="Run each case N times; its test passes when every repetition passes.")
+    group.addoption("--agenteval-min-pass-rate", type=float, default=None, metavar="RATE",
+                    help="The gate per cell: failing cases are expected failures (x) and one "
+                    "`pass-rate` test per cell fails when fewer than RATE of its cases passed.")
+    group.addoption("--agenteval-target", action="append", default=[], metavar="NAME",
+                    help="Only this target of a suite's `targets:` (repeatable).")
+    group.addoption("--agenteval-prompt", action="append", default=[], metavar="NAME",
+                    help="Only this prompt of a suite's `prompts:` (repeatable).")
+    group.addoption("--agenteval-no-cache", action="store_true", default=False,
+                    help="Neither read nor write the response cache.")
+    group.addoption("--agenteval-output", default=None, metavar="DIR",
+                    help="Also write each suite run's results JSONL into DIR.")
+    parser.addini("agenteval_suites", type="paths", default=[], help="agenteval suite files collected as tests.")
+    parser.addini("agenteval_suite_pattern", type="args", default=[DEFAULT_PATTERN],
+                  help=f"File name patterns of suites collected where pytest looks for tests (default {DEFAULT_PATTERN}).")
+    parser.addini("agenteval_min_pass_rate", default="", help="The gate per cell, as --agenteval-min-pass-rate.")
+    parser.addini("agenteval_repeat", default="", help="Runs per case, as --agenteval-repeat.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "agenteval(suite=None, cases=None, evaluators=None, **options): "
+                            "what the `agenteval_run` fixture evaluates (a suite file relative to the test "
+                            "file, or inline cases and evaluators).")
+    state = _Session(config)
+    config.stash[_STATE] = state
+    # Suites named on the command line are collected even where pytest would not look (testpaths).
+    args = [Path(arg.split("::", 1)[0]).resolve() for arg in config.args]
+    for suite in state.explicit:
+        if not any(suite == arg or arg in suite.parents for arg in args):
+            config.args.append(str(suite))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state: _Session = parent.config.stash[_STATE]
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    if file_path.resolve() in state.explicit or any(fnmatch.fnmatchcase(file_path.name, pattern) for pattern in state.patterns):
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+class SuiteError(Exception):
+    """The suite did not validate: every problem, as `agenteval validate` lists them."""
+
+
+class CaseFailed(AssertionError):
+    """A case that did not pass: the plugin reports it with the case's misses."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class _Session:
+    """The plugin's options and, per suite file, the results of the cases run so far."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        option = config.option
+        self.explicit = {Path(item).resolve() for item in option.agenteval_suites}
+        self.explicit |= {Path(item).resolve() for item in config.getini("agenteval_suites")}
+        self.patterns = list(config.getini("agenteval_suite_pattern"))
+        self.repeat = option.agenteval_repeat or _ini_number(config, "agenteval_repeat", int) or 1
+        rate = option.agenteval_min_pass_rate
+        self.min_pass_rate = rate if rate is not None else _ini_number(config, "agenteval_min_pass_rate", float)
+        if self.repeat < 1:
+            raise pytest.UsageError(f"--agenteval-repeat must be 1 or more, got {self.repeat}")
+        if self.min_pass_rate is not None and not 0 <= self.min_pass_rate <= 1:
+            raise pytest.UsageError(f"--agenteval-min-pass-rate must be between 0 and 1, got {self.min_pass_rate}")
+        self.summaries: list[dict[str, Any]] = []  # each suite run's summary, for the file beside the JUnit report
+
+
+def _ini_number(config: pytest.Config, name: str, kind: type) -> Any:
+    text = str(config.getini(name) or "").strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise pytest.UsageError(f"ini setting {name} = {text!r} is not a number") from None
+
+
+class SuiteFile(pytest.File):
+    """A suite file: validated when collected, its cases run together when the first is run."""
+
+    def collect(self) -> Any:
+        from agenteval.suite.loader import SuiteInvalid, load_suite
+
+        state: _Session = self.config.stash[_STATE]
+        try:
+            loaded = load_suite(self.path)
+            loaded.choose_cells(self.config.option.agenteval_target, self.config.option.agenteval_prompt)
+        except SuiteInvalid as exc:
+            errors = sum(problem.severity == "error" for problem in exc.problems)
+            lines = [problem.render() for problem in exc.problems]
+            raise SuiteError("\n".join([*lines, f"{self.path.name}: {errors} error{'s' if errors != 1 else ''}"])) from None
+        except Exception as exc:  # noqa: BLE001 - an unknown cell name: its message names the closest
+            if type(exc).__name__ != "CellChoiceError":
+                raise
+            raise SuiteError(str(exc)) from None
+        self.suite_name = loaded.suite.name
+        self.cells = [(cell.target, cell.prompt) for cell in loaded.cells]
+        self.results: dict[tuple[str, str | None, str | None], list[Any]] = {}
+        self.case_count = 0
+        for case in loaded.iter_cases():
+            self.case_count += 1
+            for target, prompt in self.cells:
+                yield CaseItem.from_parent(self, name=_item_name(case.id, target, prompt), case_id=case.id, target=target, prompt=prompt)
+        if state.min_pass_rate is not None:
+            for target, prompt in self.cells:
+                label = _cell_label(target, prompt)
+                yield GateItem.from_parent(self, name=f"pass-rate[{label}]" if label else "pass-rate", target=target, prompt=prompt)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SuiteError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def results_of(self, item: CaseItem) -> list[Any]:
+        """The item's results (one per repetition), running the cases pending with it first."""
+        key = (item.case_id, item.target, item.prompt)
+        if key not in self.results:
+            self._run(self._batch(item))
+        return self.results.get(key, [])
+
+    def _batch(self, item: CaseItem) -> list[CaseItem]:
+        """The items of this suite that this process will run and has not: all of them in one
+        process, only `item` in a pytest-xdist worker (which is handed its items one by one)."""
+        if hasattr(self.config, "workerinput"):
+            return [item]
+        pending = [
+            other for other in self.session.items
+            if isinstance(other, CaseItem) and other.parent is self and (other.case_id, other.target, other.prompt) not in self.results
+        ]
+        return pending or [item]
+
+    def _run(self, batch: list[CaseItem]) -> None:
+        from agenteval.api import run_suite
+
+        state: _Session = self.config.stash[_STATE]
+        case_ids = {item.case_id for item in batch}
+        cells = {(item.target, item.prompt) for item in batch}
+        filters = [] if len(case_ids) == self.case_count else [_glob_of(case_id) for case_id in sorted(case_ids)]
+        targets = sorted({target for target, _ in cells if target is not None}) if len(cells) < len(self.cells) else []
+        prompts = sorted({prompt for _, prompt in cells if prompt is not None}) if len(cells) < len(self.cells) else []
+        if not targets:
+            targets = list(self.config.option.agenteval_target)
+        if not prompts:
+            prompts = list(self.config.option.agenteval_prompt)
+        output = None
+        if self.config.option.agenteval_output:
+            folder = Path(self.config.option.agenteval_output)
+            folder.mkdir(parents=True, exist_ok=True)
+            output = str(folder / f"{_slug(self.suite_name)}-{len(state.summaries) + 1}.jsonl")
+        for item in batch:
+            self.results.setdefault((item.case_id, item.target, item.prompt), [])
+        run = run_suite(
+            self.path, filters=filters, targets=targets, prompts=prompts, repeat=state.repeat,
+            cache=not self.config.option.agenteval_no_cache, output=output, overwrite=True,
+        )
+        with run:
+            for result in run:
+                self.results.setdefault((result.case_id, result.target, result.prompt), []).append(result)
+            summary = run.summary
+        state.summaries.append({"suite": self.suite_name, "path": str(self.path), "summary": summary})
+
+    def cell_results(self, target: str | None, prompt: str | None) -> list[list[Any]]:
+        return [results for (_, t, p), results in self.results.items() if (t, p) == (target, prompt) and results]
+
+
+class CaseItem(pytest.Item):
+    """One case of a suite in one cell: passes when the case passed (every repetition)."""
+
+    def __init__(self, *, case_id: str, target: str | None, prompt: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case_id, self.target, self.prompt = case_id, target, prompt
+
+    def runtest(self) -> None:
+        from agenteval.testing import failure_text
+
+        suite: SuiteFile = self.parent  # type: ignore[assignment]
+        results = suite.results_of(self)
+        if not results:
+            raise CaseFailed(f"{self.case_id}: the run returned no result for this case")
+        failing = [result for result in results if result.verdict != "pass"]
+        if not failing:
+            return
+        head = "" if len(results) == 1 else f"{len(results) - len(failing)} of {len(results)} repetitions passed\n"
+        text = head + "\n".join(failure_text(result) for result in failing)
+        if self.config.stash[_STATE].min_pass_rate is not None:
+            pytest.xfail(f"allowed by the gate: {text}")
+        raise CaseFailed(text)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            return excinfo.value.text
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        label = _cell_label(self.target, self.prompt)
+        return self.path, None, f"case {self.case_id}" + (f" [{label}]" if label else "")
+
+
+class GateItem(pytest.Item):
+    """The gate of one cell: at least `--agenteval-min-pass-rate` of its cases run here passed."""
+
+    def __init__(self, *, target: str | None, prompt: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.target, self.prompt = target, prompt
+
+    def runtest(self) -> None:
+        suite: SuiteFile = self.parent  # type: ignore[assignment]
+        rate: float = self.config.stash[_STATE].min_pass_rate
+        cases = suite.cell_results(self.target, self.prompt)
+        if not cases:
+            pytest.skip("no case of this cell ran in this session")
+        passed = sum(all(result.verdict == "pass" for result in results) for results in cases)
+        if passed < rate * len(cases):
+            failing = sorted(results[0].case_id for results in cases if any(result.verdict != "pass" for result in results))
+            label = _cell_label(self.target, self.prompt)
+            raise CaseFailed(
+                f"{passed} of {len(cases)} cases passed ({passed / len(cases):.0%}) in {label or 'the run'}, "
+                f"below the gate of {rate:.0%}; not passing: {', '.join(failing[:20])}"
+                + (f" and {len(failing) - 20} more" if len(failing) > 20 else "")
+            )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            return excinfo.value.text
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A cell's gate runs after every case of its suite (it reads their results)."""
+    gates = [item for item in items if isinstance(item, GateItem)]
+    if gates:
+        items[:] = [item for item in items if not isinstance(item, GateItem)] + gates
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Each suite run's summary, written beside the JUnit report when pytest writes one."""
+    state: _Session | None = session.config.stash.get(_STATE, None)
+    xmlpath = getattr(session.config.option, "xmlpath", None)
+    if state is None or not state.summaries or not xmlpath or hasattr(session.config, "workerinput"):
+        return
+    target = Path(xmlpath).with_suffix(".agenteval.json")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(state.summaries, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    state: _Session | None = terminalreporter.config.stash.get(_STATE, None)
+    if state is None or not state.summaries:
+        return
+    terminalreporter.section("agenteval")
+    for entry in state.summaries:
+        summary = entry["summary"]
+        counts = summary.get("counts") or {}
+        total, passed = counts.get("total", 0), counts.get("passed", 0)
+        rate = f"{passed / total:.0%}" if total else "-"
+        terminalreporter.write_line(f"{entry['suite']}: {passed} of {total} passed ({rate}), run {summary.get('run_id', '?')}")
+
+
+@pytest.fixture
+def agenteval_run(request: pytest.FixtureRequest) -> Any:
+    """Run the suite (or inline cases) of the test's `agenteval` marker with a task:
+    `results = agenteval_run(task=my_function)`; then `agenteval.testing.assert_passed(results)`."""
+    marker = request.node.get_closest_marker("agenteval")
+    settings = dict(marker.kwargs) if marker is not None else {}
+    state: _Session = request.config.stash[_STATE]
+    base = Path(str(request.node.path)).parent
+
+    def run(task: Any = None, **options: Any) -> RunResults:
+        from agenteval.api import evaluate, run_suite
+
+        merged = {**settings, **options}
+        suite = merged.pop("suite", None)
+        cases, evaluators = merged.pop("cases", None), merged.pop("evaluators", None)
+        if suite is not None:
+            merged.setdefault("repeat", state.repeat)
+            merged.setdefault("cache", not request.config.option.agenteval_no_cache)
+            source = suite if isinstance(suite, dict) else base / suite
+            outcome = run_suite(source, task=task, base_dir=base, **merged)
+        elif cases is not None and evaluators is not None:
+            outcome = evaluate(cases, evaluators, task=task, base_dir=base, **merged)
+        else:
+            raise pytest.UsageError("mark the test with @pytest.mark.agenteval(suite=...) or (cases=..., evaluators=...), or pass them to agenteval_run")
+        with outcome:
+            results = RunResults(outcome)
+            results.summary = outcome.summary
+        return results
+
+    return run
+
+
+class RunResults(list):  # type: ignore[type-arg]
+    """The finished run's results (CaseResult, in the order they finished), with its `summary`."""
+
+    def __init__(self, run: Any) -> None:
+        super().__init__(run)
+        self.run_id: str = run.run_id
+        self.summary: dict[str, Any] = {}
+
+
+def _item_name(case_id: str, target: str | None, prompt: str | None) -> str:
+    label = _cell_label(target, prompt)
+    return f"{case_id}[{label}]" if label else case_id
+
+
+def _glob_of(case_id: str) -> str:
+    """A glob matching exactly this case id (`--filter` takes globs)."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in case_id)
+
+
+def _slug(name: str) -> str:
+    return "".join(char if char.isalnum() or char in "-_" else "-" for char in name) or "suite"
