@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, write
+from conftest import ROOT, write
 from tests.github_api import READ, WRITE, FakeGitHub, serve
 
 SUITE = """

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, read_jsonl, run_cli, write
+from conftest import EXAMPLES, read_jsonl, run_cli, write
 from tests.junit_schema import assert_valid_junit
 
 
