@@ -27,6 +27,7 @@ PACKAGES = {
     "sqlalchemy": ("sqlalchemy", "store"),
     "psycopg": ("psycopg", "store"),
     "opentelemetry": ("opentelemetry-sdk", "otel"),
+    "quickjs": ("quickjs-ng", "javascript"),
 }
 
 
@@ -71,6 +72,11 @@ def missing_warning(module: str, feature: str) -> MissingExtra | None:
     if _find_spec(module) is None:
         return MissingExtra(f"{feature} needs {_package(module)}, which is not installed: {install_hint(module)}")
     return None
+
+
+def installed(module: str) -> bool:
+    """Whether `module` can be imported, found without importing it."""
+    return _find_spec(module) is not None
 
 
 def _find_spec(module: str) -> importlib.machinery.ModuleSpec | None:

@@ -22,6 +22,7 @@ BUILT_IN: dict[str, str] = {
     "distance": "agenteval.evaluators.geometry:Distance",
     "code_judge": "agenteval.evaluators.code_judge:CodeJudge",
     "python": "agenteval.evaluators.python_function:PythonFunction",
+    "javascript": "agenteval.evaluators.javascript:JavaScript",
     "tool_calls": "agenteval.evaluators.tools.evaluator:ToolCalls",
     "composite": "agenteval.evaluators.composite:Composite",
     "conversation": "agenteval.evaluators.conversation:Conversation",
