@@ -3,7 +3,7 @@
 `geometry`: shapely, scipy (exact polygon IoU, optimal pairing). `text`: vaderSentiment, afinn,
 better-profanity (offline sentiment lexicons and the default toxicity word list). `store`:
 SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP exporter (--otel).
-`ray`: Ray (--executor ray). `all`: every one of them.
+`ray`: Ray (--executor ray). `view`: Starlette and Uvicorn (`agenteval view`). `all`: every one of them.
 
 A suite whose evaluators need a package that is not installed is refused when it loads (`validate`
 and `run` exit 2), naming the evaluator and the `pip install` that fixes it: such a suite would
@@ -28,6 +28,8 @@ PACKAGES = {
     "psycopg": ("psycopg", "store"),
     "opentelemetry": ("opentelemetry-sdk", "otel"),
     "quickjs": ("quickjs-ng", "javascript"),
+    "starlette": ("starlette", "view"),
+    "uvicorn": ("uvicorn", "view"),
 }
 
 
