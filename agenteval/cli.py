@@ -193,6 +193,12 @@ def report(
     show_failures: Annotated[int, typer.Option("--show-failures", metavar="N", help="Failing cases listed (table, markdown), worst first.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read run ids (or `latest`) from this SQL store.")] = None,
+    agreement: Annotated[
+        bool, typer.Option("--agreement", help="How far each judged evaluator and criterion agrees with people's reviews (kappa, confusion table) instead of the summary.")
+    ] = False,
+    min_agreement: Annotated[
+        Optional[float], typer.Option("--min-agreement", metavar="KAPPA", help="With --agreement: exit 1 when a reviewed evaluator or criterion agrees less (or has too few reviews).")
+    ] = None,
 ) -> None:
     """Summary, failures and reports (JUnit, Markdown, HTML) of finished runs, without re-running anything."""
     from agenteval.execute import exit_code
@@ -202,6 +208,10 @@ def report(
 
     if min_pass_rate is not None and not 0 <= min_pass_rate <= 1:
         raise _fail(f"--min-pass-rate must be between 0 and 1, got {min_pass_rate}")
+    if min_agreement is not None and not -1 <= min_agreement <= 1:
+        raise _fail(f"--min-agreement is a kappa between -1 and 1, got {min_agreement}")
+    if agreement or min_agreement is not None:
+        raise typer.Exit(_report_agreement(results, store, "json" if as_json else fmt, min_agreement))
     try:
         sources, opened = _stored_runs(results, store)
         summary = report_results(sources, "json" if as_json else fmt, output, show_failures, min_pass_rate)
@@ -209,11 +219,57 @@ def report(
         raise _fail(str(exc)) from None
     if opened is not None:
         opened.close()
+    if fmt == "table" and not as_json and output is None:
+        _mention_reviews([source for source in sources if isinstance(source, Path)])
     parts = list(summary.cells.values()) or [summary]  # a matrix run: each cell must pass the gate
     if summary.cells_not_kept:  # and the whole run when some cells were not kept apart
         parts.append(summary)
     codes = {exit_code(part.total, part.passed, part.verdicts["error"], min_pass_rate) for part in parts}
     raise typer.Exit(max(codes))  # 3 errored > 1 failed > 0
+
+
+def _mention_reviews(results: list[Path]) -> None:
+    """One line under the report when people have reviewed the run."""
+    from agenteval.stores.reviews import ReviewError, read_reviews, reviews_path
+
+    try:
+        reviews = [review for path in results for review in read_reviews(reviews_path(path))]
+    except ReviewError as exc:
+        typer.echo(f"warning: {exc}", err=True)
+        return
+    if reviews:
+        people = len({review["reviewer"] for review in reviews})
+        wrong = sum("wrong" in review["verdicts"].values() for review in reviews)
+        typer.echo(f"{len(reviews)} review{'s' if len(reviews) != 1 else ''} by {people} reviewer{'s' if people != 1 else ''}, "
+                   f"{wrong} marking a verdict wrong: `agenteval report RESULTS.jsonl --agreement` says how far each judge agrees")
+
+
+def _report_agreement(results: list[Path], store: str | None, fmt: str, minimum: float | None) -> int:
+    """Print the agreement of every reviewed judge with people; 1 when one misses --min-agreement."""
+    import itertools
+
+    from agenteval.reports.agreement import agreement_json, agreement_text
+    from agenteval.results import ResultsFileError
+    from agenteval.stores import read_source
+    from agenteval.stores.reviews import ReviewError, agreements, below, read_reviews, reviews_path
+
+    if fmt not in ("table", "json"):
+        raise _fail(f"--agreement prints a table or json, not {fmt!r}")
+    try:
+        sources, opened = _stored_runs(results, store)
+        reviews = [review for source in sources if isinstance(source, Path) for review in read_reviews(reviews_path(source))]
+        found = agreements(itertools.chain.from_iterable(read_source(source) for source in sources), reviews)
+    except (ResultsFileError, ReviewError) as exc:
+        raise _fail(str(exc)) from None
+    if opened is not None:
+        opened.close()
+    sys.stdout.write(agreement_json(found, len(reviews)) if fmt == "json" else agreement_text(found, len(reviews)))
+    if minimum is None:
+        return 0
+    reasons = below(found, minimum) if found else ["no reviewed evaluator or criterion to check"]
+    for reason in reasons:
+        typer.echo(f"agreement below --min-agreement {minimum:g}: {reason}", err=True)
+    return 1 if reasons else 0
 
 
 @app.command(epilog="Exit codes: 0 the gate passed; 1 it failed; 2 unreadable input, an unknown cell, or runs of two suites with no case id in common.", short_help="What changed between two runs, and a gate for CI.")
@@ -457,6 +513,43 @@ def feedback_add(
     except (FeedbackError, ResultsFileError) as exc:
         raise _fail(str(exc)) from None
     typer.echo(f"{written} human result{'s' if written != 1 else ''} from {files[-1]} folded into {where}")
+
+
+@feedback_app.command("export", epilog="Exit codes: 0 written; 2 an unreadable reviews file.")
+def feedback_export(
+    results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl", help="The run whose reviews (RESULTS.reviews.jsonl beside it) to export.")],
+) -> None:
+    """Print a run's reviews as JSONL: each reviewer's latest review of each case and cell."""
+    from agenteval.stores.reviews import ReviewError, export_reviews, read_reviews, reviews_path
+
+    try:
+        sys.stdout.buffer.write(export_reviews(read_reviews(reviews_path(results))))
+    except ReviewError as exc:
+        raise _fail(str(exc)) from None
+
+
+@feedback_app.command("cases", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file, an unknown case, or a cases file that cannot be written.")
+def feedback_cases(
+    results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl", help="The reviewed run.")],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="CASES.jsonl|CASES.yaml", help="The cases file to add to (created when absent; no other file is written).")],
+    case_ids: Annotated[Optional[list[str]], typer.Option("--case", metavar="ID", help="Also this case (repeatable); reviews marking the expected answer wrong are always taken.")] = None,
+) -> None:
+    """Write reviewed cases as suite cases: the cases given, and every case whose review marks the
+    expected answer wrong, with the reviewer's corrected expected answer (replacing a case of the same id)."""
+    from agenteval.results import ResultsFileError, read_results
+    from agenteval.stores.reviews import ReviewError, cases_from_reviews, read_reviews, reviews_path, write_cases
+
+    try:
+        cases = cases_from_reviews(read_results(results), read_reviews(reviews_path(results)), set(case_ids or ()))
+        missing = sorted(set(case_ids or ()) - {case["id"] for case in cases})
+        if missing:
+            raise _fail(f"{results} has no case {', '.join(map(repr, missing))}; nothing was written")
+        if not cases:
+            raise _fail(f"no case to write: give --case ID, or mark an expected answer wrong in a review of {results}")
+        added, replaced = write_cases(output, cases)
+    except (ResultsFileError, ReviewError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"{added} case{'s' if added != 1 else ''} added, {replaced} corrected in {output}")
 
 
 @app.command("evaluators", short_help="Every evaluator type, built-in or from a plugin.")

@@ -1,0 +1,39 @@
+"""Hostile reviews: each one is refused with a reason and nothing is written; a damaged reviews
+file is a file:line error for `report --agreement`, never a traceback."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import run_cli, write
+
+from agenteval.stores.reviews import ReviewError, append_review, reviews_path
+
+
+@pytest.mark.parametrize(("record", "reason"), [
+    ({"case_id": "c1", "reviewer": "ana", "scores": {"tone": math.nan}}, "finite number"),
+    ({"case_id": "c1", "reviewer": "ana", "scores": {"tone": 1e308}}, "finite number"),
+    ({"case_id": "c1", "reviewer": "ana", "repetition": -1, "note": "x"}, "repetition"),
+    ({"case_id": "c1", "reviewer": "ana", "verdicts": {"judge": "maybe"}}, "right"),
+    ({"case_id": "c1", "reviewer": "ana", "note": "x" * 10_001}, "longer than"),
+    ({"case_id": "c1", "reviewer": "ana", "password": "hunter2"}, "unknown key 'password'"),
+    ({"case_id": "", "reviewer": "ana", "note": "x"}, "case_id"),
+    ({"case_id": "c1", "reviewer": "ana"}, "a review marks"),
+    (["not", "an", "object"], "JSON object"),
+])
+def test_a_hostile_review_is_refused_and_nothing_is_written(tmp_path, record, reason):
+    path = tmp_path / "run.reviews.jsonl"
+    with pytest.raises(ReviewError, match=reason):
+        append_review(path, record)
+    assert not path.exists()
+
+
+def test_a_damaged_reviews_file_is_a_file_line_error(tmp_path):
+    write(tmp_path, "suite.yaml", "name: s\nevaluators:\n  - {type: equals}\ncases:\n  - {id: c1, expected: a, output: a}\n")
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "run.jsonl").returncode == 0
+    reviews = reviews_path(tmp_path / "run.jsonl")
+    reviews.write_text('{"case_id": "c1", "reviewer": "ana", "note": "fine"}\n{"case_id": "c1", "reviewer": NaN}\n')
+    done = run_cli("report", tmp_path / "run.jsonl", "--agreement")
+    assert done.returncode == 2
+    assert "run.reviews.jsonl:2: not a review" in done.stderr and "Traceback" not in done.stderr

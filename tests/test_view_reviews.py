@@ -1,0 +1,133 @@
+"""Reviews kept beside a run: `report --agreement`, its gate, export, and cases written from reviews.
+
+A real run of a small suite (recorded answers, two evaluators) through the CLI; reviews appended
+through the reviews store as the viewer does; the figures checked against scikit-learn.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import read_jsonl, run_cli, write
+
+from agenteval.stores.reviews import append_review, read_reviews, reviews_path
+
+metrics = pytest.importorskip("sklearn.metrics")
+CASES = 30
+
+
+def _run(folder):
+    cases = "".join(
+        f"  - {{id: c{i}, input: {{q: 'question {i}'}}, expected: 'answer {i}', output: '{'answer' if i % 3 else 'wrong'} {i}', tags: [t{i % 2}]}}\n"
+        for i in range(CASES)
+    )
+    write(folder, "suite.yaml", "name: reviewed\nevaluators:\n  - {name: same, type: equals}\n  - {name: says, type: contains, reference: answer}\ncases:\n" + cases)
+    done = run_cli("run", folder / "suite.yaml", "-o", folder / "run.jsonl")
+    assert done.returncode == 1, done.stdout + done.stderr
+    return folder / "run.jsonl"
+
+
+def _review_all(results, wrong_every: int = 4):
+    """The `same` evaluator marked wrong on every `wrong_every`-th case; `says` always right."""
+    judge, human = [], []
+    for line in read_jsonl(results):
+        number = int(line["case_id"][1:])
+        verdict = next(e["verdict"] for e in line["evaluator_results"] if e["name"] == "same")
+        mark = "wrong" if number % wrong_every == 0 else "right"
+        append_review(reviews_path(results), {
+            "case_id": line["case_id"], "reviewer": "ana", "verdicts": {"same": mark, "says": "right"},
+            "judged": {"same": verdict}, "note": f"looked at {line['case_id']}",
+        })
+        judge.append(verdict)
+        human.append(verdict if mark == "right" else ("fail" if verdict == "pass" else "pass"))
+    return judge, human
+
+
+def test_report_agreement_gives_cohens_kappa_and_the_confusion_table(tmp_path):
+    results = _run(tmp_path)
+    judge, human = _review_all(results)
+    done = run_cli("report", results, "--agreement", "--json")
+    assert done.returncode == 0, done.stderr
+    found = {entry["name"]: entry for entry in json.loads(done.stdout)["agreement"]}
+    same = found["same"]
+    assert same["cases"] == CASES and not same["small_sample"]
+    assert same["kappa"] == pytest.approx(metrics.cohen_kappa_score(judge, human))
+    assert same["agreement"] == pytest.approx(sum(j == h for j, h in zip(judge, human)) / CASES)
+    table = [[sum(j == a and h == b for j, h in zip(judge, human)) for b in ("fail", "pass")] for a in ("fail", "pass")]
+    assert same["confusion"] == table
+    assert found["says"]["agreement"] == 1.0
+    text = run_cli("report", results, "--agreement")
+    assert f"same: agrees on {same['agreement']:.0%} of 30 reviewed cases" in text.stdout
+    assert "judge \\ people" in text.stdout
+
+
+def test_min_agreement_fails_naming_the_evaluator_that_agrees_less(tmp_path):
+    results = _run(tmp_path)
+    _review_all(results)
+    kappa = json.loads(run_cli("report", results, "--agreement", "--json").stdout)["agreement"][0]["kappa"]
+    assert 0 < kappa < 0.95
+    gated = run_cli("report", results, "--agreement", "--min-agreement", "0.95")
+    assert gated.returncode == 1
+    assert f"same: kappa {kappa:.2f} < 0.95" in gated.stderr and "says" not in gated.stderr
+    assert run_cli("report", results, "--agreement", "--min-agreement", f"{kappa - 0.01:.3f}").returncode == 0
+
+
+def test_too_few_reviews_say_so_and_fail_the_gate(tmp_path):
+    results = _run(tmp_path)
+    append_review(reviews_path(results), {"case_id": "c1", "reviewer": "ana", "verdicts": {"same": "right"}, "judged": {"same": "pass"}})
+    done = run_cli("report", results, "--agreement", "--min-agreement", "0.2")
+    assert done.returncode == 1
+    assert "too few for a kappa" in done.stdout
+    assert "only 1 reviewed case (20 needed" in done.stderr
+
+
+def test_a_reviewers_later_review_replaces_their_earlier_one_and_others_stay(tmp_path):
+    results = _run(tmp_path)
+    path = reviews_path(results)
+    append_review(path, {"case_id": "c1", "reviewer": "ana", "verdicts": {"same": "right"}})
+    append_review(path, {"case_id": "c1", "reviewer": "bo", "verdicts": {"same": "wrong"}})
+    append_review(path, {"case_id": "c1", "reviewer": "ana", "verdicts": {"same": "wrong"}, "note": "changed my mind"})
+    kept = read_reviews(path)
+    assert sorted((r["reviewer"], r["verdicts"]["same"]) for r in kept) == [("ana", "wrong"), ("bo", "wrong")]
+    exported = run_cli("feedback", "export", results)
+    assert [json.loads(line)["reviewer"] for line in exported.stdout.splitlines()] == ["ana", "bo"]
+    assert all(json.loads(line)["time"].endswith("Z") for line in exported.stdout.splitlines())
+
+
+def test_cases_written_from_reviews_validate_and_run(tmp_path):
+    results = _run(tmp_path)
+    append_review(reviews_path(results), {
+        "case_id": "c3", "reviewer": "ana", "expected_wrong": True, "corrected_expected": "wrong 3", "note": "the reference was wrong",
+    })
+    out = tmp_path / "more" / "cases.jsonl"
+    out.parent.mkdir()
+    done = run_cli("feedback", "cases", results, "-o", out, "--case", "c6")
+    assert done.returncode == 0, done.stderr
+    assert "2 cases added, 0 corrected" in done.stdout
+    cases = {case["id"]: case for case in read_jsonl(out)}
+    assert cases["c3"]["expected"] == "wrong 3" and cases["c6"]["expected"] == "answer 6"
+    for case in cases.values():
+        case["output"] = "wrong 3" if case["id"] == "c3" else "answer 6"
+    out.write_text("".join(json.dumps(case) + "\n" for case in cases.values()))
+    write(out.parent, "suite.yaml", "name: from-reviews\nevaluators:\n  - {name: same, type: equals}\ncases: cases.jsonl\n")
+    assert run_cli("validate", out.parent / "suite.yaml").returncode == 0
+    ran = run_cli("run", out.parent / "suite.yaml", "-o", tmp_path / "again.jsonl")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert sorted(line["case_id"] for line in read_jsonl(tmp_path / "again.jsonl")) == ["c3", "c6"]
+    again = run_cli("feedback", "cases", results, "-o", out)  # the correction again: replaced, not added
+    assert "0 cases added, 1 corrected" in again.stdout
+
+
+def test_cases_are_written_only_to_a_cases_file_suffix(tmp_path):
+    results = _run(tmp_path)
+    done = run_cli("feedback", "cases", results, "-o", tmp_path / "suite.yaml.bak", "--case", "c1")
+    assert done.returncode == 2 and "written as .jsonl or .yaml" in done.stderr
+    assert not (tmp_path / "suite.yaml.bak").exists()
+
+
+def test_the_report_table_mentions_the_reviews(tmp_path):
+    results = _run(tmp_path)
+    _review_all(results)
+    done = run_cli("report", results)
+    assert "30 reviews by 1 reviewer, 8 marking a verdict wrong" in done.stdout
