@@ -393,6 +393,57 @@ def history(
         render_history(runs, Console(highlight=False, width=None if sys.stdout.isatty() else 200))  # piped: ids whole on one line
 
 
+@app.command(epilog="Exit codes: 0 stopped (Ctrl+C) or exported; 2 a missing source, a busy port, a host refused, or the `view` extra not installed.",
+             short_help="Browse runs in a local web app: review cases, see how far each judge agrees.")
+def view(
+    sources: Annotated[
+        Optional[list[Path]], typer.Argument(metavar="[RESULTS.jsonl... | FOLDER]", help="Results files or folders of them. Default: agenteval-results.")
+    ] = None,
+    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on. Anything but loopback also needs --allow-remote.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", metavar="PORT", help="Port to listen on (0: a free one).")] = 0,
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --host be an address other machines can reach (anyone with the URL can read the runs and write reviews).")] = False,
+    no_open: Annotated[bool, typer.Option("--no-open", help="Print the URL without opening a browser.")] = False,
+    export_dir: Annotated[Optional[Path], typer.Option("--export", metavar="DIR", help="Write the pages as static files into DIR (a CI artifact) and exit.")] = None,
+    cases: Annotated[Optional[Path], typer.Option("--cases", metavar="CASES.jsonl|CASES.yaml", help="The cases file the case page's \"add to cases\" button writes to.")] = None,
+) -> None:
+    """Browse runs in a local web app: runs and trends, a run's cases x cells, a case with its
+    answers and verdicts, two runs side by side; review verdicts and see how far each judge agrees."""
+    from agenteval.execute import RESULTS_DIR
+
+    try:
+        from agenteval.view.runs import Runs, SourceError
+    except ImportError as exc:  # starlette, uvicorn: the `view` extra
+        raise _fail(f"agenteval view needs the `view` extra ({exc.name} is not installed): pip install 'agenteval[view]'") from None
+    folders = list(sources or [Path(RESULTS_DIR)])
+    try:
+        Runs(folders)
+    except SourceError as exc:
+        raise _fail(str(exc)) from None
+    if export_dir is not None:
+        from agenteval.view.export import ExportError, export
+
+        try:
+            written = export(folders, export_dir)
+        except (ExportError, OSError) as exc:
+            raise _fail(f"export to {export_dir} failed: {exc}") from None
+        typer.echo(f"wrote {len(written)} files to {export_dir} (open {export_dir / 'index.html'})")
+        return
+    from agenteval.view.server import is_loopback, serve
+
+    if not is_loopback(host):
+        if not allow_remote:
+            raise _fail(f"--host {host} is not a loopback address: anyone who can reach it and has the URL could read the runs; add --allow-remote to mean it")
+        typer.echo(f"warning: listening on {host}: other machines can reach the viewer (the token in the URL still guards it)", err=True)
+    if not 0 <= port <= 65535:
+        raise _fail(f"--port must be between 0 and 65535, got {port}")
+    try:
+        serve(folders, host=host, port=port, open_browser=not no_open, cases_file=cases, echo=lambda line: typer.echo(line))
+    except OSError as exc:
+        raise _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        pass
+
+
 import_app = typer.Typer(
     name="import", help="Turn a promptfoo or AgentV eval config into an agenteval suite.", no_args_is_help=True, rich_markup_mode=None,
     short_help="Turn a promptfoo or AgentV config into a suite.",
