@@ -222,7 +222,7 @@ def agreements(results: Iterable[CaseResult], reviews: list[dict[str, Any]]) -> 
     for (_, _, _, name), labels in repeated.items():
         consistency.setdefault(name, []).append(labels)
     found = [
-        judge_agreement(name, pairs, repetitions=consistency.get(name) if any(len(r) > 1 for r in consistency.get(name, [])) else None)
+        judge_agreement(name, pairs, labels=("fail", "pass"), repetitions=consistency.get(name) if any(len(r) > 1 for r in consistency.get(name, [])) else None)
         for name, pairs in verdict_pairs.items()
     ]
     for name, pairs in criterion_pairs.items():

@@ -30,12 +30,13 @@ from starlette.routing import Route
 
 from agenteval.reports.cell_table import cell_table, comparison_lines
 from agenteval.reports.numbers import num, pct
+from agenteval.results import ResultsFileError, read_results
 from agenteval.stores.history import folder_runs, trends
 from agenteval.stores.reviews import (
     ReviewError, agreements, append_review, case_from_result, read_reviews, reviews_path, write_cases,
 )
 from agenteval.view.case_view import cell_view, criteria_of, shown
-from agenteval.view.index import PAGE_SIZE, Row, RunIndex
+from agenteval.view.index import PAGE_SIZE, LineError, Row, RunIndex
 from agenteval.view.runs import Run, Runs
 
 COOKIE = "agenteval_view"
@@ -119,7 +120,7 @@ def create_app(settings: Settings) -> Any:
         for run in runs.all():
             summary = run.summary()
             if summary is None:
-                run.index.refresh()
+                run.index.follow(0.2)
             record = _run_record(run, summary)
             listed.append(record)
         suites = sorted({record["suite"] for record in listed if record["suite"]})
@@ -146,7 +147,8 @@ def create_app(settings: Settings) -> Any:
             request, template, run=run, summary=summary, overview=_overview(run.index, summary), cells=found.cells,
             table=cell_table(summary) if summary else None, comparisons=comparison_lines(summary) if summary else [],
             groups=groups, found=found, query=query, evaluators=run.index.evaluators(), tags=run.index.tags(),
-            problems=run.index.problems + ([review_problem] if review_problem else []), reviews=len(reviews), writing=summary is None,
+            problems=run.index.problems + ([review_problem] if review_problem else []), reviews=len(reviews),
+            writing=summary is None or not run.index.caught_up, reading=not run.index.caught_up,
             reviewed={(r["case_id"]) for r in reviews},
         )
 
@@ -154,19 +156,23 @@ def create_app(settings: Settings) -> Any:
         run = runs.get(request.path_params["key"])
         if run is None:
             return JSONResponse({"error": "no such run"}, status_code=404)
-        return JSONResponse({"cases": len(run.index.rows), "finished": run.summary() is not None, "problems": run.index.problems})
+        return JSONResponse({"cases": len(run.index), "finished": run.summary() is not None and run.index.caught_up,
+                             "reading": not run.index.caught_up, "problems": run.index.problems})
 
     async def case_page(request: Request) -> Response:
         run = runs.get(request.path_params["key"])
         case_id = request.path_params["case_id"]
         if run is None:
             return missing(request, f"run {request.path_params['key']}")
-        rows = [row for row in run.index.rows if row.case_id == case_id]
+        rows = run.index.rows_of(case_id)
         if not rows:
             return missing(request, f"case {case_id} in run {run.key}")
         wanted_cell = request.query_params.get("cell")
         wanted_rep = _int(request.query_params.get("rep"), None)
-        results = [run.index.result(row) for row in rows]
+        try:
+            results = [run.index.result(row) for row in rows]
+        except LineError as exc:
+            return page(request, "missing.html", status=422, what=f"readable result for this case ({exc})")
         cells = [cell_view(result) for result in results]
         chosen = next((r for r in results if (wanted_cell is None or (r.target, r.prompt) == _cell_key(r, wanted_cell))
                        and (wanted_rep is None or r.repetition == wanted_rep)), results[0])
@@ -188,14 +194,17 @@ def create_app(settings: Settings) -> Any:
             return refused
         run = runs.get(request.path_params["key"])
         case_id = request.path_params["case_id"]
-        if run is None or not any(row.case_id == case_id for row in run.index.rows):
+        if run is None or not run.index.rows_of(case_id):
             return PlainTextResponse("no such run or case\n", status_code=404)
         form = await read_form(request) or {}
         cell, repetition = str(form.get("cell", "")), _int(form.get("rep"), 0)
-        row = next((row for row in run.index.rows if row.case_id == case_id and row.cell == cell and row.repetition == repetition), None)
+        row = next((row for row in run.index.rows_of(case_id) if row.cell == cell and row.repetition == repetition), None)
         if row is None:
             return PlainTextResponse("no such cell of the case\n", status_code=400)
-        result = run.index.result(row)
+        try:
+            result = run.index.result(row)
+        except LineError as exc:
+            return PlainTextResponse(f"{exc}\n", status_code=422)
         record = _review_from_form(form, result)
         queue = str(form.get("queue") or "")
         back = f"/runs/{run.key}/cases/{_quote(case_id)}"
@@ -226,7 +235,10 @@ def create_app(settings: Settings) -> Any:
         if run is None:
             return missing(request, f"run {request.path_params['key']}")
         reviews, problem = run.reviews()
-        found = agreements((run.index.result(row) for row in list(run.index.rows)), reviews)
+        try:
+            found = agreements(read_results(run.path), reviews)
+        except ResultsFileError as exc:
+            found, problem = [], str(exc)
         return page(request, "agreement.html", run=run, agreements=found, reviews=len(reviews), problem=problem,
                     reviewers=sorted({review["reviewer"] for review in reviews}))
 
@@ -239,7 +251,7 @@ def create_app(settings: Settings) -> Any:
             return PlainTextResponse("no such run, or no cases file was named (agenteval view --cases FILE)\n", status_code=404)
         form = await read_form(request) or {}
         case_id = str(form.get("case_id", ""))
-        row = next((row for row in run.index.rows if row.case_id == case_id), None)
+        row = next(iter(run.index.rows_of(case_id)), None)
         if row is None:
             return PlainTextResponse("no such case\n", status_code=404)
         reviews, _ = run.reviews()
@@ -247,7 +259,7 @@ def create_app(settings: Settings) -> Any:
         try:
             added, replaced = write_cases(settings.cases_file, [case_from_result(run.index.result(row), correction)])
             message = f"{'added to' if added else 'corrected in'} {settings.cases_file.name}"
-        except ReviewError as exc:
+        except (ReviewError, LineError) as exc:
             message = f"not written: {exc}"
         return RedirectResponse(f"/runs/{run.key}/cases/{_quote(case_id)}?" + urlencode({"saved": message}), status_code=303)
 
@@ -302,7 +314,7 @@ def create_app(settings: Settings) -> Any:
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
 }
 
 
@@ -379,7 +391,7 @@ def _review_from_form(form: Any, result: Any) -> dict[str, Any]:
 
 def _queue_next(run: Run, kind: str, after: str | None, reviewed: set[str]) -> str | None:
     """The next unreviewed case of a queue: `failures` (not passing, file order) or `sample` (a seeded shuffle)."""
-    ids = list(dict.fromkeys(row.case_id for row in run.index.rows if kind != "failures" or row.verdict != "pass"))
+    ids = run.index.case_order(not_passing=kind == "failures")
     if kind == "sample":
         random.Random(run.key).shuffle(ids)
     start = ids.index(after) + 1 if after in ids else 0
@@ -398,7 +410,11 @@ def _cell_key(result: Any, label: str) -> tuple[Any, Any]:
 def _group_view(index: RunIndex, group: list[Row], cells: list[str]) -> dict[str, Any]:
     by_cell: dict[str, list[dict[str, Any]]] = {cell: [] for cell in cells}
     for row in group:
-        result = index.result(row)
+        try:
+            result = index.result(row)
+        except LineError as exc:
+            by_cell.setdefault(row.cell, []).append({"row": row, "answer": "", "misses": [str(exc)]})
+            continue
         misses = [miss for e in result.evaluator_results for miss in e.misses][:3]
         by_cell.setdefault(row.cell, []).append({
             "row": row, "answer": _excerpt(shown(result.output), 240), "misses": misses,
@@ -417,18 +433,11 @@ def _overview(index: RunIndex, summary: dict[str, Any] | None) -> dict[str, Any]
         return {"total": counts.get("total", 0), "passed": counts.get("passed", 0), "failed": counts.get("failed", 0),
                 "errored": counts.get("errored", 0), "pass_rate": summary.get("pass_rate"), "mean_score": summary.get("mean_score"),
                 "evaluators": summary.get("evaluators") or {}}
-    rows = index.rows
-    passed = sum(row.verdict == "pass" for row in rows)
-    errored = sum(row.verdict == "error" for row in rows)
-    evaluators: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        for name, verdict in row.evaluators:
-            entry = evaluators.setdefault(name, {"count": 0, "verdicts": {}, "mean_score": None, "type": ""})
-            entry["count"] += 1
-            entry["verdicts"][verdict] = entry["verdicts"].get(verdict, 0) + 1
-    return {"total": len(rows), "passed": passed, "failed": len(rows) - passed - errored, "errored": errored,
-            "pass_rate": passed / len(rows) if rows else None, "mean_score": sum(r.score for r in rows) / len(rows) if rows else None,
-            "evaluators": evaluators}
+    counts = index.counts()
+    verdicts, total = counts["verdicts"], len(index)
+    evaluators = {name: {**figures, "mean_score": None, "type": ""} for name, figures in counts["evaluators"].items()}
+    return {"total": total, "passed": verdicts["pass"], "failed": total - verdicts["pass"] - verdicts["error"], "errored": verdicts["error"],
+            "pass_rate": verdicts["pass"] / total if total else None, "mean_score": counts["mean_score"], "evaluators": evaluators}
 
 
 def _run_record(run: Run, summary: dict[str, Any] | None) -> dict[str, Any]:
@@ -461,11 +470,11 @@ def _trend_rows(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _compare(base: Run, new: Run) -> tuple[list[dict[str, Any]], dict[str, int], str | None]:
     """Case by case (same id, cell and repetition): regressions first, then improvements, then score changes."""
-    old_rows = {(row.case_id, row.cell, row.repetition): row for row in base.index.rows}
+    old_rows = {(row.case_id, row.cell, row.repetition): row for row in base.index.all_rows()}
     items = []
     counts = {"regressions": 0, "improvements": 0, "unchanged": 0, "only_old": 0, "only_new": 0}
     paired: list[tuple[Row, Row]] = []
-    for row in new.index.rows:
+    for row in new.index.all_rows():
         old = old_rows.pop((row.case_id, row.cell, row.repetition), None)
         if old is None:
             counts["only_new"] += 1
@@ -490,7 +499,10 @@ def _compare(base: Run, new: Run) -> tuple[list[dict[str, Any]], dict[str, int],
 
 
 def _first_miss(index: RunIndex, row: Row) -> str:
-    result = index.result(row)
+    try:
+        result = index.result(row)
+    except LineError as exc:
+        return str(exc)
     for evaluator in result.evaluator_results:
         if evaluator.verdict != "pass":
             return f"{evaluator.name}: " + (evaluator.misses[0] if evaluator.misses else evaluator.error or evaluator.verdict)

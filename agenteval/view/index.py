@@ -1,31 +1,48 @@
 """A run's cases as a compact index the viewer filters, sorts and pages on the server.
 
 One pass over a results JSONL keeps, per line, where it is in the file and the few figures a table
-row shows (never the answer itself); a case opens by reading its one line again. A file that grows
-(a run still writing) is read on from where the index stopped, and a torn last line waits for its
-newline. A line that is not a result is counted as a problem shown on the page, never a crash.
+row needs, in columns (never the answer itself); a case opens by reading its one line again.
+Filters and sorts are numpy operations over the columns, so a page of a 100,000-case run costs
+milliseconds (benchmarks/bench_view.py). A file that grows (a run still writing) is read on from
+where the index stopped, and a torn last line waits for its newline. A line that is not a result
+is a problem shown on the page, never a crash.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
+import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from agenteval.reports.cell_table import result_cell
 from agenteval.results import CaseResult, case_from_dict
 
 PAGE_SIZE = 50
+CHUNK_BYTES = 1 << 20
+"""Indexed at once by the background reader: the lock is held for a few tens of ms, so pages stay responsive."""
 SORTS = ("file", "score", "-score", "latency", "-latency", "cost", "-cost")
+VERDICTS = ("pass", "fail", "error", "partial")
+_CODE = {name: code for code, name in enumerate(VERDICTS)}
+_OTHER = len(VERDICTS)
+_ABSENT = -1
 
 
-@dataclass(slots=True)
+class LineError(ValueError):
+    """A line of the results file that cannot be read as a result (it changed shape, or was never one)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Row:
-    """One result line, as the cases table needs it."""
+    """One result line, as the cases table shows it."""
 
+    number: int
     offset: int
     case_id: str
     verdict: str
@@ -35,7 +52,6 @@ class Row:
     tags: tuple[str, ...]
     cell: str
     repetition: int
-    evaluators: tuple[tuple[str, str], ...]  # (name, verdict)
 
 
 @dataclass
@@ -49,143 +65,328 @@ class Page:
     cells: list[str]
 
 
+def _nan(value: Any) -> float:
+    return float(value) if type(value) in (int, float) and value - value == 0 else float("nan")
+
+
 @dataclass
 class RunIndex:
     """The index of one results file; `refresh` reads what was appended since."""
 
     path: Path
-    rows: list[Row] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     position: int = 0
     run_id: str | None = None
     suite: str | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def refresh(self) -> None:
+    def __post_init__(self) -> None:
+        self._lock = threading.RLock()
+        self.reading: threading.Thread | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.offsets = array("q")
+        self.groups = array("q")  # the case id's number, per row
+        self.verdicts = array("b")
+        self.scores = array("d")
+        self.latencies = array("d")
+        self.costs = array("d")
+        self.cell_codes = array("q")
+        self.repetitions = array("q")
+        self.tag_codes: list[tuple[int, ...]] = []
+        self.case_ids: list[str] = []
+        self.case_numbers: dict[str, int] = {}
+        self.case_rows: list[list[int]] = []
+        self.cell_names: list[str] = []
+        self._cells: dict[tuple[Any, Any], int] = {}
+        self.tag_names: list[str] = []
+        self._tags: dict[str, int] = {}
+        self._tag_sets: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self.evaluator_verdicts: dict[str, array] = {}
+        self.problems = []
+        self.position = 0
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def refresh(self, chunk: int | None = None) -> bool:
+        """Index what was appended since the last call (at most `chunk` bytes of it); True when
+        the index has caught up with the file."""
         with self._lock:
             try:
                 size = self.path.stat().st_size
             except OSError as exc:
                 self._problem(f"{self.path.name}: cannot read: {exc.strerror or exc}")
-                return
+                return True
             if size < self.position:  # rewritten (feedback folded in, --overwrite): start again
-                self.rows, self.problems, self.position = [], [], 0
+                self._reset()
             if size == self.position:
-                return
+                return True
+            wanted = size - self.position if chunk is None else min(chunk, size - self.position)
             with self.path.open("rb") as handle:
                 handle.seek(self.position)
-                data = handle.read(size - self.position)
+                data = handle.read(wanted)
             end = data.rfind(b"\n") + 1  # a torn last line waits for its newline
-            offset = self.position
-            for raw in data[:end].split(b"\n")[:-1]:
+            if end == 0 and wanted < size - self.position:  # one line longer than the chunk: read it whole
+                return self._unlocked_whole_line(size)
+            self._index(data[:end])
+            return self.position >= size or end == 0
+
+    def _unlocked_whole_line(self, size: int) -> bool:
+        with self.path.open("rb") as handle:
+            handle.seek(self.position)
+            line = handle.readline()
+        if line.endswith(b"\n"):
+            self._index(line)
+        return self.position >= size
+
+    def _index(self, data: bytes) -> None:
+        offset = self.position
+        collecting = gc.isenabled()
+        gc.disable()  # the collector would walk every object kept so far, again and again
+        try:
+            for raw in data.split(b"\n")[:-1]:
                 if raw.strip():
                     self._add(offset, raw)
                 offset += len(raw) + 1
-            self.position += end
+        finally:
+            if collecting:
+                gc.enable()
+        self.position += len(data)
+
+    def follow(self, wait: float) -> None:
+        """Index the file in a background thread, a chunk at a time (pages are served meanwhile from
+        what is indexed), waiting up to `wait` seconds for it to catch up."""
+        with self._lock:
+            if self.reading is not None and self.reading.is_alive():
+                thread = self.reading
+            else:
+                thread = self.reading = threading.Thread(target=self._catch_up, name=f"index {self.path.name}", daemon=True)
+                thread.start()
+        thread.join(wait)
+
+    def _catch_up(self) -> None:
+        while not self.refresh(CHUNK_BYTES):
+            time.sleep(0.002)  # let a request waiting for the lock (and the interpreter) in
+
+    @property
+    def caught_up(self) -> bool:
+        return self.reading is None or not self.reading.is_alive()
+
+    def locked(self) -> Any:
+        """Hold while reading the columns: indexing appends to them."""
+        return self._lock
 
     def _add(self, offset: int, raw: bytes) -> None:
         try:
             data = orjson.loads(raw)
-            if not isinstance(data, dict) or not isinstance(data.get("case_id"), str):
-                raise ValueError("not a result line")
-            if self.run_id is None:
-                self.run_id, self.suite = str(data.get("run_id") or self.path.stem), str(data.get("suite") or "")
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-            self.rows.append(Row(
-                offset, data["case_id"], str(data.get("verdict")), _number(data.get("score")) or 0.0,
-                _number(usage.get("latency_ms")) if usage.get("latency_ms") is not None else _number(data.get("duration_ms")),
-                _number(usage.get("cost_usd")), tuple(str(tag) for tag in data.get("tags") or ()),
-                _cell(data), int(data.get("repetition") or 0),
-                tuple((str(e.get("name")), str(e.get("verdict"))) for e in data.get("evaluator_results") or () if isinstance(e, dict)),
-            ))
-        except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
-            self._problem(f"{self.path.name}: a line at byte {offset} is not a result ({exc}); it is left out")
+            case_id = data["case_id"]
+            if type(case_id) is not str:
+                raise ValueError("case_id is not a string")
+            usage = data.get("usage")
+            usage = usage if type(usage) is dict else {}
+            tags = data.get("tags") or ()
+            evaluators = data.get("evaluator_results") or ()
+            cell_key = (data.get("target"), data.get("prompt"))
+        except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            self._problem(f"{self.path.name}: the line at byte {offset} is not a result ({type(exc).__name__}: {exc}); it is left out")
+            return
+        if self.run_id is None:
+            self.run_id, self.suite = str(data.get("run_id") or self.path.stem), str(data.get("suite") or "")
+        number = len(self.offsets)
+        group = self.case_numbers.get(case_id)
+        if group is None:
+            group = self.case_numbers[case_id] = len(self.case_ids)
+            self.case_ids.append(case_id)
+            self.case_rows.append([])
+        self.case_rows[group].append(number)
+        cell = self._cells.get(cell_key)
+        if cell is None:
+            cell = self._cells[cell_key] = len(self.cell_names)
+            self.cell_names.append(_cell_label(*cell_key))
+        codes = []
+        for tag in tags:
+            code = self._tags.get(tag)
+            if code is None:
+                code = self._tags[tag] = len(self.tag_names)
+                self.tag_names.append(str(tag))
+            codes.append(code)
+        key = tuple(codes)
+        self.tag_codes.append(self._tag_sets.setdefault(key, key))
+        for evaluator in evaluators:
+            if type(evaluator) is not dict:
+                continue
+            column = self.evaluator_verdicts.get(evaluator.get("name"))
+            if column is None:
+                column = self.evaluator_verdicts[str(evaluator.get("name"))] = array("b")
+            if len(column) < number:
+                column.extend([_ABSENT] * (number - len(column)))
+            if len(column) == number:
+                column.append(_CODE.get(evaluator.get("verdict"), _OTHER))
+        self.offsets.append(offset)
+        self.groups.append(group)
+        self.verdicts.append(_CODE.get(data.get("verdict"), _OTHER))
+        self.scores.append(_nan(data.get("score")))
+        latency = usage.get("latency_ms")
+        self.latencies.append(_nan(latency if latency is not None else data.get("duration_ms")))
+        self.costs.append(_nan(usage.get("cost_usd")))
+        self.cell_codes.append(cell)
+        self.repetitions.append(data.get("repetition") if type(data.get("repetition")) is int else 0)
 
     def _problem(self, text: str) -> None:
         if len(self.problems) < 20:
             self.problems.append(text)
 
+    def row(self, number: int) -> Row:
+        latency, cost = self.latencies[number], self.costs[number]
+        return Row(
+            number, self.offsets[number], self.case_ids[self.groups[number]], _verdict(self.verdicts[number]), self.scores[number],
+            None if latency != latency else latency, None if cost != cost else cost,
+            tuple(self.tag_names[code] for code in self.tag_codes[number]), self.cell_names[self.cell_codes[number]], self.repetitions[number],
+        )
+
+    def rows_of(self, case_id: str) -> list[Row]:
+        with self._lock:
+            group = self.case_numbers.get(case_id)
+            return [] if group is None else [self.row(number) for number in self.case_rows[group]]
+
+    def all_rows(self) -> list[Row]:
+        with self._lock:
+            return [self.row(number) for number in range(len(self))]
+
     def result(self, row: Row) -> CaseResult:
         """The whole result of one row, read again from the file."""
         with self.path.open("rb") as handle:
             handle.seek(row.offset)
-            return case_from_dict(orjson.loads(handle.readline()))
+            raw = handle.readline()
+        try:
+            return case_from_dict(orjson.loads(raw))
+        except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
+            raise LineError(f"{self.path.name}: the line of case {row.case_id!r} is not a result: {exc}") from None
 
-    def lines_matching(self, text: str) -> set[int]:
-        """Offsets of the lines whose input, answer, expected answer or misses contain `text` (any case)."""
-        needle = text.lower()
-        found: set[int] = set()
-        with self.path.open("rb") as handle:
-            offset = 0
-            for raw in handle:
-                if offset >= self.position:
-                    break
-                lowered = raw.lower()
-                if needle.encode() in lowered or orjson.dumps(needle)[1:-1] in lowered:
-                    try:
-                        data = orjson.loads(raw)
-                        parts = [data.get("input"), data.get("output"), data.get("expected"), data.get("case_id"),
-                                 [e.get("misses") for e in data.get("evaluator_results") or () if isinstance(e, dict)]]
-                        if needle in orjson.dumps(parts).decode().lower() or needle in _plain(parts).lower():
-                            found.add(offset)
-                    except (orjson.JSONDecodeError, TypeError, AttributeError):
-                        pass
-                offset += len(raw)
-        return found
+    def case_order(self, not_passing: bool) -> list[str]:
+        """Case ids in file order (only those with a result that did not pass, with `not_passing`)."""
+        with self._lock:
+            if not not_passing:
+                return list(self.case_ids)
+            verdicts = self.verdicts
+            return [case_id for case_id, rows in zip(self.case_ids, self.case_rows) if any(verdicts[n] != 0 for n in rows)]
 
     def cells(self) -> list[str]:
-        return list(dict.fromkeys(row.cell for row in self.rows))
+        return list(self.cell_names)
 
     def evaluators(self) -> list[str]:
-        return list(dict.fromkeys(name for row in self.rows[:1000] for name, _ in row.evaluators))
+        return list(self.evaluator_verdicts)
 
     def tags(self) -> list[str]:
-        return sorted({tag for row in self.rows for tag in row.tags})
+        return sorted(self.tag_names)
+
+    def counts(self) -> dict[str, Any]:
+        """Verdict counts of the rows, and per evaluator: while a run is being written it has no summary."""
+        with self._lock:
+            return self._counts()
+
+    def _counts(self) -> dict[str, Any]:
+        verdicts = np.frombuffer(self.verdicts, dtype=np.int8) if len(self) else np.zeros(0, dtype=np.int8)
+        found = {name: int(np.count_nonzero(verdicts == code)) for code, name in enumerate(VERDICTS)}
+        evaluators = {}
+        for name, column in self.evaluator_verdicts.items():
+            values = np.frombuffer(column, dtype=np.int8) if len(column) else np.zeros(0, dtype=np.int8)
+            present = values[values != _ABSENT]
+            evaluators[name] = {"count": int(present.size), "verdicts": {v: int(np.count_nonzero(present == c)) for c, v in enumerate(VERDICTS) if np.any(present == c)}}
+        scores = np.frombuffer(self.scores, dtype=np.float64) if len(self) else np.zeros(0)
+        return {"verdicts": found, "evaluators": evaluators, "mean_score": float(np.nanmean(scores)) if scores.size and not np.all(np.isnan(scores)) else None}
+
+    def lines_matching(self, text: str) -> np.ndarray:
+        """Row numbers whose input, answer, expected answer, case id or misses contain `text` (any case)."""
+        needle = text.lower()
+        encoded = [needle.encode(), orjson.dumps(needle)[1:-1]]
+        found = []
+        with self.path.open("rb") as handle:
+            data = handle.read(self.position)
+        for number, offset in enumerate(self.offsets):
+            end = data.find(b"\n", offset)
+            raw = data[offset:end].lower()
+            if any(part in raw for part in encoded):
+                try:
+                    line = orjson.loads(data[offset:end])
+                    parts = [line.get("input"), line.get("output"), line.get("expected"), line.get("case_id"),
+                             [e.get("misses") for e in line.get("evaluator_results") or () if isinstance(e, dict)]]
+                except (orjson.JSONDecodeError, AttributeError):
+                    continue
+                if needle in _plain(parts).lower() or needle in orjson.dumps(parts, option=orjson.OPT_NON_STR_KEYS).decode().lower():
+                    found.append(number)
+        return np.asarray(found, dtype=np.int64)
+
+    def mask(self, *, verdict: str = "", tag: str = "", evaluator: str = "", cell: str = "", text: str = "") -> np.ndarray:
+        """Which rows pass the filters."""
+        n = len(self)
+        keep = np.ones(n, dtype=bool)
+        verdicts = np.frombuffer(self.verdicts, dtype=np.int8)[:n] if n else np.zeros(0, dtype=np.int8)
+        if evaluator:
+            column = self.evaluator_verdicts.get(evaluator)
+            values = np.full(n, _ABSENT, dtype=np.int8)
+            if column is not None and len(column):
+                values[: len(column)] = np.frombuffer(column, dtype=np.int8)[:n]
+            keep &= values != _ABSENT
+            verdicts = values
+        if verdict == "notpass":
+            keep &= verdicts != _CODE["pass"]
+        elif verdict:
+            keep &= verdicts == _CODE.get(verdict, _OTHER)
+        if cell:
+            code = self.cell_names.index(cell) if cell in self.cell_names else -1
+            keep &= np.frombuffer(self.cell_codes, dtype=np.int64)[:n] == code
+        if tag:
+            code = self._tags.get(tag)
+            with_tag = np.fromiter((code in codes for codes in self.tag_codes[:n]), dtype=bool, count=n) if code is not None else np.zeros(n, dtype=bool)
+            keep &= with_tag
+        if text:
+            matching = np.zeros(n, dtype=bool)
+            matching[self.lines_matching(text)] = True
+            keep &= matching
+        return keep
 
     def page(self, *, page: int = 1, verdict: str = "", tag: str = "", evaluator: str = "", cell: str = "", text: str = "",
              sort: str = "file", size: int = PAGE_SIZE) -> Page:
-        """Filter rows, group them by case id (cases where cells disagree first), sort, and cut one page."""
-        matching = self.lines_matching(text) if text else None
-        groups: dict[str, list[Row]] = {}
-        for row in self.rows:
-            groups.setdefault(row.case_id, []).append(row)
+        """Filter rows, group them by case id (cases where cells disagree first, unless sorted), sort, cut one page."""
+        with self._lock:
+            return self._page(page, verdict, tag, evaluator, cell, text, sort, size)
 
-        def keep(row: Row) -> bool:
-            if cell and row.cell != cell:
-                return False
-            if tag and tag not in row.tags:
-                return False
-            if matching is not None and row.offset not in matching:
-                return False
-            if evaluator:
-                verdicts = [v for name, v in row.evaluators if name == evaluator]
-                if not verdicts:
-                    return False
-                if verdict and verdict != "notpass" and verdict not in verdicts:
-                    return False
-                if verdict == "notpass" and all(v == "pass" for v in verdicts):
-                    return False
-                return True
-            if verdict == "notpass":
-                return row.verdict != "pass"
-            return not verdict or row.verdict == verdict
-
-        kept = [[row for row in rows if keep(row)] for rows in groups.values()]
-        kept = [rows for rows in kept if rows]
-        disagree = lambda rows: len({row.verdict for row in rows}) > 1  # noqa: E731
-        if sort != "file" and sort in SORTS:
-            key = sort.lstrip("-")
-            sign = -1 if sort.startswith("-") else 1
-            value = {"score": lambda r: r.score, "latency": lambda r: r.latency, "cost": lambda r: r.cost}[key]
-            present = [rows for rows in kept if any(value(r) is not None for r in rows)]
-            absent = [rows for rows in kept if all(value(r) is None for r in rows)]
-            present.sort(key=lambda rows: sign * min(value(r) for r in rows if value(r) is not None))
-            kept = present + absent
-        else:
-            kept.sort(key=lambda rows: not disagree(rows))  # stable: file order within each part
-        pages = max(1, -(-len(kept) // size))
+    def _page(self, page: int, verdict: str, tag: str, evaluator: str, cell: str, text: str, sort: str, size: int) -> Page:
+        n = len(self)
+        keep = self.mask(verdict=verdict, tag=tag, evaluator=evaluator, cell=cell, text=text)
+        groups = np.frombuffer(self.groups, dtype=np.int64)[:n] if n else np.zeros(0, dtype=np.int64)
+        kept_rows = np.flatnonzero(keep)
+        kept_groups = groups[kept_rows]
+        order_groups, first = np.unique(kept_groups, return_index=True)
+        order_groups = order_groups[np.argsort(first, kind="stable")]  # file order of each case's first kept row
+        if order_groups.size and sort in SORTS and sort != "file":
+            column = {"score": self.scores, "latency": self.latencies, "cost": self.costs}[sort.lstrip("-")]
+            values = np.frombuffer(column, dtype=np.float64)[:n][kept_rows]
+            best = np.full(len(self.case_ids), np.inf)
+            np.fmin.at(best, kept_groups, values if not sort.startswith("-") else -values)
+            keyed = best[order_groups]
+            order_groups = order_groups[np.argsort(keyed, kind="stable")]  # nan (no figure) sorts last as inf
+        elif order_groups.size:
+            verdicts = np.frombuffer(self.verdicts, dtype=np.int8)[:n][kept_rows].astype(np.int64)
+            low = np.full(len(self.case_ids), 99)
+            high = np.full(len(self.case_ids), -1)
+            np.minimum.at(low, kept_groups, verdicts)
+            np.maximum.at(high, kept_groups, verdicts)
+            disagree = (low != high)[order_groups]
+            order_groups = np.concatenate([order_groups[disagree], order_groups[~disagree]])
+        total = int(order_groups.size)
+        pages = max(1, -(-total // size))
         page = min(max(1, page), pages)
-        return Page(len(kept), page, pages, kept[(page - 1) * size: page * size], self.cells())
+        shown = order_groups[(page - 1) * size: page * size]
+        kept_set = keep
+        found = [[self.row(number) for number in self.case_rows[int(group)] if kept_set[number]] for group in shown]
+        return Page(total, page, pages, found, self.cells())
+
+
+def _verdict(code: int) -> str:
+    return VERDICTS[code] if 0 <= code < len(VERDICTS) else "other"
 
 
 def _plain(value: Any) -> str:
@@ -198,12 +399,7 @@ def _plain(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if type(value) in (int, float) and value - value == 0 else None
-
-
-def _cell(data: dict[str, Any]) -> str:
-    target, prompt = data.get("target"), data.get("prompt")
+def _cell_label(target: Any, prompt: Any) -> str:
     if target is None and prompt is None:
         return ""
     return result_cell(CaseResult("", "", "", 0.0, "pass", target=target, prompt=prompt))

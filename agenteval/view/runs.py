@@ -19,6 +19,10 @@ from agenteval.stores.reviews import SUFFIX, ReviewError, read_reviews, reviews_
 from agenteval.view.index import RunIndex
 
 
+OPEN_WAIT = 0.3
+"""Seconds a page waits for a run's index before it is shown with the cases read so far."""
+
+
 class SourceError(ValueError):
     """A path given to `agenteval view` that is neither a results file nor a folder of them."""
 
@@ -84,5 +88,5 @@ class Runs:
             self.all()
         run = self._by_key.get(key)
         if run is not None:
-            run.index.refresh()
+            run.index.follow(OPEN_WAIT)
         return run
