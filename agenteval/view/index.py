@@ -298,18 +298,26 @@ class RunIndex:
         return {"verdicts": found, "evaluators": evaluators, "mean_score": float(np.nanmean(scores)) if scores.size and not np.all(np.isnan(scores)) else None}
 
     def lines_matching(self, text: str) -> np.ndarray:
-        """Row numbers whose input, answer, expected answer, case id or misses contain `text` (any case)."""
+        """Row numbers whose input, answer, expected answer, case id or misses contain `text` (any
+        case), streaming the file: only lines holding the bytes are parsed."""
         needle = text.lower()
         encoded = [needle.encode(), orjson.dumps(needle)[1:-1]]
+        offsets = np.frombuffer(self.offsets, dtype=np.int64) if len(self) else np.zeros(0, dtype=np.int64)
         found = []
+        offset = 0
         with self.path.open("rb") as handle:
-            data = handle.read(self.position)
-        for number, offset in enumerate(self.offsets):
-            end = data.find(b"\n", offset)
-            raw = data[offset:end].lower()
-            if any(part in raw for part in encoded):
+            for raw in handle:
+                start, offset = offset, offset + len(raw)
+                if start >= self.position:
+                    break
+                lowered = raw.lower()
+                if not any(part in lowered for part in encoded):
+                    continue
+                number = int(np.searchsorted(offsets, start))
+                if number >= offsets.size or offsets[number] != start:
+                    continue  # a line the index left out
                 try:
-                    line = orjson.loads(data[offset:end])
+                    line = orjson.loads(raw)
                     parts = [line.get("input"), line.get("output"), line.get("expected"), line.get("case_id"),
                              [e.get("misses") for e in line.get("evaluator_results") or () if isinstance(e, dict)]]
                 except (orjson.JSONDecodeError, AttributeError):
