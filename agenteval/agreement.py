@@ -207,7 +207,8 @@ def judge_agreement(name: str, ratings: Sequence[tuple[Any, Sequence[Any]]], *, 
                     labels: Sequence[Any] | None = None, repetitions: Sequence[Sequence[Any]] | None = None) -> Agreement:
     """Agreement of one evaluator with people: `ratings` has per case the judge's label and every
     reviewer's label (a pass/fail verdict, or a score level on a graded scale). A case's humans
-    count as their majority; an even split leaves the case out of kappa (and is counted). With
+    count as their majority (on a graded scale, their mean level); an even split of labels leaves
+    the case out of kappa (and is counted). With
     `repetitions` (the judge's labels per case over --repeat), its self-consistency beside."""
     judged, consensus, split, most = [], [], 0, 1
     for judge, humans in ratings:
@@ -215,7 +216,7 @@ def judge_agreement(name: str, ratings: Sequence[tuple[Any, Sequence[Any]]], *, 
         if judge is None or not humans:
             continue
         most = max(most, len(humans))
-        majority = _majority(humans)
+        majority = _middle(humans) if graded else _majority(humans)
         if majority is None:
             split += 1
             continue
@@ -272,6 +273,13 @@ def self_consistency(repetitions: Sequence[Sequence[Any]], labels: Sequence[Any]
         for label in row:
             table[case, index[label]] += 1
     return fleiss_kappa(table)
+
+
+def _middle(scores: Sequence[Any]) -> Any:
+    """Several reviewers' scores on a graded scale: their mean, rounded to a whole level when every score is whole."""
+    mean = sum(float(score) for score in scores) / len(scores)
+    whole = all(float(score).is_integer() for score in scores)
+    return float(math.floor(mean + 0.5)) if whole else mean
 
 
 def _majority(labels: Sequence[Any]) -> Any:

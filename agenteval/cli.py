@@ -266,6 +266,7 @@ def _report_agreement(results: list[Path], store: str | None, fmt: str, minimum:
     sys.stdout.write(agreement_json(found, len(reviews)) if fmt == "json" else agreement_text(found, len(reviews)))
     if minimum is None:
         return 0
+    sys.stdout.flush()  # the figures, then why the gate failed
     reasons = below(found, minimum) if found else ["no reviewed evaluator or criterion to check"]
     for reason in reasons:
         typer.echo(f"agreement below --min-agreement {minimum:g}: {reason}", err=True)

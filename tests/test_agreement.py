@@ -121,3 +121,11 @@ def test_self_consistency_is_fleiss_kappa_over_repetitions():
     table = [[0, 3], [2, 1], [3, 0], [1, 2]]
     assert self_consistency(repetitions) == pytest.approx(fleiss_kappa(table))
     assert self_consistency([["pass"], ["fail"]]) is None
+
+
+def test_several_reviewers_on_a_graded_scale_count_as_their_mean_level():
+    ratings = [(4.0, [4, 5]), (2.0, [1, 2, 2]), (3.0, [3])] * 10
+    found = judge_agreement("helpfulness", ratings, graded=True)
+    assert found.split == 0 and found.cases == 30
+    assert found.labels == [2.0, 3.0, 4.0, 5.0]
+    assert found.table == [[10, 0, 0, 0], [0, 10, 0, 0], [0, 0, 0, 10], [0, 0, 0, 0]]  # 4.5 rounds up to 5, 5/3 to 2

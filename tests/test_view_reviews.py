@@ -131,3 +131,26 @@ def test_the_report_table_mentions_the_reviews(tmp_path):
     _review_all(results)
     done = run_cli("report", results)
     assert "30 reviews by 1 reviewer, 8 marking a verdict wrong" in done.stdout
+
+
+def test_the_review_examples_readme_shows_what_its_commands_print(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    from conftest import EXAMPLES
+    from test_doc_examples import _matches, console_blocks
+
+    shutil.copytree(EXAMPLES / "review", tmp_path / "examples" / "review")
+    env = {**os.environ, "CI": "1", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    steps = [step for block in console_blocks([EXAMPLES / "review" / "README.md"]) for step in block.steps]
+    assert [step.command for step in steps] == [
+        "agenteval report examples/review/run/run.jsonl --agreement --min-agreement 0.4",
+        "agenteval feedback cases examples/review/run/run.jsonl -o new-cases.jsonl --case ticket-03",
+    ]
+    for step in steps:
+        done = subprocess.run(["bash", "-c", step.command], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        assert done.returncode == step.status, done.stdout
+        assert _matches(step.output, done.stdout.splitlines()), done.stdout
+    written = read_jsonl(tmp_path / "new-cases.jsonl")
+    assert [case["id"] for case in written] == ["ticket-02", "ticket-03"] and written[0]["expected"] == "issued"
