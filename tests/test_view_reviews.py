@@ -154,3 +154,12 @@ def test_the_review_examples_readme_shows_what_its_commands_print(tmp_path):
         assert _matches(step.output, done.stdout.splitlines()), done.stdout
     written = read_jsonl(tmp_path / "new-cases.jsonl")
     assert [case["id"] for case in written] == ["ticket-02", "ticket-03"] and written[0]["expected"] == "issued"
+
+
+def test_history_counts_each_runs_reviews(tmp_path):
+    results = _run(tmp_path)
+    _review_all(results)
+    table = run_cli("history", "--store", tmp_path)
+    assert "reviews" in table.stdout and "│      30 │" in table.stdout
+    runs = json.loads(run_cli("history", "--store", tmp_path, "--format", "json").stdout)["runs"]
+    assert [run.get("reviews") for run in runs] == [30]

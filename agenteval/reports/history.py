@@ -22,6 +22,7 @@ def sections(runs: list[dict[str, Any]]) -> list[tuple[str, list[str], list[list
     out = []
     for suite, figures in trends(runs).items():
         own = [run for run in runs if run["suite"] == suite]
+        reviewed = any(run.get("reviews") for run in own)  # people's reviews (agenteval view): a column when there are any
         rows, previous = [], None
         for run in own:
             change = None if previous is None or run["pass_rate"] is None else run["pass_rate"] - previous
@@ -29,10 +30,10 @@ def sections(runs: list[dict[str, Any]]) -> list[tuple[str, list[str], list[list
             started = (run["started_at"] or "")[:19].replace("T", " ")
             rows.append([
                 run["run_id"] + (" (interrupted)" if run["interrupted"] else ""), started, str(run["total"]),
-                pct(run["pass_rate"]), points(change), num(run["mean_score"]),
+                pct(run["pass_rate"]), points(change), num(run["mean_score"]), *([str(run.get("reviews", 0))] if reviewed else []),
             ])
         out.append((f"{suite}: {len(own)} run{'s' if len(own) != 1 else ''}",
-                    ["run", "started (UTC)", "cases", "pass rate", "vs previous", "mean score"], rows, 2))
+                    ["run", "started (UTC)", "cases", "pass rate", "vs previous", "mean score", *(["reviews"] if reviewed else [])], rows, 2))
         evaluator_rows = []
         for name, series in figures["evaluators"].items():
             evaluator_rows.append(_trend_row(name, str(series["type"]), series))

@@ -34,7 +34,21 @@ def _summaries(folder: Path) -> Iterator[tuple[dict[str, Any], float]]:
         except (OSError, orjson.JSONDecodeError):
             continue  # a summary being written, or not one of ours
         if isinstance(data, dict) and isinstance(data.get("counts"), dict) and "run_id" in data:
-            yield run_from_summary(data), written
+            run = run_from_summary(data)
+            reviews = _reviews(path)
+            if reviews:
+                run["reviews"] = reviews
+            yield run, written
+
+
+def _reviews(summary: Path) -> int:
+    """How many reviews people made of a run (its `.reviews.jsonl` beside the summary); 0 when none or unreadable."""
+    from agenteval.stores.reviews import ReviewError, read_reviews
+
+    try:
+        return len(read_reviews(summary.with_name(summary.name[: -len(".summary.json")] + ".reviews.jsonl")))
+    except ReviewError:
+        return 0
 
 
 def run_from_summary(summary: dict[str, Any]) -> dict[str, Any]:
