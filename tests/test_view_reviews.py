@@ -163,3 +163,38 @@ def test_history_counts_each_runs_reviews(tmp_path):
     assert "reviews" in table.stdout and "│      30 │" in table.stdout
     runs = json.loads(run_cli("history", "--store", tmp_path, "--format", "json").stdout)["runs"]
     assert [run.get("reviews") for run in runs] == [30]
+
+
+def test_with_repeat_the_judges_self_consistency_stands_beside_its_agreement(tmp_path):
+    results = _run(tmp_path)
+    again = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "repeated.jsonl", "--repeat", "3")
+    assert again.returncode == 1, again.stderr
+    repeated = tmp_path / "repeated.jsonl"
+    for line in read_jsonl(repeated):
+        if line["repetition"] == 0:
+            verdict = next(e["verdict"] for e in line["evaluator_results"] if e["name"] == "same")
+            append_review(reviews_path(repeated), {"case_id": line["case_id"], "reviewer": "ana", "verdicts": {"same": "right"}, "judged": {"same": verdict}})
+    found = {entry["name"]: entry for entry in json.loads(run_cli("report", repeated, "--agreement", "--json").stdout)["agreement"]}
+    assert found["same"]["self_consistency"] == 1.0  # recorded answers: the same verdict on every repeat
+    assert found["same"]["cases"] == CASES and found["same"]["kappa"] == 1.0
+    assert "self-consistency over repeats (Fleiss' kappa) 1.00" in run_cli("report", repeated, "--agreement").stdout
+    assert results.exists()
+
+
+def test_reviews_show_in_the_report_and_the_html_report_as_human_review(tmp_path):
+    import base64
+    import gzip
+    import re as regex
+
+    results = _run(tmp_path)
+    append_review(reviews_path(results), {"case_id": "c3", "reviewer": "ana", "verdicts": {"same": "wrong", "says": "right"},
+                                          "judged": {"same": "fail", "says": "pass"}, "note": "a fine answer"})
+    table = run_cli("report", results, "--show-failures", "30")
+    assert "human:review" in table.stdout and "same marked wrong" in table.stdout
+    done = run_cli("report", results, "--format", "html", "-o", tmp_path / "report.html")
+    assert done.returncode == 1, done.stderr
+    data = regex.search(r'<script id="agenteval-data" type="application/gzip;base64">\s*(\S+)\s*</script>', (tmp_path / "report.html").read_text())
+    text = gzip.decompress(base64.b64decode(data.group(1))).decode()
+    head = json.loads(text.splitlines()[0])
+    assert "human:review" in head["evaluators"] and "ana: a fine answer" in text
+    assert [line["evaluator_results"][-1]["name"] for line in read_jsonl(results)][3] == "says"  # the results file is unchanged

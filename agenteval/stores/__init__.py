@@ -30,5 +30,11 @@ def open_store(url: str, base_dir: Path | None = None) -> SqlStore:
 
 
 def read_source(source: Path | StoredRun) -> Iterator[CaseResult]:
-    """The results of a JSONL file or of a run in a store, streamed."""
-    return source.results() if isinstance(source, StoredRun) else read_results(source)
+    """The results of a JSONL file or of a run in a store, streamed; a file's reviews (people's,
+    from `agenteval view`, in RUN.reviews.jsonl beside it) come along as `human:review` results."""
+    if isinstance(source, StoredRun):
+        return source.results()
+    from agenteval.stores.reviews import read_reviews, reviews_path, with_reviews
+
+    reviews = read_reviews(reviews_path(source))
+    return iter(with_reviews(read_results(source), reviews)) if reviews else read_results(source)

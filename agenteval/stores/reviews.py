@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from agenteval.agreement import Agreement, judge_agreement
-from agenteval.results import CaseResult
+from agenteval.results import CaseResult, ResultsFileError
 
 SUFFIX = ".reviews.jsonl"
 HUMAN = "human"
@@ -36,8 +36,9 @@ _KEYS = {
 ReviewKey = tuple[str, int, "str | None", "str | None"]  # case id, repetition, target, prompt
 
 
-class ReviewError(ValueError):
-    """A review that cannot be kept (nothing was written), or a reviews file that cannot be read."""
+class ReviewError(ResultsFileError, ValueError):
+    """A review that cannot be kept (nothing was written), or a reviews file that cannot be read
+    (a ResultsFileError, so a command reading the run says it in one line and exits 2)."""
 
 
 def reviews_path(results: Path) -> Path:
@@ -193,7 +194,8 @@ def agreements(results: Iterable[CaseResult], reviews: list[dict[str, Any]]) -> 
             if evaluator.type != HUMAN and evaluator.verdict != "error":
                 repeated.setdefault((result.case_id, result.target, result.prompt, evaluator.name), []).append(_passed(evaluator.verdict))
         case_reviews = by_key.get(result_key(result), [])
-        folded = {e.name[len(HUMAN) + 1:]: e for e in result.evaluator_results if e.type == HUMAN and e.name.startswith(HUMAN + ":")}
+        folded = {e.name[len(HUMAN) + 1:]: e for e in result.evaluator_results
+                  if e.type == HUMAN and e.name.startswith(HUMAN + ":") and e.name != REVIEW_RESULT}
         if not case_reviews and not folded:
             continue
         for evaluator in result.evaluator_results:
@@ -316,3 +318,34 @@ def cases_from_reviews(results: Iterable[CaseResult], reviews: list[dict[str, An
         if result.case_id in wanted and result.case_id not in cases:
             cases[result.case_id] = case_from_result(result, corrections.get(result.case_id))
     return list(cases.values())
+
+
+REVIEW_RESULT = f"{HUMAN}:review"
+
+
+def review_result(reviews: list[dict[str, Any]]) -> Any:
+    """People's reviews of one case as an evaluator result `human:review` (type `human`), so every
+    report shows them beside the automatic verdicts: the share of the verdicts they marked right
+    (1 when they marked none), their notes as the reasoning, every review in `details.reviews`."""
+    from agenteval.evaluators.base import EvaluatorResult
+
+    marks = [mark for review in reviews for mark in review["verdicts"].values()]
+    score = sum(mark == "right" for mark in marks) / len(marks) if marks else 1.0
+    wrong = sorted({name for review in reviews for name, mark in review["verdicts"].items() if mark == "wrong"})
+    notes = [f"{review['reviewer']}: {review['note']}" for review in reviews if review.get("note")]
+    return EvaluatorResult(
+        REVIEW_RESULT, HUMAN, score, "pass" if score >= 1.0 else "fail", hits=[], misses=[f"{name} marked wrong" for name in wrong],
+        reasoning="; ".join(notes) or None, details={"reviews": [dict(review) for review in reviews]},
+    )
+
+
+def with_reviews(results: Iterable[CaseResult], reviews: list[dict[str, Any]]) -> Iterable[CaseResult]:
+    """The results with each reviewed case's `human:review` result added (replacing one already there)."""
+    by_key: dict[ReviewKey, list[dict[str, Any]]] = {}
+    for review in reviews:
+        by_key.setdefault(key_of(review), []).append(review)
+    for result in results:
+        found = by_key.get(result_key(result))
+        if found:
+            result.evaluator_results = [e for e in result.evaluator_results if e.name != REVIEW_RESULT] + [review_result(found)]
+        yield result
