@@ -251,13 +251,14 @@ def _report_agreement(results: list[Path], store: str | None, fmt: str, minimum:
     from agenteval.reports.agreement import agreement_json, agreement_text
     from agenteval.results import ResultsFileError
     from agenteval.stores import read_source
-    from agenteval.stores.reviews import ReviewError, agreements, below, read_reviews, reviews_path
+    from agenteval.stores.reviews import ReviewError, agreements, below, read_reviews, reviews_path, stored_reviews
 
     if fmt not in ("table", "json"):
         raise _fail(f"--agreement prints a table or json, not {fmt!r}")
     try:
         sources, opened = _stored_runs(results, store)
-        reviews = [review for source in sources if isinstance(source, Path) for review in read_reviews(reviews_path(source))]
+        reviews = [review for source in sources for review in
+                   (read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source.results()))]
         found = agreements(itertools.chain.from_iterable(read_source(source) for source in sources), reviews)
     except (ResultsFileError, ReviewError) as exc:
         raise _fail(str(exc)) from None
@@ -406,25 +407,33 @@ def view(
     no_open: Annotated[bool, typer.Option("--no-open", help="Print the URL without opening a browser.")] = False,
     export_dir: Annotated[Optional[Path], typer.Option("--export", metavar="DIR", help="Write the pages as static files into DIR (a CI artifact) and exit.")] = None,
     cases: Annotated[Optional[Path], typer.Option("--cases", metavar="CASES.jsonl|CASES.yaml", help="The cases file the case page's \"add to cases\" button writes to.")] = None,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Also show the runs of this SQL store (reviews of them are kept in it).")] = None,
 ) -> None:
     """Browse runs in a local web app: runs and trends, a run's cases x cells, a case with its
     answers and verdicts, two runs side by side; review verdicts and see how far each judge agrees."""
     from agenteval.execute import RESULTS_DIR
+    from agenteval.results import ResultsFileError
 
     try:
         from agenteval.view.runs import Runs, SourceError
     except ImportError as exc:  # starlette, uvicorn: the `view` extra
         raise _fail(f"agenteval view needs the `view` extra ({exc.name} is not installed): pip install 'agenteval[view]'") from None
-    folders = list(sources or [Path(RESULTS_DIR)])
+    folders = list(sources or ([] if store else [Path(RESULTS_DIR)]))
+    opened = None
     try:
-        Runs(folders)
-    except SourceError as exc:
+        if store is not None:
+            from agenteval.stores import open_store
+
+            opened = open_store(store)
+        runs = Runs(folders, opened)
+        runs.all()
+    except (SourceError, ResultsFileError) as exc:
         raise _fail(str(exc)) from None
     if export_dir is not None:
         from agenteval.view.export import ExportError, export
 
         try:
-            written = export(folders, export_dir)
+            written = export(runs, export_dir)
         except (ExportError, OSError) as exc:
             raise _fail(f"export to {export_dir} failed: {exc}") from None
         typer.echo(f"wrote {len(written)} files to {export_dir} (open {export_dir / 'index.html'})")
@@ -438,7 +447,7 @@ def view(
     if not 0 <= port <= 65535:
         raise _fail(f"--port must be between 0 and 65535, got {port}")
     try:
-        serve(folders, host=host, port=port, open_browser=not no_open, cases_file=cases, echo=lambda line: typer.echo(line))
+        serve(runs, host=host, port=port, open_browser=not no_open, cases_file=cases, echo=lambda line: typer.echo(line))
     except OSError as exc:
         raise _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:

@@ -382,3 +382,32 @@ def test_a_host_other_than_loopback_needs_allow_remote(tmp_path):
 def test_a_missing_source_is_a_clear_error(tmp_path):
     done = run_cli("view", tmp_path / "nowhere.jsonl", "--no-open")
     assert done.returncode == 2 and "nowhere.jsonl: no such file or folder" in done.stderr
+
+
+def test_runs_of_a_sql_store_are_viewed_and_their_reviews_kept_in_the_store(browser, tmp_path):
+    pytest.importorskip("sqlalchemy")
+    suite = _suite(tmp_path, "stored", 3)
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    done = run_cli("run", suite, "--store", url)
+    assert done.returncode == 1, done.stderr
+    server = Server("--store", url, cwd=tmp_path)
+    tab = Tab(browser, server)
+    try:
+        tab.open()
+        key = tab.page.query_selector("#runs-table tbody tr.run").get_attribute("data-key")
+        page = tab.open(f"/runs/{key}")
+        assert page.inner_text("#count-total") == str(CASES)
+        page = tab.open(f"/runs/{key}/cases/c03")
+        page.fill("#reviewer", "ana")
+        page.check("input[name='verdict:same'][value=wrong]")
+        page.click("#save-review")
+        page.wait_for_selector("#saved")
+        assert tab.problems == []
+        tab.close()
+    finally:
+        server.stop()
+    found = json.loads(run_cli("report", "latest", "--store", url, "--agreement", "--json").stdout)
+    same = {entry["name"]: entry for entry in found["agreement"]}["same"]
+    assert found["reviews"] == 1 and same["confusion"] == [[0, 1], [0, 0]]
+    table = run_cli("report", "latest", "--store", url)
+    assert "human:review" in table.stdout

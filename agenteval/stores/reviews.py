@@ -349,3 +349,37 @@ def with_reviews(results: Iterable[CaseResult], reviews: list[dict[str, Any]]) -
         if found:
             result.evaluator_results = [e for e in result.evaluator_results if e.name != REVIEW_RESULT] + [review_result(found)]
         yield result
+
+
+def store_review(store: Any, run_id: str, record: Any, now: datetime | None = None) -> dict[str, Any]:
+    """Check a review, stamp its time, and keep it in a SQL store: in the case's `human:review`
+    result (the shape reports read), replacing the same reviewer's earlier review of the case and cell."""
+    review = checked_review(record)
+    review["time"] = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
+    earlier = store.evaluator_result(run_id, review["case_id"], review["repetition"], REVIEW_RESULT)
+    kept = [
+        item for item in ((earlier.details or {}).get("reviews", []) if earlier is not None else [])
+        if isinstance(item, dict) and (item.get("reviewer"), *_cell_of(item)) != (review["reviewer"], *_cell_of(review))
+    ]
+    store.put_evaluator_results(run_id, [(review["case_id"], review["repetition"], review_result([*kept, review]))])
+    return review
+
+
+def _cell_of(review: dict[str, Any]) -> tuple[Any, Any]:
+    return review.get("target"), review.get("prompt")
+
+
+def stored_reviews(results: Iterable[CaseResult]) -> list[dict[str, Any]]:
+    """The reviews kept in a store run's `human:review` results (each reviewer's latest per case and cell)."""
+    latest: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for result in results:
+        for evaluator in result.evaluator_results:
+            if evaluator.name != REVIEW_RESULT:
+                continue
+            for item in (evaluator.details or {}).get("reviews", []):
+                try:
+                    review = checked_review(item)
+                except ReviewError:
+                    continue
+                latest[(*key_of(review), review["reviewer"])] = review
+    return list(latest.values())

@@ -127,8 +127,10 @@ def create_app(settings: Settings) -> Any:
         tags = sorted({t for record in listed for t in record["tags"]})
         shown_runs = [r for r in listed if (not suite or r["suite"] == suite) and (not tag or tag in r["tags"])]
         shown_runs.sort(key=lambda record: record["started_at"] or "", reverse=True)
-        histories = [folder for folder in runs.sources if folder.is_dir()]
-        trend_rows = _trend_rows([row for folder in histories for row in folder_runs(folder, suite or None, 0)])
+        histories = [row for folder in runs.sources if folder.is_dir() for row in folder_runs(folder, suite or None, 0)]
+        if runs.store is not None:
+            histories += runs.store.history_rows(suite or None, None)  # no LIMIT
+        trend_rows = _trend_rows(histories)
         return page(request, "runs.html", runs=shown_runs, suites=suites, tags=tags, suite=suite, tag=tag, trends=trend_rows)
 
     async def run_page(request: Request) -> Response:
@@ -209,7 +211,7 @@ def create_app(settings: Settings) -> Any:
         queue = str(form.get("queue") or "")
         back = f"/runs/{run.key}/cases/{_quote(case_id)}"
         try:
-            append_review(reviews_path(run.path), record)
+            run.save_review(record)
         except ReviewError as exc:
             return RedirectResponse(back + "?" + urlencode({"cell": row.cell, "rep": row.repetition, "error": str(exc), "queue": queue}), status_code=303)
         if queue:

@@ -13,11 +13,11 @@ from agenteval.view.runs import Runs
 CASES_PER_RUN = 50
 
 
-def export(sources: list[Path], folder: Path) -> list[Path]:
+def export(runs: Runs, folder: Path) -> list[Path]:
     """Write the pages into `folder` (created); the files written."""
     from starlette.testclient import TestClient
 
-    settings = Settings(Runs(sources), hosts=("testserver",), static=True)
+    settings = Settings(runs, hosts=("testserver",), static=True)
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with TestClient(create_app(settings), cookies={COOKIE: settings.token}, raise_server_exceptions=False) as client:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path  # noqa: F401 (annotations)
 
 from agenteval.view.app import Settings, create_app
 from agenteval.view.runs import Runs
@@ -33,7 +33,7 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(sources: list[Path], *, host: str, port: int, open_browser: bool, cases_file: Path | None,
+def serve(runs: Runs, *, host: str, port: int, open_browser: bool, cases_file: Path | None,
           echo: Callable[[str], None]) -> None:
     """Serve until interrupted; prints the URL (with its token) first."""
     import uvicorn
@@ -41,7 +41,7 @@ def serve(sources: list[Path], *, host: str, port: int, open_browser: bool, case
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     hosts = tuple(dict.fromkeys([host, *(LOOPBACK if is_loopback(host) else ())]))
-    settings = Settings(Runs(sources), hosts=hosts, cases_file=cases_file)
+    settings = Settings(runs, hosts=hosts, cases_file=cases_file)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/?token={settings.token}"
     echo(f"agenteval view: {url}")
