@@ -37,3 +37,11 @@ def test_a_damaged_reviews_file_is_a_file_line_error(tmp_path):
     done = run_cli("report", tmp_path / "run.jsonl", "--agreement")
     assert done.returncode == 2
     assert "run.reviews.jsonl:2: not a review" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "2", "-1.5", "inf"])
+def test_a_min_agreement_outside_minus_one_to_one_is_refused(tmp_path, value):
+    write(tmp_path, "suite.yaml", "name: s\nevaluators:\n  - {type: equals}\ncases:\n  - {id: c1, expected: a, output: a}\n")
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "run.jsonl").returncode == 0
+    done = run_cli("report", tmp_path / "run.jsonl", "--agreement", "--min-agreement", value)
+    assert done.returncode == 2 and "--min-agreement is a kappa between -1 and 1" in done.stderr
