@@ -32,9 +32,7 @@ from agenteval.reports.cell_table import cell_table, comparison_lines
 from agenteval.reports.numbers import num, pct
 from agenteval.results import ResultsFileError, read_results
 from agenteval.stores.history import folder_runs, trends
-from agenteval.stores.reviews import (
-    ReviewError, agreements, append_review, case_from_result, read_reviews, reviews_path, write_cases,
-)
+from agenteval.stores.reviews import ReviewError, agreements, case_from_result, write_cases
 from agenteval.view.case_view import cell_view, criteria_of, shown
 from agenteval.view.index import PAGE_SIZE, LineError, Row, RunIndex
 from agenteval.view.runs import Run, Runs
@@ -176,15 +174,16 @@ def create_app(settings: Settings) -> Any:
         except LineError as exc:
             return page(request, "missing.html", status=422, what=f"readable result for this case ({exc})")
         cells = [cell_view(result) for result in results]
-        chosen = next((r for r in results if (wanted_cell is None or (r.target, r.prompt) == _cell_key(r, wanted_cell))
-                       and (wanted_rep is None or r.repetition == wanted_rep)), results[0])
+        position = next((i for i, row in enumerate(rows) if (wanted_cell is None or row.cell == wanted_cell)
+                         and (wanted_rep is None or row.repetition == wanted_rep)), 0)
+        chosen = results[position]
         reviews, review_problem = run.reviews()
         own = [review for review in reviews if review["case_id"] == case_id]
         queue = request.query_params.get("queue", "")
         next_key = _queue_next(run, queue, case_id, {review["case_id"] for review in reviews}) if queue else None
         return page(
             request, "case.html", run=run, case_id=case_id, first=results[0], cells=cells, chosen=chosen,
-            chosen_cell=next(c for c, r in zip(cells, results) if r is chosen), criteria=criteria_of(chosen), reviews=own,
+            chosen_cell=cells[position], criteria=criteria_of(chosen), reviews=own,
             problem=review_problem, queue=queue, next_case=next_key, cases_file=settings.cases_file,
             input=shown(results[0].input), expected=None if results[0].expected is None else shown(results[0].expected),
             saved=request.query_params.get("saved"), error=request.query_params.get("error"),
@@ -401,12 +400,6 @@ def _queue_next(run: Run, kind: str, after: str | None, reviewed: set[str]) -> s
         if case_id not in reviewed and case_id != after:
             return case_id
     return None
-
-
-def _cell_key(result: Any, label: str) -> tuple[Any, Any]:
-    from agenteval.reports.cell_table import result_cell
-
-    return (result.target, result.prompt) if result_cell(result) == label else (object(), object())
 
 
 def _group_view(index: RunIndex, group: list[Row], cells: list[str]) -> dict[str, Any]:

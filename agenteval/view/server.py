@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Callable
-from pathlib import Path  # noqa: F401 (annotations)
+from pathlib import Path
 
 from agenteval.view.app import Settings, create_app
 from agenteval.view.runs import Runs
