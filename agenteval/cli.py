@@ -576,40 +576,60 @@ def feedback_add(
     typer.echo(f"{written} human result{'s' if written != 1 else ''} from {files[-1]} folded into {where}")
 
 
-@feedback_app.command("export", epilog="Exit codes: 0 written; 2 an unreadable reviews file.")
+def _reviewed_run(results: Path, store: str | None) -> tuple[Any, list[dict[str, Any]], Any]:
+    """The run (a results file, or with --store a run id or `latest` there), its reviews, and the store opened."""
+    from agenteval.stores.reviews import read_reviews, reviews_path, stored_reviews
+
+    sources, opened = _stored_runs([results], store)
+    source = sources[0]
+    reviews = read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source.results())
+    return source, reviews, opened
+
+
+@feedback_app.command("export", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file.")
 def feedback_export(
-    results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl", help="The run whose reviews (RESULTS.reviews.jsonl beside it) to export.")],
+    results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl|RUN_ID", help="The run whose reviews (RESULTS.reviews.jsonl beside it, or kept in --store) to export.")],
+    store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read the run (an id, or `latest`) from this SQL store.")] = None,
 ) -> None:
     """Print a run's reviews as JSONL: each reviewer's latest review of each case and cell."""
-    from agenteval.stores.reviews import ReviewError, export_reviews, read_reviews, reviews_path
+    from agenteval.results import ResultsFileError
+    from agenteval.stores.reviews import export_reviews
 
     try:
-        sys.stdout.buffer.write(export_reviews(read_reviews(reviews_path(results))))
-    except ReviewError as exc:
+        _, reviews, opened = _reviewed_run(results, store)
+    except ResultsFileError as exc:
         raise _fail(str(exc)) from None
+    sys.stdout.buffer.write(export_reviews(reviews))
+    if opened is not None:
+        opened.close()
 
 
 @feedback_app.command("cases", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file, an unknown case, or a cases file that cannot be written.")
 def feedback_cases(
-    results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl", help="The reviewed run.")],
+    results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl|RUN_ID", help="The reviewed run (with --store, its id or `latest`).")],
     output: Annotated[Path, typer.Option("-o", "--output", metavar="CASES.jsonl|CASES.yaml", help="The cases file to add to (created when absent; no other file is written).")],
     case_ids: Annotated[Optional[list[str]], typer.Option("--case", metavar="ID", help="Also this case (repeatable); reviews marking the expected answer wrong are always taken.")] = None,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read the run from this SQL store (e.g. the sampled calls `agenteval.monitor` saved).")] = None,
 ) -> None:
     """Write reviewed cases as suite cases: the cases given, and every case whose review marks the
     expected answer wrong, with the reviewer's corrected expected answer (replacing a case of the same id)."""
-    from agenteval.results import ResultsFileError, read_results
-    from agenteval.stores.reviews import ReviewError, cases_from_reviews, read_reviews, reviews_path, write_cases
+    from agenteval.results import ResultsFileError
+    from agenteval.stores import read_source
+    from agenteval.stores.reviews import cases_from_reviews, write_cases
 
     try:
-        cases = cases_from_reviews(read_results(results), read_reviews(reviews_path(results)), set(case_ids or ()))
+        source, reviews, opened = _reviewed_run(results, store)
+        cases = cases_from_reviews(read_source(source), reviews, set(case_ids or ()))
         missing = sorted(set(case_ids or ()) - {case["id"] for case in cases})
         if missing:
-            raise _fail(f"{results} has no case {', '.join(map(repr, missing))}; nothing was written")
+            raise _fail(f"{source} has no case {', '.join(map(repr, missing))}; nothing was written")
         if not cases:
-            raise _fail(f"no case to write: give --case ID, or mark an expected answer wrong in a review of {results}")
+            raise _fail(f"no case to write: give --case ID, or mark an expected answer wrong in a review of {source}")
         added, replaced = write_cases(output, cases)
-    except (ResultsFileError, ReviewError) as exc:
+    except ResultsFileError as exc:
         raise _fail(str(exc)) from None
+    if opened is not None:
+        opened.close()
     typer.echo(f"{added} case{'s' if added != 1 else ''} added, {replaced} corrected in {output}")
 
 

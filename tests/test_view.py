@@ -411,3 +411,8 @@ def test_runs_of_a_sql_store_are_viewed_and_their_reviews_kept_in_the_store(brow
     assert found["reviews"] == 1 and same["confusion"] == [[0, 1], [0, 0]]
     table = run_cli("report", "latest", "--store", url)
     assert "human:review" in table.stdout
+    exported = run_cli("feedback", "export", "latest", "--store", url)
+    assert [(r["case_id"], r["reviewer"], r["verdicts"]) for r in map(json.loads, exported.stdout.splitlines())] == [("c03", "ana", {"same": "wrong"})]
+    written = run_cli("feedback", "cases", "latest", "--store", url, "-o", tmp_path / "more.yaml", "--case", "c03")
+    assert written.returncode == 0 and "1 case added" in written.stdout, written.stderr
+    assert "id: c03" in (tmp_path / "more.yaml").read_text()
