@@ -416,3 +416,32 @@ def test_runs_of_a_sql_store_are_viewed_and_their_reviews_kept_in_the_store(brow
     written = run_cli("feedback", "cases", "latest", "--store", url, "-o", tmp_path / "more.yaml", "--case", "c03")
     assert written.returncode == 0 and "1 case added" in written.stdout, written.stderr
     assert "id: c03" in (tmp_path / "more.yaml").read_text()
+
+
+def test_a_matrix_run_shows_cases_by_cells_with_disagreements_first(browser, tmp_path):
+    from conftest import EXAMPLES
+
+    results = tmp_path / "matrix.jsonl"
+    done = run_cli("run", EXAMPLES / "compare-models" / "suite.yaml", "-o", results, "-q")
+    assert done.returncode == 1, done.stderr
+    lines = read_jsonl(results)
+    verdicts: dict[str, set[str]] = {}
+    for line in lines:
+        verdicts.setdefault(line["case_id"], set()).add(line["verdict"])
+    disagreeing = sum(len(found) > 1 for found in verdicts.values())
+    server = Server(results, cwd=tmp_path)
+    tab = Tab(browser, server)
+    try:
+        tab.open()
+        page = tab.open("/runs/matrix")
+        headers = [cell.inner_text() for cell in page.query_selector_all("#matrix thead th")]
+        assert headers == ["case", "small/terse", "small/careful", "large/terse", "large/careful"]
+        rows = page.query_selector_all("#matrix tbody tr")
+        flags = ["disagree" in (row.get_attribute("class") or "") for row in rows]
+        assert 0 < disagreeing < len(verdicts) and flags == [True] * disagreeing + [False] * (len(verdicts) - disagreeing)
+        assert len(rows[0].query_selector_all(".answer-cell")) == 4
+        assert "McNemar" in page.inner_text("#comparisons")
+        assert tab.problems == []
+        tab.close()
+    finally:
+        server.stop()

@@ -139,8 +139,11 @@ def create_app(settings: Settings) -> Any:
         number = _int(request.query_params.get("page"), 1)
         found = run.index.page(page=number, verdict=query["verdict"], tag=query["tag"], evaluator=query["evaluator"],
                                cell=query["cell"], text=query["q"], sort=query["sort"] or "file")
-        groups = [_group_view(run.index, group, found.cells) for group in found.groups]
         summary = run.summary()
+        ordered = [cell.get("label") for cell in (summary or {}).get("cells") or [] if isinstance(cell, dict)]
+        if sorted(ordered, key=str) == sorted(found.cells):  # the run's own order of its cells
+            found.cells = ordered
+        groups = [_group_view(run.index, group, found.cells) for group in found.groups]
         reviews, review_problem = run.reviews()
         template = "cases_table.html" if request.query_params.get("fragment") else "run.html"
         return page(
@@ -438,9 +441,7 @@ def _overview(index: RunIndex, summary: dict[str, Any] | None) -> dict[str, Any]
 def _run_record(run: Run, summary: dict[str, Any] | None) -> dict[str, Any]:
     overview = _overview(run.index, summary)
     usage = (summary or {}).get("usage") or {}
-    cost = usage.get("cost_usd") if isinstance(usage, dict) else None
-    if isinstance(cost, dict):
-        cost = cost.get("total")
+    cost = usage.get("total_cost_usd") if isinstance(usage, dict) else None  # target and judges (agenteval.usage)
     cells = (summary or {}).get("cells")
     return {
         "key": run.key, "suite": (summary or {}).get("suite") or run.index.suite or "", "run_id": (summary or {}).get("run_id") or run.index.run_id,
