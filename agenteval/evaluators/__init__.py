@@ -41,6 +41,7 @@ BUILT_IN: dict[str, str] = {
     "toxicity": "agenteval.evaluators.text.toxicity:Toxicity",
     "llm_judge": "agenteval.evaluators.model.llm_judge:LLMJudge",
     "semantic_similarity": "agenteval.evaluators.model.semantic_similarity:SemanticSimilarity",
+    "retrieval": "agenteval.evaluators.retrieval:Retrieval",
     "latency": "agenteval.evaluators.budgets:Latency",
     "token_usage": "agenteval.evaluators.budgets:TokenUsage",
     "cost": "agenteval.evaluators.budgets:Cost",
