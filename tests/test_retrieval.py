@@ -189,3 +189,16 @@ def test_a_missing_ranking_fails_and_a_case_without_expected_fails():
 def test_config_mistakes_are_load_errors(metrics, message):
     with pytest.raises(ValueError, match=message):
         evaluator(metrics=metrics)
+
+
+def test_evaluate_reads_only_the_ranks_it_needs_and_gives_the_same_numbers():
+    rng = random.Random(5)
+    choices = [(name, k) for name in retrieval.METRICS for k in ((None, 1, 3, 10) if name in retrieval.TAKES_K else (None,))
+               if not (k is None and name in retrieval.NEEDS_K)]
+    for judgments, ids, scores in generated_queries(9, 1500):
+        chosen = rng.sample(choices, rng.randint(1, 4))
+        ranking = retrieval.ranked_ids(ids, scores)
+        grades = retrieval.ranked_grades(ranking, judgments)
+        relevant = retrieval.relevant_count(judgments)
+        assert retrieval.evaluate(ids, judgments, chosen, scores) == [
+            retrieval.metric(name, grades, judgments, relevant, k) for name, k in chosen], (chosen, ids)
