@@ -126,9 +126,6 @@ def main() -> None:
     for name, ours, floor in rows:
         print(f"| {name} | {ours:.2f} | {floor:.2f} | {ours / floor:.2f} |")
 
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from agenteval.evaluators import EvalContext
     from agenteval.evaluators.retrieval import Retrieval
 

@@ -74,3 +74,36 @@ def test_make_example_rebuilds_the_cases_and_a_cache_with_the_same_verdicts(tmp_
                           cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stdout
     assert _failing(read_jsonl(tmp_path / "r.jsonl")) == FAILING
+
+
+def test_the_html_report_lists_each_claim_with_its_verdict_and_quote(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from browsers import ARGS, chromium_or_skip
+    from test_html_report import Page
+
+    chromium = chromium_or_skip()
+    folder = _copy(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "agenteval", "run", "examples/rag/suite.yaml", "-q", "-o", "r.jsonl", "--html", "r.html"],
+                          cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (folder / CACHE).exists()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
+        page = Page(browser, tmp_path / "r.html")
+        try:
+            page.page.click("#case-table tbody tr.case >> text=luggage")
+            detail = page.page.wait_for_selector("td.detail")
+            blocks = {block.query_selector("h4").inner_text().split()[0]: block for block in detail.query_selector_all(".evaluator")}
+            claims = [item.inner_text() for item in blocks["faithful"].query_selector_all("ul.criteria li")]
+            assert claims == [
+                "You may bring two large suitcases and one piece of hand luggage. supported "
+                "“Each passenger may bring two large suitcases and one piece of hand luggage.”",
+                "Each suitcase may weigh up to 23 kg. not_found",
+            ]
+            chunks = [item.inner_text() for item in blocks["ranked_well"].query_selector_all("ul.criteria li")]
+            assert chunks[0].startswith("chunk 1 useful “Each passenger") and chunks[1] == "chunk 2 not_useful"
+            assert page.problems == []
+        finally:
+            page.close()
+            browser.close()

@@ -228,3 +228,10 @@ def test_a_custom_prompt_sees_the_case(tmp_path):
 def test_config_mistakes_are_load_errors(keys, message):
     with LLMServer() as server, pytest.raises(ValueError, match=message):
         judge(server, "faithfulness", **keys)
+
+
+def test_the_docs_show_each_default_prompt_and_reply_format_as_sent():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "rag.md").read_text()
+    for text in (*claim_kit.PROMPTS.values(), claim_kit.claims_reply_text(claim_kit.SUPPORT),
+                 claim_kit.chunks_reply_text(claim_kit.USEFUL, 3), claim_kit.SYSTEM_PROMPT):
+        assert text in page

@@ -66,7 +66,8 @@ class ContextSource(StrictModel):
             text = item.get(self.context_key, MISSING) if isinstance(item, dict) else item
             if not isinstance(text, str):
                 key = f".{self.context_key}" if isinstance(item, dict) else ""
-                return None, None, f"{where}[{position}]{key} is {'missing' if text is MISSING else type(text).__name__}, not a text"
+                shown = "missing" if text is MISSING else type(text).__name__
+                return None, None, f"{self.contexts}[{position}]{key} (in the {self.contexts_from}) is {shown}, not a text"
             size += len(text)
             if size > ctx.limits.context_chars:
                 return None, None, ctx.limits.message("context_chars", f"{where} holds more than {ctx.limits.context_chars:,} characters")
