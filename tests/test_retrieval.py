@@ -5,12 +5,11 @@ import random
 from pathlib import Path
 
 import pytest
+import pytrec_eval  # trec_eval itself, from the dev extra (pytrec-eval-terrier)
 
 from agenteval import retrieval
 from agenteval.evaluators import EvalContext
 from agenteval.evaluators.retrieval import Retrieval
-
-pytrec_eval = pytest.importorskip("pytrec_eval")
 
 CUTOFFS = (1, 2, 3, 5, 10, 20, 50)
 MEASURES = {
@@ -202,3 +201,26 @@ def test_evaluate_reads_only_the_ranks_it_needs_and_gives_the_same_numbers():
         relevant = retrieval.relevant_count(judgments)
         assert retrieval.evaluate(ids, judgments, chosen, scores) == [
             retrieval.metric(name, grades, judgments, relevant, k) for name, k in chosen], (chosen, ids)
+
+
+def test_each_metric_has_its_mean_per_run_and_per_cell_in_the_summary(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    (tmp_path / "s.yaml").write_text(
+        "name: cells-retrieval\ntargets:\n  bm25: {type: recorded}\n  dense: {type: recorded}\n"
+        "evaluators:\n  - {type: retrieval, metrics: [{metric: ndcg, k: 3, min: 0.7}, {metric: reciprocal_rank}]}\n"
+        "cases:\n  - {id: q1, expected: [a]}\n  - {id: q2, expected: [b]}\n"
+    )
+    answers = [("q1", "bm25", ["x", "a"]), ("q2", "bm25", ["b"]), ("q1", "dense", ["a"]), ("q2", "dense", ["b", "x"])]
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": i, "target": t, "output": {"retrieved": r}}) + "\n" for i, t, r in answers))
+    done = run_cli("run", "s.yaml", "--predictions", "p.jsonl", "-o", "r.jsonl", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    summary = json.loads((tmp_path / "r.summary.json").read_text())
+    ndcg_bm25 = (1 / retrieval.log2(3) + 1.0) / 2
+    assert {name: figures["mean_score"] for name, figures in summary["evaluators"]["retrieval"]["criteria"].items()} == {
+        "ndcg@3": pytest.approx((ndcg_bm25 * 2 + 2) / 4), "reciprocal_rank": 0.875}
+    cells = {cell["label"]: {k: v["mean_score"] for k, v in cell["evaluators"]["retrieval"]["criteria"].items()} for cell in summary["cells"]}
+    assert cells == {"bm25": {"ndcg@3": pytest.approx(ndcg_bm25), "reciprocal_rank": 0.75}, "dense": {"ndcg@3": 1.0, "reciprocal_rank": 1.0}}
+    assert "retrieval: reciprocal_rank" in done.stdout + done.stderr
