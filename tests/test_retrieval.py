@@ -155,6 +155,8 @@ def test_scores_rank_the_list_when_score_key_is_given():
     ({"retrieved": ["a"]}, {"a": 1.5}, "the grade of 'a' in `expected` is 1.5: a grade is an integer from 0 to 1,000,000"),
     ({"retrieved": ["a"]}, {"a": -1}, "the grade of 'a' in `expected` is -1: a grade is an integer from 0 to 1,000,000"),
     ({"retrieved": ["a"]}, "a", "`expected` holds str: relevant ids are a list of ids or a mapping id: grade"),
+    ({"retrieved": ["a"]}, {"relevant": ["a"], "answer": "x"}, "the grade of 'relevant' in `expected` is ['a']: a grade is an integer "
+     "from 0 to 1,000,000 (if the relevant ids are under a key of `expected`, name it with `relevant_path`)"),
 ])
 def test_malformed_rankings_and_judgments_are_errors_naming_the_place(output, expected, error):
     result = evaluator(metrics=METRICS).evaluate(ctx(output, expected))

@@ -178,7 +178,8 @@ def _judgments(value: Any) -> tuple[dict[str, int], str | None]:
     if isinstance(value, dict):
         for doc, grade in value.items():
             if type(grade) is not int or not 0 <= grade <= GRADE_LIMIT:
-                return {}, f"the grade of {doc!r} in `expected` is {_shown(grade)}: a grade is an integer from 0 to {GRADE_LIMIT:,}"
+                hint = " (if the relevant ids are under a key of `expected`, name it with `relevant_path`)" if isinstance(grade, (dict, list)) else ""
+                return {}, f"the grade of {doc!r} in `expected` is {_shown(grade)}: a grade is an integer from 0 to {GRADE_LIMIT:,}{hint}"
         return {str(doc): grade for doc, grade in value.items()}, None
     return {}, f"`expected` holds {type(value).__name__}: relevant ids are a list of ids or a mapping id: grade"
 
