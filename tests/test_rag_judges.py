@@ -235,3 +235,31 @@ def test_the_docs_show_each_default_prompt_and_reply_format_as_sent():
     for text in (*claim_kit.PROMPTS.values(), claim_kit.claims_reply_text(claim_kit.SUPPORT),
                  claim_kit.chunks_reply_text(claim_kit.USEFUL, 3), claim_kit.SYSTEM_PROMPT):
         assert text in page
+
+
+def test_context_precision_without_a_reference_judges_the_chunks_against_the_answer():
+    reply = {"verdicts": [{"chunk": 1, "verdict": "useful", "evidence": ""}, {"chunk": 2, "verdict": "not_useful", "evidence": ""}]}
+    with LLMServer(chat=replying(reply)) as server:
+        result = judge(server, "context_precision").evaluate(context(Endpoints(), expected=None))
+        prompt = server.received[0].body["messages"][1]["content"]
+    assert result.score == 1.0 and result.details["judged_against"] == "answer"
+    assert "# Reference answer\nThe Eiffel Tower is 330 m tall, was finished in 1889" in prompt
+
+
+@pytest.mark.parametrize(("contexts", "error"), [
+    (["ok", {"text": 3}], "contexts[1].text (in the answer) is int, not a text"),
+    (["ok", {"body": "x"}], "contexts[1].text (in the answer) is missing, not a text"),
+    ({"a": "b"}, "contexts (in the answer) is dict: the context is a text or a list of chunks"),
+    (["x"] * 1001, "contexts (in the answer) holds 1,001 chunks, more than 1,000"),
+])
+def test_a_context_that_is_not_text_is_an_error_without_asking(contexts, error):
+    with LLMServer(chat=replying(FAITHFUL)) as server:
+        result = judge(server, "faithfulness").evaluate(context(Endpoints(), {"answer": "x", "contexts": contexts}))
+    assert server.count() == 0 and result.verdict == "error" and result.error == error
+
+
+def test_one_text_is_one_chunk():
+    with LLMServer(chat=replying(claims_reply("supported"))) as server:
+        judge(server, "faithfulness").evaluate(context(Endpoints(), {"answer": "x", "contexts": "All of it."}))
+        prompt = server.received[0].body["messages"][1]["content"]
+    assert "# Retrieved context\n[1] All of it.\n\n# Answer" in prompt
