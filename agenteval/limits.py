@@ -31,6 +31,9 @@ class Limits(StrictModel):
         4_000_000, gt=0, description="Most expected x candidate pairs one pairing (line_items, iou_score, distance) may weigh.",
     )
     answer_depth: int = Field(200, gt=0, description="Deepest nesting of an answer, from any target or --predictions.")
+    context_chars: int = Field(
+        400_000, gt=0, description="Most characters of retrieved context one claim-level judge sends (faithfulness, context_*).",
+    )
 
     def message(self, key: str, what: str) -> str:
         """The error text for a case past limit `key`: what happened, the limit and how to raise it."""

@@ -245,13 +245,30 @@ def _criteria_reasoning(details: Any) -> list[list[Any]] | None:
     judge's own words, shown in view rather than inside the details JSON."""
     criteria = details.get("criteria") if isinstance(details, dict) else None
     if not isinstance(criteria, dict):
-        return None
+        return _claims(details)
     found = [
         [str(name), clip(entry.get("raw_score", entry.get("score")), VALUE_CHARS), clip_text(entry["reasoning"])]
         for name, entry in criteria.items()
         if isinstance(entry, dict) and isinstance(entry.get("reasoning"), str) and entry["reasoning"]
     ]
     return found or None
+
+
+def _claims(details: Any) -> list[list[Any]] | None:
+    """[[claim, verdict, "quote"], ...] from a claim-level judge's `details.claims` (or `chunks`,
+    context_precision's), shown like a rubric's criteria: every claim with its verdict and evidence."""
+    found = details.get("claims", details.get("chunks")) if isinstance(details, dict) else None
+    if not isinstance(found, list):
+        return None
+    rows = [
+        [clip_text(str(entry.get("claim", f"chunk {entry.get('chunk')}"))), str(entry.get("verdict")),
+         clip_text(f"“{entry['evidence']}”" if isinstance(entry.get("evidence"), str) and entry["evidence"] else "")]
+        for entry in found[:CLAIMS_SHOWN] if isinstance(entry, dict)
+    ]
+    return rows or None
+
+
+CLAIMS_SHOWN = 200
 
 
 def _asset(name: str) -> str:
