@@ -20,7 +20,8 @@ class TemplateError(Exception):
 @lru_cache(maxsize=1)
 def _environment() -> Any:
     from jinja2 import StrictUndefined, Undefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from agenteval.endpoints.sandbox import bounded_sandbox
 
     def fail(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise _Missing(self._undefined_obj, self._undefined_name)
@@ -34,7 +35,7 @@ def _environment() -> Any:
             if attr is Undefined._fail_with_undefined_error:
                 setattr(NamedUndefined, name, fail)
 
-    env = ImmutableSandboxedEnvironment(undefined=NamedUndefined, autoescape=False, keep_trailing_newline=True)
+    env = bounded_sandbox(NamedUndefined)
     env.policies["json.dumps_function"] = lambda value, **_: orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     return env
 
@@ -48,13 +49,21 @@ class _Missing(Exception):
 
 @lru_cache(maxsize=256)
 def compile_template(source: str) -> Any:
-    """A compiled template (kept: a suite renders the same few per case); TemplateError on bad syntax."""
+    """A compiled template (kept: a suite renders the same few per case); TemplateError on bad syntax,
+    or on constant arithmetic too large to build (refused before jinja2 would fold it while compiling)."""
     from jinja2 import TemplateSyntaxError
 
+    from agenteval.endpoints.sandbox import TooLarge, refuse_huge_constants
+
     try:
+        refuse_huge_constants(source)
         return _environment().from_string(source)
     except TemplateSyntaxError as exc:
         raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from None
+    except TooLarge as exc:
+        raise TemplateError(f"template too large to build: {exc}") from None
+    except RecursionError:
+        raise TemplateError("template nested too deeply") from None
 
 
 def check_template(source: str) -> str:
@@ -68,13 +77,24 @@ def check_template(source: str) -> str:
 
 
 def render(template: Any, variables: dict[str, Any]) -> str:
-    """The rendered text; TemplateError naming a variable the case does not have."""
+    """The rendered text, at most MAX_LENGTH characters; TemplateError naming a variable the case
+    does not have, or the operation that would have built too large a value."""
     from jinja2 import TemplateError as JinjaError
 
+    from agenteval.endpoints.sandbox import MAX_LENGTH, TooLarge
+
     try:
-        return template.render(variables)
+        pieces, length = [], 0
+        for piece in template.generate(variables):
+            length += len(piece)
+            if length > MAX_LENGTH:
+                raise TooLarge(f"the rendered text is longer than {MAX_LENGTH:,} characters")
+            pieces.append(piece)
+        return "".join(pieces)
     except _Missing as missing:
         raise TemplateError(f"template variable {_name_of(missing, variables)} is undefined") from None
+    except TooLarge as exc:
+        raise TemplateError(f"template too large to build: {exc}") from None
     except JinjaError as exc:
         raise TemplateError(f"template error: {exc}") from None
 
