@@ -2,10 +2,10 @@
 
 Every problem is collected (not just the first) with file:line and key path, from every stage at
 once: the suite's keys and evaluators, each case, and the checks across cases (unique ids). A
-JSONL cases file is read once to validate it, keeping 4 bytes of fingerprint per line; the run
-streams it again and builds each case without validating it twice, trusting only lines that
-still match their fingerprint. .json and .yaml cases files are read whole, so their validated
-cases are kept. Selection (--filter, --tag, --shard) is decided while validating.
+JSONL, CSV or TSV cases file is read once to validate it, keeping 4 bytes of fingerprint per
+record; the run streams it again and builds each case without validating it twice, trusting only
+records that still match their fingerprint. .json and .yaml cases files are read whole, so their
+validated cases are kept. Selection (--filter, --tag, --shard) is decided while validating.
 """
 
 from __future__ import annotations
@@ -24,13 +24,12 @@ from agenteval.suite.case_files import (
     CASE_FILE_TYPES,
     CaseFileError,
     CasesChanged,
-    fingerprint,
-    jsonl_ids,
-    jsonl_lines,
     new_fingerprints,
-    parse_jsonl,
     read_whole,
+    records,
     stream_validated,
+    streamed,
+    streamed_ids,
 )
 from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.cells import Cell
@@ -47,7 +46,7 @@ __all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteIn
 
 IN_MEMORY = "<suite>"  # the file name problems show for a suite given as data
 _EXTENSION_PREFIX = "x-"  # top-level keys ignored by the suite: a place for YAML anchors
-_SAMPLE_LINES = 256  # JSONL lines whose mean length estimates the number of cases
+_SAMPLE_RECORDS = 256  # records whose mean length estimates the number of cases
 
 
 class SuiteInvalid(Exception):
@@ -243,8 +242,8 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
         parts = []
         for file in files:
-            if file.suffix.lower() == ".jsonl":
-                parts.append((file, _validate_jsonl(file, checks, index), None))
+            if streamed(file):
+                parts.append((file, _validate_streamed(file, checks, index), None))
             else:
                 parts.append((file, None, _validate_whole_file(file, checks, index)))
         if index.suspects:
@@ -252,8 +251,8 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     elif isinstance(reference, str):
         cases_file = _cases_path(reference, path, lines, problems)
         checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
-        if cases_file is not None and cases_file.suffix.lower() == ".jsonl":
-            fingerprints = _validate_jsonl(cases_file, checks, index)
+        if cases_file is not None and streamed(cases_file):
+            fingerprints = _validate_streamed(cases_file, checks, index)
         elif cases_file is not None:
             loaded_cases = _validate_whole_file(cases_file, checks, index)
     elif isinstance(reference, list):
@@ -364,7 +363,7 @@ def _duplicates_across(parts: list[tuple[Path, array | None, list[Case] | None]]
     problems: list[Problem] = []
     first: dict[str, tuple[Path, int | None]] = {}
     for file, fingerprints, cases in parts:
-        ids = jsonl_ids(file, fingerprints) if fingerprints is not None else ((c.id, None, ()) for c in cases or ())
+        ids = streamed_ids(file, fingerprints) if fingerprints is not None else ((c.id, None, ()) for c in cases or ())
         for case_id, line, prefix in ids:
             if case_id not in first:
                 first[case_id] = (file, line)
@@ -501,32 +500,31 @@ def _shown_id(value: Any) -> str:
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else "?"
 
 
-def _validate_jsonl(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:
-    """Validate every line, keeping one fingerprint per line (0 for a line with problems)."""
+def _validate_streamed(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:
+    """Validate every record of a JSONL or table file, keeping one fingerprint per record (0 for one with problems)."""
     fingerprints = new_fingerprints()
     try:
-        size, read = file.stat().st_size, 0
+        size = file.stat().st_size
         with file.open("rb") as handle:
-            for number, raw in jsonl_lines(handle):
-                if len(fingerprints) < _SAMPLE_LINES:
-                    read += len(raw)
-                    if len(fingerprints) == _SAMPLE_LINES - 1:
-                        index.expect(size * _SAMPLE_LINES // read)
+            for number, mark, record in records(file, handle):
+                if len(fingerprints) == _SAMPLE_RECORDS:
+                    index.expect(size * _SAMPLE_RECORDS // max(handle.tell(), 1))
                 fingerprints.append(0)
-                try:
-                    record = parse_jsonl(raw, number)
-                except CaseFileError as exc:
-                    checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+                if isinstance(record, CaseFileError):
+                    checks.problems.append(Problem(file, record.line, record.key, str(record)))
                     continue
                 case = checks.case(record, file, number, (), {(): number})
                 if case is not None:
                     index.add(case.id, case.tags)
-                    fingerprints[-1] = fingerprint(raw)
+                    fingerprints[-1] = mark
+    except CaseFileError as exc:
+        checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+        return fingerprints
     except OSError as exc:
         checks.problems.append(Problem(file, None, (), f"cannot read the file: {exc.strerror or exc}"))
         return fingerprints
     if index.suspects:
-        checks.problems.extend(_duplicate_ids(jsonl_ids(file, fingerprints), index, file))
+        checks.problems.extend(_duplicate_ids(streamed_ids(file, fingerprints), index, file))
     return fingerprints
 
 
