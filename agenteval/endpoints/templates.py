@@ -8,9 +8,11 @@ Python internals. A variable the case does not have is an error that names it
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import orjson
+from pydantic import AfterValidator, ConfigDict
+from typing_extensions import Required, TypedDict
 
 
 class TemplateError(Exception):
@@ -115,13 +117,22 @@ def render_strings(value: Any, variables: dict[str, Any], where: str = "") -> An
     return value
 
 
-def checked_messages(messages: list[dict[str, Any]], where: str = "messages") -> list[dict[str, Any]]:
-    """For validators of chat messages (a model target's `messages:`, a suite's `prompts:`): each
-    has a `role`, and every string template compiles. Raises ValueError."""
-    for index, message in enumerate(messages):
-        if not isinstance(message.get("role"), str):
-            raise ValueError(f"{where}[{index}] needs a `role` (system, user, assistant or tool)")  # noqa: TRY004 - pydantic reports ValueError
-    return check_strings(messages)
+def _compiles(value: Any) -> Any:
+    return check_strings(value)
+
+
+class _Message(TypedDict, total=False):
+    """One chat message: its role, and templates in any string of it (other keys are sent as written)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+    role: Required[Literal["system", "developer", "user", "assistant", "tool"]]  # developer: OpenAI's newer name for system
+    content: Annotated[Any, AfterValidator(_compiles)]
+
+
+# A chat message in a suite (`messages:`, `prompts:`): a wrong role or a template that does not
+# compile is reported at its own key (`prompts.r[0].content`), with its line.
+ChatMessage = Annotated[_Message, AfterValidator(_compiles)]
+PromptText = Annotated[str, AfterValidator(check_template)]
 
 
 def check_strings(value: Any) -> Any:
