@@ -35,7 +35,7 @@ from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.cells import Cell
 from agenteval.suite.matrix import suite_cells
 from agenteval.suite.models import Case, CaseDefaults, Suite
-from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of
+from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of, misspells
 from agenteval.suite.selection import Selection
 from agenteval.suite.conversation import conversation_problems
 from agenteval.suite.references import endpoint_problems, missing_programs, unknown_endpoint
@@ -54,7 +54,8 @@ class SuiteInvalid(Exception):
 
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__(f"{sum(p.severity == 'error' for p in problems)} problem(s)")
-        self.problems = sorted(problems, key=lambda p: (str(p.file), p.line or 0))
+        order = {file: rank for rank, file in enumerate(dict.fromkeys(str(p.file) for p in problems))}  # the suite file's own first
+        self.problems = sorted(problems, key=lambda p: (order[str(p.file)], p.line or 0))
 
 
 @dataclass
@@ -224,7 +225,9 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         warnings.append(Problem(path, line_of(lines, ("evaluators",)), ("evaluators",), message, "warning"))
     checks = _CaseChecks(
         suite_evaluators=None if suite is None else suite.evaluators,
-        has_evaluators=bool(data.get("evaluators")) if suite is None else bool(suite.evaluators),
+        # a misspelled `evaluators:` is the suite's problem, told once, not each case's
+        has_evaluators=bool(data.get("evaluators")) or any(misspells(key, "evaluators") for key in data)
+        if suite is None else bool(suite.evaluators),
         trusted=True,
         problems=problems,
         warnings=warnings,
@@ -413,6 +416,10 @@ class _CaseChecks:
             reads = list(untrusted_files(record.get("id"), raw, self.context["base_dir"]))
             if reads:  # before validation, which may read the files
                 self.problems.extend(_located(reads, file, lines, prefix))
+                if not self.trusted:  # and every other thing these evaluators may not do, at once
+                    case_id, unread = _shown_id(record.get("id")), _without(raw, [key[1:] for key, _ in reads])
+                    uses = _each(_valid_evaluators(unread, self.context), lambda one: untrusted_uses(case_id, one, self.models))
+                    self.problems.extend(_located(uses, file, lines, where))
                 return None
         base_dir = self.context["base_dir"]
         if record.get("turns") and (reads := list(conversation_problems(_shown_id(record.get("id")), record, None, self.models, self.trusted, base_dir))):
@@ -476,6 +483,19 @@ def _valid_evaluators(raw: Any, context: dict[str, Any]) -> list[tuple[int, Eval
         except Exception:  # noqa: BLE001 - its problems are reported by the validation of the whole
             continue
     return found
+
+
+def _without(raw: Any, keys: list[KeyPath]) -> Any:
+    """A copy of raw evaluators without the keys at these paths (the files that must not be read)."""
+    import copy
+
+    trimmed = copy.deepcopy(raw)
+    for key in keys:
+        node = trimmed
+        for part in key[:-1]:
+            node = node[part]
+        node.pop(key[-1], None)
+    return trimmed
 
 
 def _valid_target(raw: Any, context: dict[str, Any]) -> Any:
