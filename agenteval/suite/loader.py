@@ -31,6 +31,7 @@ from agenteval.suite.case_files import (
     streamed,
     streamed_ids,
 )
+from agenteval.suite import includes
 from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.cells import Cell
 from agenteval.suite.matrix import suite_cells
@@ -54,8 +55,7 @@ class SuiteInvalid(Exception):
 
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__(f"{sum(p.severity == 'error' for p in problems)} problem(s)")
-        order = {file: rank for rank, file in enumerate(dict.fromkeys(str(p.file) for p in problems))}  # the suite file's own first
-        self.problems = sorted(problems, key=lambda p: (order[str(p.file)], p.line or 0))
+        self.problems = sorted(problems, key=lambda p: (str(p.file), p.line or 0))
 
 
 @dataclass
@@ -194,6 +194,19 @@ def load_suite_data(data: Mapping[str, Any], base_dir: Path, selection: Selectio
 
 def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, problems: list[Problem]) -> LoadedSuite:
     data = _without_extensions(data)
+    unincluded: list[Problem] = []  # files that could not be included: already at their own file and line
+    data, lines, origins = includes.expand(data, path, lines, unincluded)
+    try:
+        loaded = _load_expanded(data, path, selection, lines, problems)
+    except SuiteInvalid as invalid:
+        raise SuiteInvalid(unincluded + includes.locate(invalid.problems, path, origins)) from None
+    loaded.warnings = includes.locate(loaded.warnings, path, origins)
+    if unincluded:
+        raise SuiteInvalid(unincluded + loaded.warnings)
+    return loaded
+
+
+def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, problems: list[Problem]) -> LoadedSuite:
     reference = data.get("cases")
     suite: Suite | None = None
     try:  # inline cases are validated one by one below, with the checks across cases
@@ -290,7 +303,7 @@ def load_definition(source: Path | Mapping[str, Any], overrides: Iterable[str] =
         data, _, _ = _read_suite_file(source)
         path = source
     data = _overridden(data, overrides, path)
-    data = _without_extensions(data)
+    data, _, _ = includes.expand(_without_extensions(data), path, {}, [])
     suite = Suite.model_validate({**data, "cases": []}, context=validation_context(path))
     return LoadedSuite(suite, path, None, CaseIndex(Selection()), cases=[])
 
