@@ -129,10 +129,10 @@ class _Message(TypedDict, total=False):
     content: Annotated[Any, AfterValidator(_compiles)]
 
 
-# A chat message in a suite (`messages:`, `prompts:`): a wrong role or a template that does not
+# A chat message in a suite (`messages:`, `prompts:`; a prompt may also be one user message's text): a wrong role or a template that does not
 # compile is reported at its own key (`prompts.r[0].content`), with its line.
 ChatMessage = Annotated[_Message, AfterValidator(_compiles)]
-PromptText = Annotated[str, AfterValidator(check_template)]
+Prompt = Annotated[str | list[ChatMessage], AfterValidator(lambda value: check_template(value) if isinstance(value, str) else value)]
 
 
 def check_strings(value: Any) -> Any:

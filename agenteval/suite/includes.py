@@ -23,13 +23,13 @@ MAX_DEPTH = 16  # files included through one another
 
 @dataclass(frozen=True)
 class Origin:
-    """A subtree of the expanded suite (at `at`) that came from `file`, at `key` in that file's data."""
+    """A subtree of the expanded suite (at `at`) that came from `file`, at `key` in that file's data
+    (the suite file itself, for its own evaluators moved by includes before them)."""
 
     at: KeyPath
     file: Path
     key: KeyPath
     lines: Lines
-    own: bool = False  # an evaluator of the suite file itself, moved by includes before it: named by its key in the file
 
 
 def is_include(value: Any) -> bool:
@@ -47,7 +47,8 @@ def expand(data: dict[Any, Any], suite: Path, lines: Lines, problems: list[Probl
 
 
 def locate(problems: list[Problem], suite: Path, origins: list[Origin]) -> list[Problem]:
-    """Problems the suite's validation found inside included subtrees, moved to the included file and line."""
+    """Problems the suite's validation found inside included subtrees (and in the suite's own evaluators
+    that includes moved), put back at their file, line and key path in that file."""
     if not origins:
         return problems
     moved = []
@@ -55,7 +56,7 @@ def locate(problems: list[Problem], suite: Path, origins: list[Origin]) -> list[
         origin = next((o for o in reversed(origins) if problem.file == suite and problem.key[: len(o.at)] == o.at), None)
         if origin is not None:
             inner = origin.key + problem.key[len(origin.at):]
-            problem = replace(problem, file=origin.file, line=line_of(origin.lines, inner), key=inner if origin.own else problem.key)
+            problem = replace(problem, file=origin.file, line=line_of(origin.lines, inner), key=inner)
         moved.append(problem)
     return moved
 
@@ -116,7 +117,7 @@ class _Expansion:
             else:  # written in the suite file itself: its lines move with it
                 self.moves[item_key] = here
                 if here != item_key:
-                    self.origins.append(Origin(here, source.file, item_key, source.lines, own=True))
+                    self.origins.append(Origin(here, source.file, item_key, source.lines))
             expanded.append(self.evaluator(item, here, item_key, source, chain))
         return expanded
 
