@@ -121,7 +121,7 @@ def _compiles(value: Any) -> Any:
     return check_strings(value)
 
 
-class _Message(TypedDict, total=False):
+class ChatMessage(TypedDict, total=False):
     """One chat message: its role, and templates in any string of it (other keys are sent as written)."""
 
     __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
@@ -131,8 +131,8 @@ class _Message(TypedDict, total=False):
 
 # A chat message in a suite (`messages:`, `prompts:`; a prompt may also be one user message's text): a wrong role or a template that does not
 # compile is reported at its own key (`prompts.r[0].content`), with its line.
-ChatMessage = Annotated[_Message, AfterValidator(_compiles)]
-Prompt = Annotated[str | list[ChatMessage], AfterValidator(lambda value: check_template(value) if isinstance(value, str) else value)]
+TemplatedMessage = Annotated[ChatMessage, AfterValidator(_compiles)]
+Prompt = Annotated[str | list[TemplatedMessage], AfterValidator(lambda value: check_template(value) if isinstance(value, str) else value)]
 
 
 def check_strings(value: Any) -> Any:

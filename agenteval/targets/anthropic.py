@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.messages_api import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, DEFAULT_MAX_TOKENS
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
-from agenteval.endpoints.templates import ChatMessage
+from agenteval.endpoints.templates import TemplatedMessage
 from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     max_tokens: int | None = Field(
         None, ge=1, description=f"Upper bound on tokens in the reply (the Messages API requires one: {DEFAULT_MAX_TOKENS} when unset)."
     )
-    messages: list[ChatMessage] = Field(
+    messages: list[TemplatedMessage] = Field(
         default_factory=lambda: [dict(m) for m in DEFAULT_MESSAGES],  # type: ignore[misc]
         description=(
             "Chat messages in the OpenAI shape (system messages become the top-level `system`); every string is a "

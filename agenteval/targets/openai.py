@@ -14,7 +14,7 @@ from pydantic import Field
 
 from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
-from agenteval.endpoints.templates import ChatMessage
+from agenteval.endpoints.templates import TemplatedMessage
 from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     """Chat completions per case. Keys not set here come from `endpoint: NAME` under `models:`."""
 
     type: Literal["openai"]
-    messages: list[ChatMessage] = Field(
+    messages: list[TemplatedMessage] = Field(
         default_factory=lambda: [dict(m) for m in DEFAULT_MESSAGES],  # type: ignore[misc]
         description=(
             "Chat messages; every string is a jinja2 template over `input`, `case` (id, tags, metadata) "
