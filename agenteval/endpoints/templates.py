@@ -8,9 +8,11 @@ Python internals. A variable the case does not have is an error that names it
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import orjson
+from pydantic import AfterValidator, ConfigDict
+from typing_extensions import Required, TypedDict
 
 
 class TemplateError(Exception):
@@ -20,7 +22,8 @@ class TemplateError(Exception):
 @lru_cache(maxsize=1)
 def _environment() -> Any:
     from jinja2 import StrictUndefined, Undefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from agenteval.endpoints.sandbox import bounded_sandbox
 
     def fail(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise _Missing(self._undefined_obj, self._undefined_name)
@@ -34,7 +37,7 @@ def _environment() -> Any:
             if attr is Undefined._fail_with_undefined_error:
                 setattr(NamedUndefined, name, fail)
 
-    env = ImmutableSandboxedEnvironment(undefined=NamedUndefined, autoescape=False, keep_trailing_newline=True)
+    env = bounded_sandbox(NamedUndefined)
     env.policies["json.dumps_function"] = lambda value, **_: orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     return env
 
@@ -48,13 +51,21 @@ class _Missing(Exception):
 
 @lru_cache(maxsize=256)
 def compile_template(source: str) -> Any:
-    """A compiled template (kept: a suite renders the same few per case); TemplateError on bad syntax."""
+    """A compiled template (kept: a suite renders the same few per case); TemplateError on bad syntax,
+    or on constant arithmetic too large to build (refused before jinja2 would fold it while compiling)."""
     from jinja2 import TemplateSyntaxError
 
+    from agenteval.endpoints.sandbox import TooLarge, refuse_huge_constants
+
     try:
+        refuse_huge_constants(source)
         return _environment().from_string(source)
     except TemplateSyntaxError as exc:
         raise TemplateError(f"template syntax error on line {exc.lineno}: {exc.message}") from None
+    except TooLarge as exc:
+        raise TemplateError(f"template too large to build: {exc}") from None
+    except RecursionError:
+        raise TemplateError("template nested too deeply") from None
 
 
 def check_template(source: str) -> str:
@@ -68,13 +79,24 @@ def check_template(source: str) -> str:
 
 
 def render(template: Any, variables: dict[str, Any]) -> str:
-    """The rendered text; TemplateError naming a variable the case does not have."""
+    """The rendered text, at most MAX_LENGTH characters; TemplateError naming a variable the case
+    does not have, or the operation that would have built too large a value."""
     from jinja2 import TemplateError as JinjaError
 
+    from agenteval.endpoints.sandbox import MAX_LENGTH, TooLarge
+
     try:
-        return template.render(variables)
+        pieces, length = [], 0
+        for piece in template.generate(variables):
+            length += len(piece)
+            if length > MAX_LENGTH:
+                raise TooLarge(f"the rendered text is longer than {MAX_LENGTH:,} characters")
+            pieces.append(piece)
+        return "".join(pieces)
     except _Missing as missing:
         raise TemplateError(f"template variable {_name_of(missing, variables)} is undefined") from None
+    except TooLarge as exc:
+        raise TemplateError(f"template too large to build: {exc}") from None
     except JinjaError as exc:
         raise TemplateError(f"template error: {exc}") from None
 
@@ -95,13 +117,22 @@ def render_strings(value: Any, variables: dict[str, Any], where: str = "") -> An
     return value
 
 
-def checked_messages(messages: list[dict[str, Any]], where: str = "messages") -> list[dict[str, Any]]:
-    """For validators of chat messages (a model target's `messages:`, a suite's `prompts:`): each
-    has a `role`, and every string template compiles. Raises ValueError."""
-    for index, message in enumerate(messages):
-        if not isinstance(message.get("role"), str):
-            raise ValueError(f"{where}[{index}] needs a `role` (system, user, assistant or tool)")  # noqa: TRY004 - pydantic reports ValueError
-    return check_strings(messages)
+def _compiles(value: Any) -> Any:
+    return check_strings(value)
+
+
+class ChatMessage(TypedDict, total=False):
+    """One chat message: its role, and templates in any string of it (other keys are sent as written)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+    role: Required[Literal["system", "developer", "user", "assistant", "tool"]]  # developer: OpenAI's newer name for system
+    content: Annotated[Any, AfterValidator(_compiles)]
+
+
+# A chat message in a suite (`messages:`, `prompts:`; a prompt may also be one user message's text): a wrong role or a template that does not
+# compile is reported at its own key (`prompts.r[0].content`), with its line.
+TemplatedMessage = Annotated[ChatMessage, AfterValidator(_compiles)]
+Prompt = Annotated[str | list[TemplatedMessage], AfterValidator(lambda value: check_template(value) if isinstance(value, str) else value)]
 
 
 def check_strings(value: Any) -> Any:

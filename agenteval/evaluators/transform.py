@@ -44,22 +44,29 @@ class TransformFailed(Exception):
 
 
 def check_expression(expression: str) -> str:
-    """A load-time check: the expression compiles (a ValueError names the syntax problem)."""
+    """A load-time check: the expression compiles, and any constant arithmetic in it stays within the
+    bounds of agenteval.endpoints.sandbox (a ValueError names the problem)."""
     from jinja2.exceptions import TemplateSyntaxError
 
+    from agenteval.endpoints.sandbox import TooLarge, refuse_huge_constants
+
     try:
+        refuse_huge_constants(expression, expression=True)
         _compiled(expression)
     except TemplateSyntaxError as exc:
         raise ValueError(f"the transform is not a valid jinja2 expression: {exc.message}") from None
+    except TooLarge as exc:
+        raise ValueError(f"the transform builds too large a value: {exc}") from None
+    except RecursionError:
+        raise ValueError("the transform is nested too deeply") from None
     return expression
 
 
 @functools.lru_cache(maxsize=256)
 def _compiled(expression: str) -> Any:
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from agenteval.endpoints.sandbox import bounded_sandbox
 
-    return ImmutableSandboxedEnvironment(undefined=StrictUndefined).compile_expression(expression, undefined_to_none=False)
+    return bounded_sandbox().compile_expression(expression, undefined_to_none=False)
 
 
 _imported: dict[tuple[str, Path], Any] = {}

@@ -1138,10 +1138,12 @@ def _templated(item: Any) -> bool:
 
 
 def _render(item: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
-    from jinja2.sandbox import SandboxedEnvironment
+    from jinja2 import Undefined
+
+    from agenteval.endpoints.sandbox import bounded_sandbox
 
     try:
-        value = SandboxedEnvironment().from_string(item["value"]).render(**variables)
+        value = bounded_sandbox(Undefined).from_string(item["value"]).render(**variables)
     except Exception:  # a template this case's vars cannot fill: kept as written
         return item
     return {**item, "value": value}

@@ -1,5 +1,5 @@
-"""Reading cases files: .jsonl line by line (validated once, streamed again at run time), .json and
-.yaml whole. Every problem names file:line; a byte-order mark is accepted in each format."""
+"""Reading cases files: .jsonl line by line and .csv/.tsv row by row (validated once, streamed again
+at run time, in flat memory), .json and .yaml whole. Every problem names file:line; a byte-order mark is accepted in each format."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import re
+
 import orjson
 
 from agenteval.suite.models import Case
@@ -15,6 +17,7 @@ from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_u
 
 CASE_FILE_TYPES = (".jsonl", ".json", ".yaml", ".yml", ".csv", ".tsv")
 TABLE_TYPES = (".csv", ".tsv")
+STREAMED_TYPES = (".jsonl", *TABLE_TYPES)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -63,8 +66,6 @@ def read_whole(file: Path) -> tuple[list[Any], Lines, list[tuple[int | None, Key
     """(records, line of each key path, structure problems) of a .json or .yaml cases file.
     Raises CaseFileError when the file cannot be read as a list of records at all."""
     data = file.read_bytes()
-    if file.suffix.lower() in TABLE_TYPES:
-        return read_table(data, "\t" if file.suffix.lower() == ".tsv" else ",")
     if file.suffix.lower() == ".json":
         data = data.removeprefix(_BOM)
         try:
@@ -87,54 +88,102 @@ def read_whole(file: Path) -> tuple[list[Any], Lines, list[tuple[int | None, Key
     return records, lines, list(problems)
 
 
-def read_table(data: bytes, delimiter: str) -> tuple[list[Any], Lines, list[tuple[int | None, KeyPath, str]]]:
-    """A CSV or TSV cases file: a header row naming case keys (`id`, `input`, `expected`, `output`,
-    `tags`, `metadata`, `threshold`), or `input.NAME` / `metadata.NAME` for one key of those
-    mappings. A cell holding a JSON object or array is that value; any other cell is its text, and
-    an empty cell leaves the key out. `tags` may also be comma-separated words."""
-    import csv
-    import io
+def streamed(file: Path) -> bool:
+    """Read record by record (validated once, streamed again at run time), not held whole."""
+    return file.suffix.lower() in STREAMED_TYPES
 
-    text = decode_utf8(data.removeprefix(_BOM))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    records: list[Any] = []
-    lines: Lines = {}
-    problems: list[tuple[int | None, KeyPath, str]] = []
+
+def records(file: Path, handle: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
+    """(line, fingerprint, record) of each record of a streamed cases file, in order. A record that
+    cannot be read is a CaseFileError in its place; a file that cannot be read on (a table's header,
+    bytes that are not UTF-8) raises CaseFileError."""
+    if file.suffix.lower() in TABLE_TYPES:
+        yield from table_rows(handle, "\t" if file.suffix.lower() == ".tsv" else ",")
+        return
+    for number, raw in jsonl_lines(handle):
+        try:
+            yield number, fingerprint(raw), parse_jsonl(raw, number)
+        except CaseFileError as exc:
+            yield number, 0, exc
+
+
+def table_rows(handle: IO[bytes], delimiter: str) -> Iterator[tuple[int, int, Any]]:
+    """A CSV or TSV cases file, row by row: a header row naming case keys (`id`, `input`, `expected`,
+    `output`, `tags`, `metadata`, `threshold`), or `input.NAME` / `metadata.NAME` for one key of
+    those mappings. A cell holding a JSON object or array is that value; any other cell is its text,
+    and an empty cell leaves the key out. `tags` may also be comma-separated words."""
+    import csv
+
+    reader = csv.reader(_text_lines(handle), delimiter=delimiter)
     try:
         header = [name.strip() for name in next(reader, [])]
-        if not any(header):
-            raise CaseFileError("a table of cases starts with a header row naming case keys (id, input, expected, ...)", 1)
-        for name, count in {name: header.count(name) for name in header}.items():
-            if count > 1:
-                raise CaseFileError(f"the header names the column {name!r} twice", 1)
+        columns = _columns(header)
+        header_hash = hash(tuple(header))
         start = reader.line_num + 1
         for row in reader:
             if not any(cell.strip() for cell in row):
                 start = reader.line_num + 1
                 continue
-            index = len(records)
-            lines[(index,)] = start
+            mark = hash((header_hash, tuple(row))) & 0xFFFFFFFF or 1
             if len(row) > len(header):
-                problems.append((start, (index,), f"{len(row)} cells in a row under a header of {len(header)} columns"))
-            record: dict[str, Any] = {}
-            for name, cell in zip(header, row):
-                if cell == "" or not name:
-                    continue
-                value = _cell(cell, name)
-                scope, dot, key = name.partition(".")
-                if dot and scope in ("input", "metadata") and key:
-                    holder = record.setdefault(scope, {})
-                    if isinstance(holder, dict):
-                        holder[key] = value
-                    lines[(index, scope, key)] = start
-                else:
-                    record[name] = value
-                lines[(index, scope if dot else name)] = start
-            records.append(record)
+                yield start, 0, CaseFileError(f"{len(row)} cells in a row under a header of {len(header)} columns", start)
+            else:
+                yield start, mark, _record(columns, row)
             start = reader.line_num + 1
     except csv.Error as exc:
         raise CaseFileError(f"not a readable table: {exc}", reader.line_num or 1) from None
-    return records, lines, problems
+
+
+def _text_lines(handle: IO[bytes]) -> Iterator[str]:
+    """The lines of a table file as text (split on \\n, \\r\\n and \\r only), or CaseFileError at the
+    first line that is not UTF-8."""
+    for number, raw in enumerate(handle, start=1):
+        if number == 1:
+            raw = raw.removeprefix(_BOM)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise CaseFileError(not_utf8(raw, bad.start), number) from None
+        if "\r" in text.rstrip("\r\n"):  # old Mac line ends: \r alone
+            yield from _LONE_CR.split(text)
+        else:
+            yield text
+
+
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
+def _columns(header: list[str]) -> list[tuple[str, str | None]]:
+    """(case key, key inside it or None) of each column; CaseFileError (line 1) for a header that names
+    a column twice, or a key both whole (`input`) and by its parts (`input.q`)."""
+    if not any(header):
+        raise CaseFileError("a table of cases starts with a header row naming case keys (id, input, expected, ...)", 1)
+    for name in dict.fromkeys(header):
+        if name and header.count(name) > 1:
+            raise CaseFileError(f"the header names the column {name!r} twice", 1)
+    columns: list[tuple[str, str | None]] = []
+    for name in header:
+        scope, dot, key = name.partition(".")
+        columns.append((scope, key) if dot and scope in ("input", "metadata") and key else (name, None))
+    for scope in ("input", "metadata"):
+        parts = [name for name, (owner, key) in zip(header, columns) if owner == scope and key is not None]
+        if scope in header and parts:
+            raise CaseFileError(
+                f"the header has both a {scope!r} column and {', '.join(map(repr, parts))}: a cell of one would overwrite "
+                f"or drop the other; use {scope!r} alone (a JSON object) or only {scope}.NAME columns", 1)
+    return columns
+
+
+def _record(columns: list[tuple[str, str | None]], row: list[str]) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    for (name, key), cell in zip(columns, row):
+        if cell == "" or not name:
+            continue
+        if key is None:
+            record[name] = _cell(cell, name)
+        else:
+            record.setdefault(name, {})[key] = _cell(cell, name)
+    return record
 
 
 def _cell(cell: str, column: str) -> Any:
@@ -152,33 +201,46 @@ def _cell(cell: str, column: str) -> Any:
 def stream_validated(
     file: Path, fingerprints: array, chosen: Callable[[int], bool], context: dict[str, Any] | None = None
 ) -> Iterator[Case]:
-    """The chosen cases of a validated JSONL file, in order, built without validating them again.
+    """The chosen cases of a validated streamed file (JSONL or a table), in order, built without
+    validating them again.
 
-    Each line must still hash to the fingerprint taken when it was validated; a file edited,
-    replaced, cut or extended since then raises CasesChanged at the first line that differs.
+    Each record must still hash to the fingerprint taken when it was validated; a file edited,
+    replaced, cut or extended since then raises CasesChanged at the first record that differs.
     """
     position, build = 0, Case.builder(context)
+    if file.suffix.lower() in TABLE_TYPES:  # cells are text that validation converts (`threshold`)
+        build = lambda record: Case.model_validate(record, context=context)  # noqa: E731
     try:
         with file.open("rb") as handle:
-            for number, raw in jsonl_lines(handle):
-                if position >= len(fingerprints) or fingerprint(raw) != fingerprints[position]:
+            for number, mark, raw in _marked(file, handle):
+                if position >= len(fingerprints) or mark != fingerprints[position]:
                     raise CasesChanged(f"{file}:{number}: {_CHANGED}")
                 if chosen(position):
-                    yield build(orjson.loads(raw))
+                    yield build(orjson.loads(raw) if isinstance(raw, bytes) else raw)
                 position += 1
     except OSError as exc:
         raise CasesChanged(f"{file}: cannot read the cases file any more: {exc.strerror or exc}") from None
+    except CaseFileError as exc:
+        raise CasesChanged(f"{file}:{exc.line}: {_CHANGED} ({exc})") from None
     if position < len(fingerprints):
         raise CasesChanged(f"{file}: {_CHANGED} (it now ends after {position} of {len(fingerprints)} cases)")
+
+
+def _marked(file: Path, handle: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
+    """(line, fingerprint, record) of a validated file: a JSONL line is parsed only when chosen."""
+    if file.suffix.lower() in TABLE_TYPES:
+        yield from table_rows(handle, "\t" if file.suffix.lower() == ".tsv" else ",")
+    else:
+        yield from ((number, fingerprint(raw), raw) for number, raw in jsonl_lines(handle))
 
 
 _CHANGED = "the cases file changed after it was validated; the run stopped here (fix or restore it, then --resume)"
 
 
-def jsonl_ids(file: Path, fingerprints: array) -> Iterable[tuple[str, int, KeyPath]]:
-    """(id, line, key prefix) of every valid case of a validated JSONL file: for the exact duplicate check."""
+def streamed_ids(file: Path, fingerprints: array) -> Iterable[tuple[str, int, KeyPath]]:
+    """(id, line, key prefix) of every valid case of a validated streamed file: for the exact duplicate check."""
     with file.open("rb") as handle:
-        for position, (number, raw) in enumerate(jsonl_lines(handle)):
+        for position, (number, _, raw) in enumerate(_marked(file, handle)):
             if position < len(fingerprints) and fingerprints[position]:
-                case_id = orjson.loads(raw)["id"]
+                case_id = (orjson.loads(raw) if isinstance(raw, bytes) else raw)["id"]
                 yield (str(case_id) if type(case_id) is int else case_id), number, ()

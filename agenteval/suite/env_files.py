@@ -12,7 +12,8 @@ import re
 from collections.abc import MutableMapping
 from pathlib import Path
 
-_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$", re.DOTALL)
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")  # only these end a line: U+2028, U+0085, \f... are part of a value
 
 
 # Every name an env file applied in this process gave (set or not): `--executor ray` sends these
@@ -25,9 +26,9 @@ class EnvFileError(Exception):
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """NAME=value lines (`export NAME=value` too); `#` comments and blank lines are skipped. A value
-    in single quotes is taken as is, one in double quotes has \\n, \\t, \\" and \\\\ escapes, and an
-    unquoted value ends at ` #`."""
+    """NAME=value lines (`export NAME=value` too), ended by \\n, \\r\\n or \\r alone; `#` comments and
+    blank lines are skipped. A value in single quotes is taken as is, one in double quotes has \\n,
+    \\t, \\" and \\\\ escapes, and an unquoted value ends at ` #`. A NUL byte in a value is refused."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
@@ -35,7 +36,7 @@ def read_env_file(path: Path) -> dict[str, str]:
     except UnicodeDecodeError:
         raise EnvFileError(f"{path}: the env file is not UTF-8 text") from None
     values: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_LINE_ENDS.split(text.removesuffix("\n")) if text else [], start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _LINE.match(line)
@@ -43,6 +44,8 @@ def read_env_file(path: Path) -> dict[str, str]:
             raise EnvFileError(f"{path}:{number}: not a NAME=value line")
         name, raw = match.groups()
         values[name] = _value(raw, path, number, name)
+        if "\0" in values[name]:
+            raise EnvFileError(f"{path}:{number}: the value of {name} holds a NUL byte, which no environment variable can hold")
     return values
 
 

@@ -2,10 +2,10 @@
 
 Every problem is collected (not just the first) with file:line and key path, from every stage at
 once: the suite's keys and evaluators, each case, and the checks across cases (unique ids). A
-JSONL cases file is read once to validate it, keeping 4 bytes of fingerprint per line; the run
-streams it again and builds each case without validating it twice, trusting only lines that
-still match their fingerprint. .json and .yaml cases files are read whole, so their validated
-cases are kept. Selection (--filter, --tag, --shard) is decided while validating.
+JSONL, CSV or TSV cases file is read once to validate it, keeping 4 bytes of fingerprint per
+record; the run streams it again and builds each case without validating it twice, trusting only
+records that still match their fingerprint. .json and .yaml cases files are read whole, so their
+validated cases are kept. Selection (--filter, --tag, --shard) is decided while validating.
 """
 
 from __future__ import annotations
@@ -24,19 +24,19 @@ from agenteval.suite.case_files import (
     CASE_FILE_TYPES,
     CaseFileError,
     CasesChanged,
-    fingerprint,
-    jsonl_ids,
-    jsonl_lines,
     new_fingerprints,
-    parse_jsonl,
     read_whole,
+    records,
     stream_validated,
+    streamed,
+    streamed_ids,
 )
+from agenteval.suite import includes
 from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.cells import Cell
 from agenteval.suite.matrix import suite_cells
 from agenteval.suite.models import Case, CaseDefaults, Suite
-from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of
+from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of, misspells
 from agenteval.suite.selection import Selection
 from agenteval.suite.conversation import conversation_problems
 from agenteval.suite.references import endpoint_problems, missing_programs, unknown_endpoint
@@ -47,7 +47,7 @@ __all__ = ["CaseFileError", "CasesChanged", "LoadedSuite", "Selection", "SuiteIn
 
 IN_MEMORY = "<suite>"  # the file name problems show for a suite given as data
 _EXTENSION_PREFIX = "x-"  # top-level keys ignored by the suite: a place for YAML anchors
-_SAMPLE_LINES = 256  # JSONL lines whose mean length estimates the number of cases
+_SAMPLE_RECORDS = 256  # records whose mean length estimates the number of cases
 
 
 class SuiteInvalid(Exception):
@@ -194,6 +194,19 @@ def load_suite_data(data: Mapping[str, Any], base_dir: Path, selection: Selectio
 
 def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, problems: list[Problem]) -> LoadedSuite:
     data = _without_extensions(data)
+    unincluded: list[Problem] = []  # files that could not be included: already at their own file and line
+    data, lines, origins = includes.expand(data, path, lines, unincluded)
+    try:
+        loaded = _load_expanded(data, path, selection, lines, problems)
+    except SuiteInvalid as invalid:
+        raise SuiteInvalid(unincluded + includes.locate(invalid.problems, path, origins)) from None
+    loaded.warnings = includes.locate(loaded.warnings, path, origins)
+    if unincluded:
+        raise SuiteInvalid(unincluded + loaded.warnings)
+    return loaded
+
+
+def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, problems: list[Problem]) -> LoadedSuite:
     reference = data.get("cases")
     suite: Suite | None = None
     try:  # inline cases are validated one by one below, with the checks across cases
@@ -225,7 +238,9 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         warnings.append(Problem(path, line_of(lines, ("evaluators",)), ("evaluators",), message, "warning"))
     checks = _CaseChecks(
         suite_evaluators=None if suite is None else suite.evaluators,
-        has_evaluators=bool(data.get("evaluators")) if suite is None else bool(suite.evaluators),
+        # a misspelled `evaluators:` is the suite's problem, told once, not each case's
+        has_evaluators=bool(data.get("evaluators")) or any(misspells(key, "evaluators") for key in data)
+        if suite is None else bool(suite.evaluators),
         trusted=True,
         problems=problems,
         warnings=warnings,
@@ -243,8 +258,8 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
         parts = []
         for file in files:
-            if file.suffix.lower() == ".jsonl":
-                parts.append((file, _validate_jsonl(file, checks, index), None))
+            if streamed(file):
+                parts.append((file, _validate_streamed(file, checks, index), None))
             else:
                 parts.append((file, None, _validate_whole_file(file, checks, index)))
         if index.suspects:
@@ -252,8 +267,8 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
     elif isinstance(reference, str):
         cases_file = _cases_path(reference, path, lines, problems)
         checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
-        if cases_file is not None and cases_file.suffix.lower() == ".jsonl":
-            fingerprints = _validate_jsonl(cases_file, checks, index)
+        if cases_file is not None and streamed(cases_file):
+            fingerprints = _validate_streamed(cases_file, checks, index)
         elif cases_file is not None:
             loaded_cases = _validate_whole_file(cases_file, checks, index)
     elif isinstance(reference, list):
@@ -288,7 +303,7 @@ def load_definition(source: Path | Mapping[str, Any], overrides: Iterable[str] =
         data, _, _ = _read_suite_file(source)
         path = source
     data = _overridden(data, overrides, path)
-    data = _without_extensions(data)
+    data, _, _ = includes.expand(_without_extensions(data), path, {}, [])
     suite = Suite.model_validate({**data, "cases": []}, context=validation_context(path))
     return LoadedSuite(suite, path, None, CaseIndex(Selection()), cases=[])
 
@@ -364,7 +379,7 @@ def _duplicates_across(parts: list[tuple[Path, array | None, list[Case] | None]]
     problems: list[Problem] = []
     first: dict[str, tuple[Path, int | None]] = {}
     for file, fingerprints, cases in parts:
-        ids = jsonl_ids(file, fingerprints) if fingerprints is not None else ((c.id, None, ()) for c in cases or ())
+        ids = streamed_ids(file, fingerprints) if fingerprints is not None else ((c.id, None, ()) for c in cases or ())
         for case_id, line, prefix in ids:
             if case_id not in first:
                 first[case_id] = (file, line)
@@ -414,6 +429,10 @@ class _CaseChecks:
             reads = list(untrusted_files(record.get("id"), raw, self.context["base_dir"]))
             if reads:  # before validation, which may read the files
                 self.problems.extend(_located(reads, file, lines, prefix))
+                if not self.trusted:  # and every other thing these evaluators may not do, at once
+                    case_id, unread = _shown_id(record.get("id")), _without(raw, [key[1:] for key, _ in reads])
+                    uses = _each(_valid_evaluators(unread, self.context), lambda one: untrusted_uses(case_id, one, self.models))
+                    self.problems.extend(_located(uses, file, lines, where))
                 return None
         base_dir = self.context["base_dir"]
         if record.get("turns") and (reads := list(conversation_problems(_shown_id(record.get("id")), record, None, self.models, self.trusted, base_dir))):
@@ -479,6 +498,19 @@ def _valid_evaluators(raw: Any, context: dict[str, Any]) -> list[tuple[int, Eval
     return found
 
 
+def _without(raw: Any, keys: list[KeyPath]) -> Any:
+    """A copy of raw evaluators without the keys at these paths (the files that must not be read)."""
+    import copy
+
+    trimmed = copy.deepcopy(raw)
+    for key in keys:
+        node = trimmed
+        for part in key[:-1]:
+            node = node[part]
+        node.pop(key[-1], None)
+    return trimmed
+
+
 def _valid_target(raw: Any, context: dict[str, Any]) -> Any:
     from agenteval.targets import TargetSpec
 
@@ -501,32 +533,31 @@ def _shown_id(value: Any) -> str:
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else "?"
 
 
-def _validate_jsonl(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:
-    """Validate every line, keeping one fingerprint per line (0 for a line with problems)."""
+def _validate_streamed(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:
+    """Validate every record of a JSONL or table file, keeping one fingerprint per record (0 for one with problems)."""
     fingerprints = new_fingerprints()
     try:
-        size, read = file.stat().st_size, 0
+        size = file.stat().st_size
         with file.open("rb") as handle:
-            for number, raw in jsonl_lines(handle):
-                if len(fingerprints) < _SAMPLE_LINES:
-                    read += len(raw)
-                    if len(fingerprints) == _SAMPLE_LINES - 1:
-                        index.expect(size * _SAMPLE_LINES // read)
+            for number, mark, record in records(file, handle):
+                if len(fingerprints) == _SAMPLE_RECORDS:
+                    index.expect(size * _SAMPLE_RECORDS // max(handle.tell(), 1))
                 fingerprints.append(0)
-                try:
-                    record = parse_jsonl(raw, number)
-                except CaseFileError as exc:
-                    checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+                if isinstance(record, CaseFileError):
+                    checks.problems.append(Problem(file, record.line, record.key, str(record)))
                     continue
                 case = checks.case(record, file, number, (), {(): number})
                 if case is not None:
                     index.add(case.id, case.tags)
-                    fingerprints[-1] = fingerprint(raw)
+                    fingerprints[-1] = mark
+    except CaseFileError as exc:
+        checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+        return fingerprints
     except OSError as exc:
         checks.problems.append(Problem(file, None, (), f"cannot read the file: {exc.strerror or exc}"))
         return fingerprints
     if index.suspects:
-        checks.problems.extend(_duplicate_ids(jsonl_ids(file, fingerprints), index, file))
+        checks.problems.extend(_duplicate_ids(streamed_ids(file, fingerprints), index, file))
     return fingerprints
 
 

@@ -14,7 +14,7 @@ from agenteval.evaluators.transform import Transform, check_expression
 from agenteval.limits import Limits
 from agenteval.suite.conversation import ScriptedTurn, SimulatedUser, one_kind, turn_label
 from agenteval.endpoints.settings import ModelEndpoint
-from agenteval.endpoints.templates import checked_messages
+from agenteval.endpoints.templates import Prompt
 from agenteval.targets import RecordedTarget, TargetSpec
 from agenteval.usage import Price
 
@@ -165,7 +165,7 @@ class Suite(StrictModel):
         description="Several targets by name, instead of `target:`: every case runs against each (a cell per target "
         "and prompt); `--target NAME` chooses.",
     )
-    prompts: dict[Annotated[str, Field(pattern=CELL_NAME)], str | list[dict[str, Any]]] | None = Field(
+    prompts: dict[Annotated[str, Field(pattern=CELL_NAME)], Prompt] | None = Field(
         None,
         description="Message templates by name for model targets (openai, anthropic): each replaces the target's "
         "`messages:` in its own cell (a string is one user message); `--prompt NAME` chooses.",
@@ -251,7 +251,7 @@ class Suite(StrictModel):
             prompts: dict[str, str | list[dict[str, Any]]] = {}
             for name, messages in self.prompts.items():
                 messages = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
-                prompts[name] = checked_messages(messages, f"prompts.{name}")
+                prompts[name] = messages
             self.prompts = prompts
         if self.case_pass is not None and self.defaults.threshold is not None:
             raise ValueError("give `case_pass.min_score` or `defaults.threshold`, not both (they are one rule)")

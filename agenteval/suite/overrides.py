@@ -17,8 +17,10 @@ class OverrideError(ValueError):
 
 
 def parse_override(text: str) -> tuple[tuple[Any, ...], Any]:
-    """(key path, value) of one `KEY=VALUE`. Raises OverrideError."""
-    import yaml
+    """(key path, value) of one `KEY=VALUE`. VALUE is read as a suite file is (agenteval.suite.yaml_nodes:
+    aliases and nesting bounded, duplicate keys refused); text that is not YAML is the text itself.
+    Raises OverrideError."""
+    from agenteval.suite.yaml_nodes import YamlSyntaxError, YamlTooLarge, load_yaml
 
     key, equals, value = text.partition("=")
     if not equals or not key.strip():
@@ -26,10 +28,16 @@ def parse_override(text: str) -> tuple[tuple[Any, ...], Any]:
     path = compile_path(key.strip())
     if path is None or not path:
         raise OverrideError(f"--set {text}: {key.strip()!r} is not a key path (write a.b, a[0].b or a['x.y'])")
+    if not value.strip():
+        return path, value
     try:
-        parsed = yaml.safe_load(value) if value.strip() else value
-    except yaml.YAMLError:
-        parsed = value  # not YAML: the text itself
+        parsed, _, duplicates = load_yaml(value)
+    except YamlTooLarge as exc:
+        raise OverrideError(f"--set {key.strip()}=...: {exc}") from None
+    except YamlSyntaxError:
+        return path, value  # not YAML: the text itself
+    if duplicates:
+        raise OverrideError(f"--set {key.strip()}=...: {duplicates[0][2]}")
     return path, parsed
 
 

@@ -166,6 +166,11 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
     return str(error["msg"])
 
 
+def misspells(word: Any, option: str) -> bool:
+    """Whether an unknown key is a typo of this known one (the same rule as the did-you-mean hints)."""
+    return isinstance(word, str) and word != option and bool(_did_you_mean(word, [option]))
+
+
 def _did_you_mean(word: str, options: list[str]) -> str:
     """A suggestion only when it is really close: a typo or two away (`fuzy` -> `fuzzy`), or the
     one option the word begins (`numeric` -> `numeric_tolerance`). `llm_judge` is not `code_judge`."""

@@ -33,6 +33,10 @@ class YamlSyntaxError(Exception):
         self.line = line
 
 
+class YamlTooLarge(YamlSyntaxError):
+    """Readable YAML that is refused for its size: nested past MAX_DEPTH, or aliases past the budget."""
+
+
 class _Loader(yaml.SafeLoader):
     """SafeLoader with YAML 1.2 booleans (only true/false) and a bound on nesting while composing."""
 
@@ -48,7 +52,7 @@ class _Loader(yaml.SafeLoader):
         self.node_count += 1
         if self.depth > MAX_DEPTH:
             line = self.peek_event().start_mark.line + 1
-            raise YamlSyntaxError(f"YAML nested deeper than {MAX_DEPTH} levels", line)
+            raise YamlTooLarge(f"YAML nested deeper than {MAX_DEPTH} levels", line)
         try:
             return super().compose_node(parent, index)
         finally:
@@ -120,7 +124,7 @@ class _Walk:
     def node(self, node: yaml.Node, path: KeyPath, line: int, record: bool) -> Any:
         self.left -= 1
         if self.left < 0:
-            raise YamlSyntaxError(
+            raise YamlTooLarge(
                 f"YAML aliases expand to more than {self.budget:,} values; write the values out or use fewer nested aliases",
                 line,
             )

@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.messages_api import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, DEFAULT_MAX_TOKENS
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
-from agenteval.endpoints.templates import checked_messages
+from agenteval.endpoints.templates import TemplatedMessage
 from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
@@ -48,8 +48,8 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     max_tokens: int | None = Field(
         None, ge=1, description=f"Upper bound on tokens in the reply (the Messages API requires one: {DEFAULT_MAX_TOKENS} when unset)."
     )
-    messages: list[dict[str, Any]] = Field(
-        default_factory=lambda: [dict(m) for m in DEFAULT_MESSAGES],
+    messages: list[TemplatedMessage] = Field(
+        default_factory=lambda: [dict(m) for m in DEFAULT_MESSAGES],  # type: ignore[misc]
         description=(
             "Chat messages in the OpenAI shape (system messages become the top-level `system`); every string is a "
             "jinja2 template over `input`, `case` (id, tags, metadata) and `metadata`. Default: one user message with the input."
@@ -59,11 +59,6 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
         None, description="auto, required (any), none, `{type: tool, name: NAME}` or the OpenAI function shape (converted)."
     )
     parse_json: bool = Field(False, description="Parse `content` as JSON (a reply that is not JSON is a case error).")
-
-    @field_validator("messages")
-    @classmethod
-    def _templates_compile(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return checked_messages(messages)
 
     @field_validator("tools", mode="before")
     @classmethod

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from agenteval.agents.loop import ToolLoopFields
 from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
-from agenteval.endpoints.templates import checked_messages
+from agenteval.endpoints.templates import TemplatedMessage
 from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     """Chat completions per case. Keys not set here come from `endpoint: NAME` under `models:`."""
 
     type: Literal["openai"]
-    messages: list[dict[str, Any]] = Field(
-        default_factory=lambda: [dict(m) for m in DEFAULT_MESSAGES],
+    messages: list[TemplatedMessage] = Field(
+        default_factory=lambda: [dict(m) for m in DEFAULT_MESSAGES],  # type: ignore[misc]
         description=(
             "Chat messages; every string is a jinja2 template over `input`, `case` (id, tags, metadata) "
             "and `metadata`, e.g. `{{ input.question }}`. Default: one user message with the input."
@@ -45,11 +45,6 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
     tool_choice: str | dict[str, Any] | None = Field(None, description="Passed through as is.")
     response_format: dict[str, Any] | None = Field(None, description="Passed through as is (e.g. a json_schema).")
     parse_json: bool = Field(False, description="Parse `content` as JSON (a reply that is not JSON is a case error).")
-
-    @field_validator("messages")
-    @classmethod
-    def _templates_compile(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return checked_messages(messages)
 
     def answer(self, case: Any, run: TargetRun) -> Answer:
         from agenteval.endpoints.chat import chat_body, complete

@@ -91,11 +91,21 @@ def _validator(schema_json: bytes, pattern_seconds: float) -> Any:
     schema = orjson.loads(schema_json)
     cls = validator_for(schema, default=Draft202012Validator)
     try:
-        cls.check_schema(schema)
+        cls.check_schema(schema, format_checker=_metaschema_formats(cls))
     except SchemaError as exc:
         raise ValueError(f"invalid JSON Schema at {exc.json_path}: {exc.message}") from None
     checker = format_checker()
     return bounded_class(cls, pattern_seconds, checker)(schema, registry=Registry(), format_checker=checker)
+
+
+def _metaschema_formats(cls: Any) -> Any:
+    """The metaschema's format checks, with `pattern`s checked by the engine that matches them
+    (agenteval.patterns), so `^\\p{Letter}+$` (ECMA-262 allows it; Python's `re` does not) is valid."""
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(())
+    checker.checkers = {**cls.FORMAT_CHECKER.checkers, "regex": (lambda instance: not isinstance(instance, str) or patterns.is_valid(instance), ())}
+    return checker
 
 
 class JsonSchema(TextEvaluator):
