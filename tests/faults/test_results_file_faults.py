@@ -158,3 +158,26 @@ def test_a_results_file_naming_thousands_of_cells_is_reported_in_bounded_time_an
     lines[0].update(score=1.0, verdict="pass")  # now the one failure is in a cell past those kept apart
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert run_cli("report", path, "--format", "json").returncode == 1  # and it still fails the gate
+
+
+def test_a_suite_declaring_thousands_of_targets_is_summarised_within_the_cell_caps(tmp_path):
+    """A run of 2,000 declared targets keeps the same bounds as `report` of its results: 256 cells
+    apart, the rest counted in the totals, no pairs past 32 cells, and the whole run gated."""
+    targets = "".join(f"  t{i}: {{type: recorded}}\n" for i in range(2_000))
+    suite = write(tmp_path, "suite.yaml", (
+        "name: many\ntargets:\n" + targets + "evaluators: [{type: contains, reference: a}]\n"
+        "cases:\n  - {id: c0, input: {}, output: a}\n  - {id: c1, input: {}, output: b}\n"
+    ))
+    out = tmp_path / "r.jsonl"
+    done = run_suite(suite, out, "-q", timeout=120)
+    assert_no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    assert len(out.read_text().splitlines()) == 4_000  # every case of every cell is on disk
+    summary = summary_of(out)
+    assert summary["counts"] == {"total": 4_000, "passed": 2_000, "failed": 2_000, "errored": 0}
+    assert [cell["target"] for cell in summary["cells"]] == [f"t{i}" for i in range(256)]
+    assert summary["cells_not_kept"] == 2 * (2_000 - 256)
+    assert summary["comparisons"] == [] and summary["comparisons_skipped"] == "more than 32 cells: pairs are not compared"
+    reported = json.loads(run_cli("report", out, "--format", "json").stdout)
+    assert [cell["label"] for cell in reported["cells"]] == [cell["label"] for cell in summary["cells"]]
+    assert reported["cells_not_kept"] == summary["cells_not_kept"]
