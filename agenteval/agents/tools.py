@@ -349,27 +349,7 @@ def _http(name: str, http: HttpTool, arguments: dict[str, Any], run: Any, starte
         )
     except EndpointError as exc:
         return failure(f"tool {name!r}: {exc}", started)
-    return ToolResult(_redacted(reply.data, run.endpoints.secrets(http)), latency_ms=_since(started))
-
-
-def _redacted(value: Any, secrets: list[str]) -> Any:
-    """The reply with the tool's own secrets (what `${NAME}` put in its url and headers) shown as
-    `***`: a service that echoes its caller's token does not pass it on to the model or the results."""
-    from agenteval.endpoints.client import redact
-
-    if not secrets:
-        return value
-    try:
-        text = value if isinstance(value, str) else _json_text(value)
-    except TypeError:  # not writable as JSON (a lone surrogate): refused as a result later
-        return value
-    cleaned = redact(text, secrets)
-    if cleaned == text or isinstance(value, str):
-        return cleaned
-    try:
-        return _loads(cleaned)
-    except ValueError:
-        return cleaned
+    return ToolResult(reply.data, latency_ms=_since(started))  # the tool's own secrets are `***` in it (Endpoints.send)
 
 
 def _query(arguments: dict[str, Any]) -> dict[str, str]:
