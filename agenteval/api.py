@@ -439,7 +439,7 @@ class SuiteRun:
         self._only = only
         self._settings = settings
         self._executor = (executor, ray_address, batch_size)
-        self._processes = Processes()
+        self._processes = Processes(loaded.env_values)  # a suite's `env_file:` reaches the run, never os.environ
         self._endpoints: Any = None
         self._results: Iterator[CaseResult] | None = None  # the runner's (or Ray's) results
         self._saving: Iterator[CaseResult] | None = None  # the same, saved and counted: what iterating yields
@@ -601,7 +601,7 @@ class SuiteRun:
         from agenteval.endpoints import CacheError
 
         try:
-            self._endpoints = open_endpoints(self.loaded, self._settings)
+            self._endpoints = open_endpoints(self.loaded, self._settings, self._processes.environ)
         except CacheError as exc:
             raise RunError(str(exc)) from None
         done, chosen = self._done, {cell.names for cell in self.loaded.cells}
@@ -802,11 +802,11 @@ def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run
     if isinstance(store, Store):
         return store
     if store is not None:
-        return open_store(store, Path.cwd())
+        return open_store(store, Path.cwd(), {**loaded.env_values, **os.environ})
     if output is not None and output != "auto":
         return JsonlStore(Path(output), overwrite=overwrite) if isinstance(output, (str, os.PathLike)) else JsonlStore(stream=output)
     if loaded.suite.store is not None:
-        return open_store(loaded.suite.store, loaded.base_dir)
+        return open_store(loaded.suite.store, loaded.base_dir, {**loaded.env_values, **os.environ})  # (env_file's values too)
     if output == "auto":
         return JsonlStore(_default_output(loaded.suite.name, resume, run_id))
     return None

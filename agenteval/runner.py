@@ -139,7 +139,7 @@ class Runner:
         if self.endpoints is None:
             from agenteval.endpoints import Endpoints
 
-            self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices)
+            self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices, environ=self.processes.environ)
 
     def answer(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> Answer:
         """The candidate answer from --predictions, else from the cell's target (every target has `answer`),

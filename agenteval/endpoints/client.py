@@ -24,7 +24,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlsplit
@@ -216,7 +216,7 @@ class Endpoints:
         refresh: bool = False,
         models: dict[str, ModelEndpoint] | None = None,
         prices: dict[str, Price] | None = None,
-        environ: dict[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.cache = cache
         self.refresh = refresh
