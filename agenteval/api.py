@@ -187,7 +187,8 @@ def run_suite(
             raise RunError("--resume continues a run in a results file or a store: give output= or store=")
         done: dict[str, set[tuple[str | None, str | None]]] = {}
         if destination is not None:
-            run_id, done = _start(destination, loaded, run_id, resume, summary)
+            selection = {"filters": filters, "tags": tags, "shard": shard, "evaluators": only, "repeat": repeat}
+            run_id, done = _start(destination, loaded, run_id, resume, summary, selection)
     except BaseException:
         if answers is not None:
             answers.close()
@@ -813,16 +814,28 @@ def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run
 
 
 def _start(
-    store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary: Summary
+    store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary: Summary, selection: dict[str, Any],
 ) -> tuple[str, dict[str, set[tuple[str | None, str | None]]]]:
     """Record the run in the store, or with `resume` continue the newest run there: its saved cases
-    are counted into `summary` and skipped."""
+    are counted into `summary` and skipped. A resume whose suite, cases or selection differ from
+    the run's is refused, naming what changed (agenteval.resume)."""
+    from agenteval.resume import differences, fingerprint
     from agenteval.stores import RunStart
+    from agenteval.stores.jsonl import JsonlStore
 
     config = redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
     try:
         cells = tuple(cell.names for cell in loaded.cells)
-        run_id = store.open_run(RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config, cells), resume)
+        identity = fingerprint(loaded, config, **selection)
+        start = RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config, cells, identity)
+        run_id = store.open_run(start, resume)
+        changed = differences(store.recorded_fingerprint(run_id), identity) if resume else []
+        if changed:
+            again = "--overwrite" if isinstance(store, JsonlStore) else "a new run (without --resume)"
+            raise RunError(
+                f"--resume: the run in {store.url} began with another suite or selection; changed since: {'; '.join(changed)}. "
+                f"Resume with the suite and options it began with, or start again ({again})"
+            )
         done: dict[str, set[tuple[str | None, str | None]]] = {}
         for result in store.read_run(run_id) if resume else ():
             done.setdefault(result.case_id, set()).add((result.target, result.prompt))

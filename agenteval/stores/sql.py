@@ -83,12 +83,23 @@ class SqlStore(Store):
                 self._check_cells(conn, run.cells, str(found))
                 return str(found)
             self._check_cells(conn, run.cells, None)
+            recorded = {} if ("runs", "fingerprint") in self._absent else {"fingerprint": run.fingerprint}
             conn.execute(insert(RUNS).values(
                 run_id=run.run_id, suite=run.suite, started_at=_utc(run.started_at),
-                agenteval_version=run.agenteval_version, config=run.config,
+                agenteval_version=run.agenteval_version, config=run.config, **recorded,
             ))
             conn.commit()
         return run.run_id
+
+    def recorded_fingerprint(self, run_id: str) -> Any:
+        if ("runs", "fingerprint") in self._absent:
+            return None
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import RUNS
+
+        with self._failing("cannot read"), self._connect() as conn:
+            return conn.execute(select(RUNS.c.fingerprint).where(RUNS.c.run_id == run_id)).scalar()
 
     def _check_cells(self, conn: Any, cells: Iterable[tuple[str | None, str | None]], resumed: str | None) -> None:
         """Tables made before cells keep one result per (run, case, repetition): refuse, before
