@@ -312,3 +312,29 @@ def test_a_set_whose_items_neither_compare_nor_repr_is_refused_naming_its_path()
                                      + Opaque.__qualname__ + " has no plain form (give a mapping, list, string, number, boolean, pydantic model or dataclass)")
     (result,) = agenteval.evaluate([{"id": "1", "expected": {"a": [{"x": 1}, {"x": 2}, 3]}, "output": {"a": {Point(2), Point(1), 3}}}], fields)
     assert result.output == {"a": [{"x": 1}, {"x": 2}, 3]} and result.verdict == "pass"
+
+
+# --- G25: a negated check's score says its verdict ----------------------------------------------------
+
+def test_a_negated_check_that_passes_reads_as_a_pass_under_case_pass_min_score(tmp_path):
+    """`negate: true` on a similarity check: a near miss of its 0.95 threshold (0.9) is a negated
+    pass, scored 1 (mirrored it would be 0.1 and fail `case_pass: {min_score: 0.5}`); a check that
+    passes its low bar (0.3 >= 0.2) is a negated fail, scored 0 (mirrored 0.7 would pass the case)."""
+    suite = (
+        "name: neg\ncase_pass: {min_score: 0.5}\nevaluators:\n"
+        "  - {name: sim, type: text_similarity, algorithm: levenshtein, reference_path: ref, threshold: 0.95, negate: true}\n"
+        "cases: cases.jsonl\n"
+    )
+    cases = [{"id": "near", "expected": {"ref": "abcdefghij"}, "output": "abcdefghiX"},
+             {"id": "same", "expected": {"ref": "abcdefghij"}, "output": "abcdefghij"}]
+    proc, rows = _run(tmp_path, suite, cases)
+    near, same = _only(rows["near"]), _only(rows["same"])
+    assert (near["verdict"], near["score"], rows["near"]["verdict"]) == ("pass", 1.0, "pass")
+    assert abs(near["details"]["score_before_negate"] - 0.9) < 1e-9
+    assert (same["verdict"], same["score"], rows["same"]["verdict"]) == ("fail", 0.0, "fail")
+    low_bar = suite.replace("threshold: 0.95", "min_score: 0.2")
+    proc, rows = _run(tmp_path / "low", low_bar, [{"id": "far", "expected": {"ref": "abcdefghij"}, "output": "abcXXXXXXX"}])
+    far = _only(rows["far"])
+    assert (far["verdict"], far["score"], rows["far"]["verdict"]) == ("fail", 0.0, "fail")
+    assert abs(far["details"]["score_before_negate"] - 0.3) < 1e-9
+    assert proc.returncode == 1
