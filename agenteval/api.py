@@ -172,9 +172,16 @@ def run_suite(
 
     answers = None
     if predictions is not None:
+        from agenteval.suite.matrix import suite_cells
+
         try:
             answers = Predictions(Path(predictions))
         except PredictionsError as exc:
+            raise RunError(str(exc)) from None
+        try:  # every line names a cell the suite has (one not chosen with --target/--prompt is fine)
+            answers.check_cells(cell.names for cell in suite_cells(loaded.suite))
+        except PredictionsError as exc:
+            answers.close()
             raise RunError(str(exc)) from None
 
     run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
