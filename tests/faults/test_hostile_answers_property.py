@@ -13,7 +13,7 @@ import math
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import agenteval
@@ -124,6 +124,10 @@ hostile_conversation = st.fixed_dictionaries(
               "messages": st.lists(hostile_trees, max_size=3) | hostile_scalars, "tool_calls": hostile_answers},
 )
 _SCOPED_TYPES = sorted(set(REGISTRY) - set(EXCLUDED))
+_JUNK_CONVERSATION = {
+    "turns": [{"user": "u", "reply": "x", "tool_calls": 7}, "see attached"], "messages": 5,
+    "steps": [{"turn": 1, "usage": {"input_tokens": "many"}}, {"turn": 1, "usage": {"input_tokens": 2}}, {"turn": 2, "usage": [1]}],
+}
 
 
 @pytest.mark.parametrize("scope", ["turn", "last", "conversation"])
@@ -133,6 +137,7 @@ def test_hostile_turns_in_an_answer_are_that_cases_error_never_the_runs(scope):
 
     @HOSTILE_SETTINGS
     @given(type_name=st.sampled_from(_SCOPED_TYPES), answers=st.lists(hostile_conversation, min_size=1, max_size=3), expected=json_values)
+    @example(type_name="token_usage", answers=[_JUNK_CONVERSATION], expected=None)  # every scope meets each kind of junk
     def check(type_name, answers, expected):
         config = {"type": type_name, **CONFIGS[type_name][0]("content"), "scope": scope}
         cases = [{"id": f"c{i}", "input": {"q": i}, "expected": expected, "output": answer} for i, answer in enumerate(answers)]
