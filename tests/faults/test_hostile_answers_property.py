@@ -123,7 +123,7 @@ hostile_conversation = st.fixed_dictionaries(
     optional={"content": hostile_answers, "steps": st.lists(hostile_step, max_size=4) | hostile_scalars,
               "messages": st.lists(hostile_trees, max_size=3) | hostile_scalars, "tool_calls": hostile_answers},
 )
-_SCOPED_TYPES = sorted(set(REGISTRY) - set(EXCLUDED))
+_SCOPED_TYPES = sorted(set(REGISTRY) & set(CONFIGS) - set(EXCLUDED))  # the types with a config to try
 _JUNK_CONVERSATION = {
     "turns": [{"user": "u", "reply": "x", "tool_calls": 7}, "see attached"], "messages": 5,
     "steps": [{"turn": 1, "usage": {"input_tokens": "many"}}, {"turn": 1, "usage": {"input_tokens": 2}}, {"turn": 2, "usage": [1]}],
