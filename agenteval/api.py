@@ -172,9 +172,16 @@ def run_suite(
 
     answers = None
     if predictions is not None:
+        from agenteval.suite.matrix import suite_cells
+
         try:
             answers = Predictions(Path(predictions))
         except PredictionsError as exc:
+            raise RunError(str(exc)) from None
+        try:  # every line names a cell the suite has (one not chosen with --target/--prompt is fine)
+            answers.check_cells(cell.names for cell in suite_cells(loaded.suite))
+        except PredictionsError as exc:
+            answers.close()
             raise RunError(str(exc)) from None
 
     run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
@@ -187,7 +194,8 @@ def run_suite(
             raise RunError("--resume continues a run in a results file or a store: give output= or store=")
         done: dict[str, set[tuple[str | None, str | None]]] = {}
         if destination is not None:
-            run_id, done = _start(destination, loaded, run_id, resume, summary)
+            selection = {"filters": filters, "tags": tags, "shard": shard, "evaluators": only, "repeat": repeat}
+            run_id, done = _start(destination, loaded, run_id, resume, summary, selection)
     except BaseException:
         if answers is not None:
             answers.close()
@@ -439,7 +447,7 @@ class SuiteRun:
         self._only = only
         self._settings = settings
         self._executor = (executor, ray_address, batch_size)
-        self._processes = Processes()
+        self._processes = Processes(loaded.env_values)  # a suite's `env_file:` reaches the run, never os.environ
         self._endpoints: Any = None
         self._results: Iterator[CaseResult] | None = None  # the runner's (or Ray's) results
         self._saving: Iterator[CaseResult] | None = None  # the same, saved and counted: what iterating yields
@@ -601,7 +609,7 @@ class SuiteRun:
         from agenteval.endpoints import CacheError
 
         try:
-            self._endpoints = open_endpoints(self.loaded, self._settings)
+            self._endpoints = open_endpoints(self.loaded, self._settings, self._processes.environ)
         except CacheError as exc:
             raise RunError(str(exc)) from None
         done, chosen = self._done, {cell.names for cell in self.loaded.cells}
@@ -802,27 +810,39 @@ def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run
     if isinstance(store, Store):
         return store
     if store is not None:
-        return open_store(store, Path.cwd())
+        return open_store(store, Path.cwd(), {**loaded.env_values, **os.environ})
     if output is not None and output != "auto":
         return JsonlStore(Path(output), overwrite=overwrite) if isinstance(output, (str, os.PathLike)) else JsonlStore(stream=output)
     if loaded.suite.store is not None:
-        return open_store(loaded.suite.store, loaded.base_dir)
+        return open_store(loaded.suite.store, loaded.base_dir, {**loaded.env_values, **os.environ})  # (env_file's values too)
     if output == "auto":
         return JsonlStore(_default_output(loaded.suite.name, resume, run_id))
     return None
 
 
 def _start(
-    store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary: Summary
+    store: Store, loaded: LoadedSuite, run_id: str, resume: bool, summary: Summary, selection: dict[str, Any],
 ) -> tuple[str, dict[str, set[tuple[str | None, str | None]]]]:
     """Record the run in the store, or with `resume` continue the newest run there: its saved cases
-    are counted into `summary` and skipped."""
+    are counted into `summary` and skipped. A resume whose suite, cases or selection differ from
+    the run's is refused, naming what changed (agenteval.resume)."""
+    from agenteval.resume import differences, fingerprint
     from agenteval.stores import RunStart
+    from agenteval.stores.jsonl import JsonlStore
 
     config = redact(loaded.suite.model_dump(mode="json", exclude={"cases"}))
     try:
         cells = tuple(cell.names for cell in loaded.cells)
-        run_id = store.open_run(RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config, cells), resume)
+        identity = fingerprint(loaded, config, **selection)
+        start = RunStart(run_id, loaded.suite.name, datetime.now(timezone.utc), __version__, config, cells, identity)
+        run_id = store.open_run(start, resume)
+        changed = differences(store.recorded_fingerprint(run_id), identity) if resume else []
+        if changed:
+            again = "--overwrite" if isinstance(store, JsonlStore) else "a new run (without --resume)"
+            raise RunError(
+                f"--resume: the run in {store.url} began with another suite or selection; changed since: {'; '.join(changed)}. "
+                f"Resume with the suite and options it began with, or start again ({again})"
+            )
         done: dict[str, set[tuple[str | None, str | None]]] = {}
         for result in store.read_run(run_id) if resume else ():
             done.setdefault(result.case_id, set()).add((result.target, result.prompt))

@@ -120,6 +120,7 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
         _print_lines(problem.render() for problem in invalid.problems)
         return EXIT_INVALID
     _print_lines(warning.render() for warning in run.warnings)
+    os.environ.update(run.loaded.env_values)  # this process is the run's: in-process code (python targets) sees env_file too
     for result in run.previous_results():  # a resumed run's reports cover its earlier cases too
         reports.add(result)
 

@@ -233,7 +233,7 @@ class Monitor:
         from agenteval.runner import Runner
 
         self._run = _Run(self)
-        runner = Runner(self._loaded, "monitor", Processes())
+        runner = Runner(self._loaded, "monitor", Processes(self._loaded.env_values))
         try:
             for result in runner.run(self._cases(), workers=1):
                 self._finish(result)

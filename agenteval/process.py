@@ -16,7 +16,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,22 +140,24 @@ def resolve_command(command: list[str]) -> list[str]:
 
 
 class Processes:
-    """The processes one run has started; `stop_all` ends every one still alive."""
+    """The processes one run has started; `stop_all` ends every one still alive. `env` is what the
+    run adds to this process's environment (a suite's `env_file:`): its programs inherit both."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.environ: Mapping[str, str] = ChainMap(dict(env), os.environ) if env else os.environ  # what `${NAME}` reads
         self._live: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self._stopped = False
 
     def start(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """Start with three pipes, in a new session. The child inherits our environment plus `env`."""
+        """Start with three pipes, in a new session. The child inherits the run's environment plus `env`."""
         with self._lock:
             if self._stopped:
                 raise InterruptedError("the run is stopping")
             proc = subprocess.Popen(
                 argv, cwd=cwd, start_new_session=True,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env={**os.environ, **env} if env else None,
+                env={**self.environ, **env} if env or self.environ is not os.environ else None,
             )
             self._live.add(proc)
         return proc

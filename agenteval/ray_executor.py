@@ -279,7 +279,7 @@ def plan_shipment(loaded: LoadedSuite, cluster: bool) -> Shipment:
     needed += [path for path in env_files if not _inside(path, base) and path.is_file()]
     root = Path(os.path.commonpath([str(path) for path in needed]))
     folder = base.relative_to(root).as_posix() or "."
-    return Shipment(root, folder, tuple(_excludes(root, needed)), tuple(modules), _env_vars(env_files))
+    return Shipment(root, folder, tuple(_excludes(root, needed)), tuple(modules), _env_vars(env_files, loaded.env_values))
 
 
 def _env_files(loaded: LoadedSuite) -> list[Path]:
@@ -291,11 +291,12 @@ def _env_files(loaded: LoadedSuite) -> list[Path]:
     return [_absolute(base / name) for name in ([names] if isinstance(names, str) else names)]
 
 
-def _env_vars(suite_env_files: list[Path]) -> dict[str, str]:
-    """NAME -> this process's value for each variable an env file names: the suite's (read here
-    for their names) and every file this process applied (`--env-file`; see
-    agenteval.suite.env_files.NAMES_READ). The process's value is the one the driver's run uses:
-    its own environment's when it had the variable, else the file's. Names only; never logged."""
+def _env_vars(suite_env_files: list[Path], run_values: dict[str, str]) -> dict[str, str]:
+    """NAME -> the run's value for each variable an env file names: the suite's (read here for
+    their names) and every file this process applied (`--env-file`; see
+    agenteval.suite.env_files.NAMES_READ). The run's value is the one the driver's run uses: this
+    process's environment's when it had the variable, else the suite file's (`run_values`, never
+    put in os.environ). Names only; never logged."""
     from agenteval.suite import env_files
 
     names: dict[str, None] = dict.fromkeys(getattr(env_files, "NAMES_READ", ()))
@@ -304,7 +305,8 @@ def _env_vars(suite_env_files: list[Path]) -> dict[str, str]:
             names.update(dict.fromkeys(env_files.read_env_file(path)))
         except env_files.EnvFileError:
             continue  # the loader reported it already; the worker's load reports it again
-    return {name: os.environ[name] for name in names if name in os.environ}
+    environ = {**run_values, **os.environ}
+    return {name: environ[name] for name in names if name in environ}
 
 
 def _references(loaded: LoadedSuite) -> Iterator[tuple[str, str, Any]]:

@@ -510,10 +510,12 @@ class Summary:
         # A matrix run (results naming a target or a prompt): a summary per cell, in the suite's order
         # (else in the order cells are first seen), and per case and cell [runs, passes, score sum] to
         # pair the cells (three numbers per case and cell: the paired statistics need them).
-        self.cells: dict[tuple[str | None, str | None], Summary] = {names: self._cell() for names in cells}
+        self.cells: dict[tuple[str | None, str | None], Summary] = {}
         self._in_cell = False  # this summary is one cell's: it counts, and keeps no cells of its own
         self._pairs: dict[str, array[float]] | None = {}  # None once there are too many cells to pair
         self._not_kept = 0  # results of cells past MAX_CELLS
+        for names in cells:  # the suite's cells, under the same caps as cells first seen in results
+            self._keep(names)
         self.total = 0
         self.verdicts: Counter[str] = Counter()
         self.usage = UsageStats()  # latency percentiles, tokens, cost (agenteval.usage)
@@ -549,17 +551,25 @@ class Summary:
             self.repeats.add(result)
             return
         self.repeats.add(_InCell(result, f"{result.case_id} [{cell_label(*names)}]"))  # a case runs once per cell
-        cell = self.cells.get(names)
+        cell = self.cells.get(names) or self._keep(names)
         if cell is None:
-            if len(self.cells) >= MAX_CELLS:
-                self._not_kept += 1
-                return
-            cell = self.cells[names] = self._cell()
-            if len(self.cells) > MAX_PAIRED_CELLS:
-                self._pairs = None
+            self._not_kept += 1
+            return
         cell.add(result)
         if self._pairs is not None:
             self._pair(result, list(self.cells).index(names))
+
+    def _keep(self, names: tuple[str | None, str | None]) -> Summary | None:
+        """A new cell's summary, or None past MAX_CELLS: the one place the caps are kept, for cells
+        a suite declares (a run) and cells first seen in results (`report`) alike."""
+        if names in self.cells:
+            return self.cells[names]
+        if len(self.cells) >= MAX_CELLS:
+            return None
+        cell = self.cells[names] = self._cell()
+        if len(self.cells) > MAX_PAIRED_CELLS:
+            self._pairs = None
+        return cell
 
     @property
     def cells_not_kept(self) -> int:

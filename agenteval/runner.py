@@ -48,6 +48,7 @@ class Predictions:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._offsets: dict[str, int] = {}
+        self._cells: dict[tuple[str | None, str | None], list[int]] = {}  # cell a line names -> [first line, lines]
         problems = []
         try:
             with path.open("rb") as handle:
@@ -69,12 +70,34 @@ class Predictions:
                         problems.append(f"{path}:{number}: duplicate prediction for case {_shown(key)}")
                     else:
                         self._offsets[key] = where
+                        named = (None, None) if isinstance(key, str) else key[1:]
+                        seen = self._cells.setdefault(named, [number, 0])
+                        seen[1] += 1
         except OSError as exc:
             raise PredictionsError(f"{path}: cannot read predictions: {exc.strerror or exc}") from None
         if problems:
             raise PredictionsError("\n".join(problems[:20]) + (f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""))
         self._handle = path.open("rb")
         self._lock = threading.Lock()  # workers share the handle: seek + read must not interleave
+
+    def check_cells(self, cells: Iterable[tuple[str | None, str | None]]) -> None:
+        """In a run of several cells, every line must name one of them (its `target` and `prompt`):
+        a line naming another, or none, would be ignored without a word. Raises PredictionsError
+        listing them, by the first line of each."""
+        known = set(cells)
+        if known == {(None, None)}:
+            return
+        targets = sorted({target for target, _ in known if target is not None})
+        prompts = sorted({prompt for _, prompt in known if prompt is not None})
+        cells_of = f"(targets: {', '.join(targets) or 'one unnamed'}; prompts: {', '.join(prompts) or 'none'})"
+        problems = [
+            f"{self.path}:{first}: {f'{count} lines name' if count > 1 else 'names'} "
+            + (f"no cell, in a run of several cells {cells_of}: give each line `target` (and `prompt`)" if names == (None, None)
+               else f"cell {cell_label(*names)!r}, which the suite does not have {cells_of}")
+            for names, (first, count) in sorted(self._cells.items(), key=lambda item: item[1][0]) if names not in known
+        ]
+        if problems:
+            raise PredictionsError("\n".join(problems[:20]) + (f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""))
 
     def answer(self, case_id: str, target: str | None = None, prompt: str | None = None) -> Answer:
         """The answer recorded for the case (in a matrix run, for the case in that cell: the line's
@@ -139,7 +162,7 @@ class Runner:
         if self.endpoints is None:
             from agenteval.endpoints import Endpoints
 
-            self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices)
+            self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices, environ=self.processes.environ)
 
     def answer(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> Answer:
         """The candidate answer from --predictions, else from the cell's target (every target has `answer`),

@@ -46,12 +46,13 @@ def make_runner(
     return Runner(loaded, run_id, processes, answers, only, endpoints=endpoints, repeat=settings.repeat)
 
 
-def open_endpoints(loaded: LoadedSuite, settings: EndpointSettings) -> Any:
-    """The run's HTTP client and response cache. Raises CacheError."""
+def open_endpoints(loaded: LoadedSuite, settings: EndpointSettings, environ: Any = None) -> Any:
+    """The run's HTTP client and response cache; keys and `${NAME}` are read from `environ` (the
+    run's, see agenteval.process.Processes), else this process's environment. Raises CacheError."""
     from agenteval.endpoints import open_endpoints as open_
 
     suite: Any = loaded.suite
     return open_(
         loaded.base_dir, getattr(suite, "models", None), getattr(suite, "prices", None),
-        settings.cache_dir, settings.cache, settings.refresh_cache,
+        settings.cache_dir, settings.cache, settings.refresh_cache, environ,
     )

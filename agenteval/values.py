@@ -172,7 +172,7 @@ def _handler(kind: type) -> Any:
     if issubclass(kind, list | tuple):
         return _sequence
     if issubclass(kind, set | frozenset):
-        return lambda value, depth, found: _sequence(_ordered(value), depth, found)
+        return _set
     if hasattr(kind, "model_fields") and hasattr(kind, "model_dump"):  # a pydantic model
         return _model
     if dataclasses.is_dataclass(kind):
@@ -228,12 +228,28 @@ def _decimal(value: Decimal, depth: int, found: list[bool]) -> float:
     return ExactNumber(value)
 
 
-def _ordered(items: set[Any] | frozenset[Any]) -> list[Any]:
-    """A set's items in a stable order (sorted when they compare), so results are reproducible."""
+def _set(value: set[Any] | frozenset[Any], depth: int, found: list[bool]) -> list[Any]:
+    """A set's items in a stable order, so results are reproducible: sorted when they compare, else
+    by `repr`; items whose comparison and `repr` both raise are ordered by their plain forms."""
+    ordered = _ordered(value)
+    if ordered is not None:
+        return _sequence(ordered, depth, found)
     try:
-        return sorted(items)
-    except TypeError:
-        return sorted(items, key=repr)
+        plain = [_plain(item, depth + 1, found) for item in value]
+    except ValueNotPlain as exc:  # named at the set: its items have no index
+        raise ValueNotPlain(exc.path, f"an item of a set: {exc.what}") from None
+    return sorted(plain, key=lambda item: (type(item).__name__, repr(item)))
+
+
+def _ordered(items: set[Any] | frozenset[Any]) -> list[Any] | None:
+    """The items sorted, else sorted by `repr`; None when neither works (the items' own `__lt__`
+    and `__repr__` may raise anything)."""
+    for key in (None, repr):
+        try:
+            return sorted(items, key=key)
+        except Exception:  # noqa: BLE001, S112 - a pipeline object's comparison or repr failing is data here
+            continue
+    return None
 
 
 def floats(value: Any) -> Any:

@@ -58,7 +58,9 @@ def test_negate_applies_after_min_score(tmp_path):
     """)
     assert rows["close"]["verdict"] == "fail"
     assert rows["far"]["verdict"] == "pass"
-    assert abs(rows["close"]["evaluator_results"][0]["score"] - (1 - 11 / 12)) < 1e-9
+    close = rows["close"]["evaluator_results"][0]  # a negated fail scores 0; the check's own score is kept
+    assert close["score"] == 0.0 and abs(close["details"]["score_before_negate"] - 11 / 12) < 1e-9
+    assert rows["far"]["evaluator_results"][0]["score"] == 1.0
 
 
 def test_a_case_threshold_passes_on_the_weighted_score_and_errors_stay_errors(tmp_path):

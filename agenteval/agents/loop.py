@@ -187,12 +187,17 @@ def _timeout_message(limits: LoopLimits) -> str:
 
 def _over_budget(limits: LoopLimits, usages: list[dict[str, Any]]) -> tuple[str | None, str | None]:
     """(the budget the model calls so far went over, why the budget cannot be kept), each a
-    message or None. A cost budget for a model without a price cannot be kept: the case's error."""
+    message or None. A budget that cannot be measured is the case's error, never silently unkept:
+    a cost budget for a model without a price, a token budget for a server that sends no counts."""
     budget = limits.budget
     if budget is None:
         return None, None
     if budget.tokens is not None:
-        tokens = sum(_tokens(usage) for usage in usages)
+        counted = [_tokens(usage) for usage in usages]
+        if None in counted:
+            return None, ("loop.budget.tokens is set but a model call's tokens are unknown "
+                          "(the server's reply has no `usage` with token counts)")
+        tokens = sum(counted)  # type: ignore[arg-type]
         if tokens > budget.tokens:
             return f"the tool loop used {tokens} tokens, over its budget of {budget.tokens} (loop.budget.tokens)", None
     if budget.cost_usd is not None:
@@ -205,11 +210,13 @@ def _over_budget(limits: LoopLimits, usages: list[dict[str, Any]]) -> tuple[str 
     return None, None
 
 
-def _tokens(usage: dict[str, Any]) -> int:
+def _tokens(usage: dict[str, Any]) -> int | None:
+    """A model call's tokens: its total, else input + output; None when the server did not say."""
     total = usage.get("total_tokens")
-    if total is None:
-        total = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
-    return total
+    if total is not None:
+        return total
+    given, made = usage.get("input_tokens"), usage.get("output_tokens")
+    return None if given is None or made is None else given + made
 
 
 def _stop(result: LoopResult, usages: list[dict[str, Any]], stopped: Stopped, limit: str | None) -> LoopResult:

@@ -298,9 +298,27 @@ def _python(reference: str, arguments: dict[str, Any], base_dir: Path, timeout: 
         return failure(value.message, started)
     try:
         text = _json_text(value)
-    except TypeError as exc:
-        return failure(f"{reference} returned a value with no JSON form: {exc}", started)
+    except TypeError as exc:  # a Decimal, an integer beyond 64 bits, a dataclass...: read as the Python API reads them
+        try:
+            if isinstance(value, str):  # (a lone surrogate)
+                raise ValueError(str(exc)) from None
+            return ToolResult(_as_the_api_reads(value), latency_ms=_since(started))
+        except (ValueError, RecursionError) as problem:
+            return failure(f"{reference} returned a value with no JSON form: {problem}", started)
     return ToolResult(value if isinstance(value, str) else _loads(text), latency_ms=_since(started))
+
+
+def _as_the_api_reads(value: Any) -> Any:
+    """A tool's value through `agenteval.values.to_plain` (Decimals, numpy, dataclasses, dates), then
+    as its JSON text reads back (an integer beyond 64 bits becomes the float JSON readers make of
+    it). Raises ValueError (ValueNotPlain: no plain form; a lone surrogate) or RecursionError."""
+    import json
+
+    from agenteval.process import decode_json
+    from agenteval.values import floats, to_plain
+
+    plain = floats(to_plain(value))
+    return plain if isinstance(plain, str) else decode_json(json.dumps(plain, ensure_ascii=False).encode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,27 +367,7 @@ def _http(name: str, http: HttpTool, arguments: dict[str, Any], run: Any, starte
         )
     except EndpointError as exc:
         return failure(f"tool {name!r}: {exc}", started)
-    return ToolResult(_redacted(reply.data, run.endpoints.secrets(http)), latency_ms=_since(started))
-
-
-def _redacted(value: Any, secrets: list[str]) -> Any:
-    """The reply with the tool's own secrets (what `${NAME}` put in its url and headers) shown as
-    `***`: a service that echoes its caller's token does not pass it on to the model or the results."""
-    from agenteval.endpoints.client import redact
-
-    if not secrets:
-        return value
-    try:
-        text = value if isinstance(value, str) else _json_text(value)
-    except TypeError:  # not writable as JSON (a lone surrogate): refused as a result later
-        return value
-    cleaned = redact(text, secrets)
-    if cleaned == text or isinstance(value, str):
-        return cleaned
-    try:
-        return _loads(cleaned)
-    except ValueError:
-        return cleaned
+    return ToolResult(reply.data, latency_ms=_since(started))  # the tool's own secrets are `***` in it (Endpoints.send)
 
 
 def _query(arguments: dict[str, Any]) -> dict[str, str]:

@@ -52,7 +52,7 @@ class Plan:
                 if index >= len(turns):  # a limit ended the conversation first: the agent's miss, not the evaluator's error
                     never = f"turn {index + 1} was never answered (the conversation ended after {len(turns)}: {self.output.get('stopped')})"
                     return evaluator.result(0.0, "fail", misses=[never])
-                return self.run_one(evaluator, turn_context(ctx, self.output, index))
+                return self._on_turn(evaluator, ctx, index)
             finally:
                 evaluator.close()  # a turn's own evaluators run once per case, like a case's own
         scope = scope_of(evaluator)
@@ -61,9 +61,16 @@ class Plan:
             result.details = {**(result.details if isinstance(result.details, dict) else {}), "scope": "conversation"}
             return result
         if scope == "last":
-            return self.run_one(evaluator, turn_context(ctx, self.output, len(turns) - 1))
-        results = [self.run_one(evaluator, turn_context(ctx, self.output, index)) for index in range(len(turns))]
-        return each_turn(evaluator, results)
+            return self._on_turn(evaluator, ctx, len(turns) - 1)
+        return each_turn(evaluator, [self._on_turn(evaluator, ctx, index) for index in range(len(turns))])
+
+    def _on_turn(self, evaluator: EvaluatorConfig, ctx: EvalContext, index: int) -> EvaluatorResult:
+        """The evaluator on one turn's reply; a turn that is no object (an answer's own `turns`
+        holds anything) is this evaluator's error, so the case's, never the run's."""
+        problem = turn_problem(self.output, index)
+        if problem is not None:
+            return evaluator.error_result(problem)
+        return self.run_one(evaluator, turn_context(ctx, self.output, index))
 
 
 def plan(
@@ -81,6 +88,25 @@ def plan(
                 found.evaluators.append(evaluator)
                 found.turn_of[id(evaluator)] = index
     return found.evaluators, found.run
+
+
+def turn_problem(output: dict[str, Any], index: int) -> str | None:
+    """Why turn `index` of an answer has no reply to score, or None: a conversation's turns are
+    objects (`{user, reply, tool_calls}`), and an answer may say anything."""
+    turn = output["turns"][index]
+    if isinstance(turn, dict):
+        return None
+    return f"the answer's `turns[{index}]` is {_kind(turn)}, not an object with `user` and `reply`: no reply to score"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string" if isinstance(value, str) else "a list" if isinstance(value, list) else f"a {type(value).__name__}"
 
 
 def turn_context(ctx: EvalContext, output: dict[str, Any], index: int) -> EvalContext:

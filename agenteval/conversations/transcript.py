@@ -6,6 +6,7 @@ of one turn's reply (`scope: turn` and `last`), and the text a model judge reads
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import orjson
@@ -26,8 +27,8 @@ def summed_usage(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
     total: dict[str, Any] | None = None
     user: dict[str, Any] | None = None
     for step in steps:
-        usage = step.get("usage")
-        if not isinstance(usage, dict):
+        usage = _figures(step.get("usage"))
+        if usage is None:
             continue
         total = combine_usage(total, usage)
         if step.get("kind") == "user":
@@ -35,6 +36,23 @@ def summed_usage(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
     if total is not None and user is not None:
         total["simulated_user"] = user
     return total
+
+
+def _figures(usage: Any) -> dict[str, Any] | None:
+    """A step's usage as figures to add up: its finite, non-negative numbers (an answer's own
+    `steps` may hold anything), or None when it is no object."""
+    if not isinstance(usage, dict):
+        return None
+    figures: dict[str, Any] = {
+        key: value for key, value in usage.items()
+        if key in _FIGURES and (value is None or type(value) in (int, float) and 0 <= value < math.inf)
+    }
+    if usage.get("cached") is True:
+        figures["cached"] = True
+    return figures
+
+
+_FIGURES = frozenset({"latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd"})
 
 
 def conversation_answer(
@@ -73,7 +91,8 @@ def turn_view(answer: dict[str, Any], index: int) -> dict[str, Any]:
 
 def turn_usage(answer: dict[str, Any], index: int) -> dict[str, Any] | None:
     """The latency, tokens and cost of the agent's steps in one turn (not the simulated user's)."""
-    steps = [step for step in answer.get("steps") or () if isinstance(step, dict) and step.get("turn") == index + 1 and step.get("kind") != "user"]
+    steps = answer.get("steps")
+    steps = [step for step in steps if isinstance(step, dict) and step.get("turn") == index + 1 and step.get("kind") != "user"] if isinstance(steps, list) else []
     return summed_usage(steps)
 
 
@@ -83,7 +102,8 @@ def transcript_text(answer: dict[str, Any]) -> str:
     request comes from the cache)."""
     lines: list[str] = []
     turn = 0
-    for message in answer.get("messages") or ():
+    messages = answer.get("messages")
+    for message in messages if isinstance(messages, list) else ():
         if not isinstance(message, dict):
             continue
         role = message.get("role")
@@ -96,7 +116,8 @@ def transcript_text(answer: dict[str, Any]) -> str:
         elif role == "assistant":
             if content:
                 lines.append(f"Agent: {_text(content)}")
-            for call in message.get("tool_calls") or ():
+            calls = message.get("tool_calls")
+            for call in calls if isinstance(calls, list) else ():
                 function = call.get("function") if isinstance(call, dict) else None
                 if isinstance(function, dict):
                     lines.append(f"Agent calls tool `{function.get('name')}` with {_text(function.get('arguments'))}")

@@ -36,13 +36,14 @@ def cache_path(suite_dir: Path, cache_dir: Path | None) -> Path:
 
 def open_endpoints(
     suite_dir: Path, models: dict[str, ModelEndpoint] | None, prices: Any, cache_dir: Path | None = None,
-    use_cache: bool = True, refresh: bool = False,
+    use_cache: bool = True, refresh: bool = False, environ: Any = None,
 ) -> Endpoints:
     """The run's endpoints: the suite's `models:` and `prices:`, with the response cache next to the
     suite (`suite_dir`) or in `cache_dir`. Takes the settings, not the suite, so endpoints stay below
-    the suite loader. Raises CacheError when an existing cache file is unusable."""
+    the suite loader; `environ` is the run's environment (None: this process's). Raises CacheError
+    when an existing cache file is unusable."""
     cache = ResponseCache(cache_path(suite_dir, cache_dir)) if use_cache else None
-    return Endpoints(cache, refresh, models, prices)
+    return Endpoints(cache, refresh, models, prices, environ)
 
 
 def endpoint_workers(suite: Any) -> int:

@@ -2,7 +2,8 @@
 
 `Endpoints.send` is the only place a request leaves agenteval: it reads the cache, waits for a
 slot at the endpoint's gate, retries what is worth retrying, and turns every failure into an
-`EndpointError` whose message names the status and a body excerpt and never a secret. Worker
+`EndpointError` whose message names the status and a body excerpt and never a secret. It is also
+the one place replies enter: a secret a server echoes is `***` before anything reads or stores it. Worker
 threads block in it while they wait, which is what lets `--workers` overlap slow endpoints.
 
 Everything a server controls is bounded: one attempt takes at most `timeout` seconds in all (a
@@ -23,7 +24,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlsplit
@@ -95,6 +96,46 @@ def redact(message: str, secrets: list[str]) -> str:
             for form in sorted(_forms(secret), key=len, reverse=True):
                 message = message.replace(form, _REDACTED)
     return message
+
+
+def redact_reply(data: Any, secrets: list[str]) -> Any:
+    """A decoded reply with every form of each secret in its strings (values and keys) as `***`:
+    a server that echoes the key it was sent passes it to no answer, result, report or cache file.
+    Walks without recursion (a reply may be nested as deep as it is allowed to) and changes the
+    freshly decoded containers in place."""
+    forms = sorted({form for secret in secrets if len(secret.strip()) >= 4 for form in _forms(secret)}, key=len, reverse=True)
+    if not forms:
+        return data
+
+    def clean(text: str) -> str:
+        if not any(form in text for form in forms):
+            return text
+        for form in forms:
+            text = text.replace(form, _REDACTED)
+        return text
+
+    if isinstance(data, str):
+        return clean(data)
+    stack = [data]
+    while stack:
+        container = stack.pop()
+        if isinstance(container, list):
+            for index, item in enumerate(container):
+                if isinstance(item, str):
+                    container[index] = clean(item)
+                elif isinstance(item, (list, dict)):
+                    stack.append(item)
+        elif isinstance(container, dict):
+            if any(isinstance(key, str) and clean(key) != key for key in container):
+                items = [(clean(key) if isinstance(key, str) else key, value) for key, value in container.items()]
+                container.clear()
+                container.update(items)
+            for key, value in container.items():
+                if isinstance(value, str):
+                    container[key] = clean(value)
+                elif isinstance(value, (list, dict)):
+                    stack.append(value)
+    return data
 
 
 def _header_problem(value: str) -> bool:
@@ -175,7 +216,7 @@ class Endpoints:
         refresh: bool = False,
         models: dict[str, ModelEndpoint] | None = None,
         prices: dict[str, Price] | None = None,
-        environ: dict[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.cache = cache
         self.refresh = refresh
@@ -242,13 +283,14 @@ class Endpoints:
         try:
             if key is not None and not fresh:
                 hit = self._cached_record(key)
-                if hit is not None and _passes(check, hit["data"]):
-                    return Reply(hit["status"], hit["data"], hit["latency_ms"], cached=True)
+                if hit is not None and _passes(check, hit["data"]):  # (one an older version stored may hold a secret)
+                    return Reply(hit["status"], redact_reply(hit["data"], secrets), hit["latency_ms"], cached=True)
             problem = url_problem(url)
             if problem:
                 raise EndpointError(f"{method} {url}: {problem}")
             headers = self._headers(settings)
             reply = self._send(settings, method, url, body, params, headers, json_reply)
+            reply.data = redact_reply(reply.data, secrets)  # where every reply enters: before any reader or the cache
             reply.key = key
             if check is not None:
                 check(reply.data)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,7 +26,7 @@ class MissingEnvironment(Exception):
     """A request needs an environment variable that is not set."""
 
 
-def substitute_env(text: str, environ: dict[str, str] | None = None) -> str:
+def substitute_env(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`${NAME}` (or `${NAME:-default}`) replaced from the environment; MissingEnvironment when unset.
     A value's line ends at either end are dropped (a `.env` file saved with CRLF line ends)."""
     if "${" not in text:
@@ -47,7 +48,7 @@ def env_references(text: str) -> list[str]:
     return [match.group(1) for match in _ENV_REFERENCE.finditer(text)]
 
 
-def substituted_values(text: str, environ: dict[str, str] | None = None) -> list[str]:
+def substituted_values(text: str, environ: Mapping[str, str] | None = None) -> list[str]:
     """The values `${NAME}` references in `text` take from the environment (not their defaults):
     what error messages must never show."""
     env = os.environ if environ is None else environ

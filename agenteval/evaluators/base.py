@@ -82,8 +82,9 @@ class EvaluatorConfig(StrictModel):
     criterion: Criterion | None = Field(None, description="What this evaluator judges; kept in every result it gives.")
     negate: bool = Field(
         False,
-        description="Turn the check around: pass becomes fail and fail pass, the score becomes 1 - score, hits and misses "
-        "swap (each prefixed `not: `). An `error` stays an error.",
+        description="Turn the check around: pass becomes fail (score 0) and fail pass (score 1), a partial stays partial "
+        "with score 1 - score; the check's own score is kept in details as `score_before_negate`; hits and misses swap "
+        "(each prefixed `not: `). An `error` stays an error.",
     )
     transform: Transform | None = Field(None, description=TRANSFORM_DESCRIPTION)
     scope: Scope | None = Field(
@@ -267,10 +268,16 @@ _OPPOSITE: dict[str, Verdict] = {"pass": "fail", "fail": "pass", "partial": "par
 
 def negated(result: EvaluatorResult) -> None:
     """`negate: true`, applied once here so every evaluator (plugins and `python` too) has it: the
-    verdict turns around (a partial stays partial), the score is mirrored, and what was a hit (the
-    thing was found) is now the miss, said as such."""
+    verdict turns around (a partial stays partial), and what was a hit (the thing was found) is now
+    the miss, said as such. A negated check is a yes/no check: its pass scores 1 and its fail 0, so
+    a pass reads as a pass wherever scores are (a case's `threshold`, `case_pass: {min_score}`,
+    weights; a mirrored 0.9 that failed a 0.95 threshold would pass as 0.1); a partial's score is
+    mirrored. The check's own score stays in details (`score_before_negate`)."""
+    before = result.score
     result.verdict = _OPPOSITE[result.verdict]
-    result.score = 1.0 - result.score
+    result.score = 1.0 if result.verdict == "pass" else 0.0 if result.verdict == "fail" else 1.0 - before
+    if result.details is None or isinstance(result.details, dict):
+        result.details = {**(result.details or {}), "score_before_negate": before}
     result.hits, result.misses = [f"not: {m}" for m in result.misses], [f"not: {h}" for h in result.hits]
 _FOREIGN: dict[type, bool] = {}
 

@@ -86,12 +86,6 @@ class CallableEvaluator(EvaluatorConfig):
         answer = outcome[0]  # type: ignore[index] - call_problem said the call returned
         if isinstance(answer, EvaluatorResult):  # held to run_evaluator's full check, under this evaluator's name
             return dataclasses.replace(answer, name=self.label, type=self.type)
-        from agenteval.values import ValueNotPlain, plain_and_exact
-
-        try:
-            answer = plain_and_exact(answer, "result")[0]  # a numpy score, Decimals in a dict's details
-        except (ValueNotPlain, RecursionError) as exc:
-            return self.error_result(f"{self.function} returned a value with no plain form: {exc}")
         return PythonFunction.from_answer(self, answer)  # type: ignore[arg-type] - the same reading as a `python` evaluator's
 
     def _context(self, ctx: EvalContext) -> CheckContext:

@@ -137,7 +137,15 @@ class PythonFunction(EvaluatorConfig):
         return answer
 
     def from_answer(self, answer: Any) -> EvaluatorResult:
-        """A number or bool is the score; an object is read like a code_judge's output."""
+        """A number or bool is the score; an object is read like a code_judge's output. What the
+        function returned is read as the Python API reads values (a Decimal or a numpy number is a
+        number), the same for a suite's `python` evaluator and an `agenteval.evaluator()` callable."""
+        from agenteval.values import ValueNotPlain, plain_and_exact
+
+        try:
+            answer = plain_and_exact(answer, "result")[0]  # a numpy score, Decimals in a dict's details
+        except (ValueNotPlain, RecursionError) as exc:
+            return self.error_result(f"{self.shown} returned a value with no plain form: {exc}")
         if isinstance(answer, bool):
             answer = {"score": float(answer) if self.scale == "unit" else answer}
         elif isinstance(answer, Real):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from agenteval.results import CaseResult, read_results
 from agenteval.stores.base import RunStart, Store, StoredRun, StoreError
@@ -21,12 +22,12 @@ def is_store_url(text: str) -> bool:
     return "://" in text
 
 
-def open_store(url: str, base_dir: Path | None = None) -> SqlStore:
-    """The store at `url` (`${NAME}` read from the environment); a relative SQLite path is relative
+def open_store(url: str, base_dir: Path | None = None, environ: Any = None) -> SqlStore:
+    """The store at `url` (`${NAME}` read from `environ`, else the environment); a relative SQLite path is relative
     to `base_dir` (default: the current folder), and a SQLite file that cannot be written there is
     opened read-only. Raises StoreError (malformed URL, unknown scheme, missing extra, unreachable
     server, damaged file)."""
-    return SqlStore(url, base_dir)
+    return SqlStore(url, base_dir, environ)
 
 
 def read_source(source: Path | StoredRun) -> Iterator[CaseResult]:

@@ -32,6 +32,8 @@ class RunStart:
     # The run's (target, prompt) cells (agenteval.cells), so a store that can hold only one per
     # run refuses the run before it starts; () for a run of the one unnamed cell.
     cells: tuple[tuple[str | None, str | None], ...] = ()
+    # What --resume compares (agenteval.resume): the suite, cases and selection, hashed.
+    fingerprint: dict[str, Any] | None = None
 
 
 class Store(ABC):
@@ -56,6 +58,10 @@ class Store(ABC):
     @abstractmethod
     def read_run(self, run_id: str) -> Iterator[CaseResult]:
         """Every case result of a run, streamed. Raises StoreError for an unknown run."""
+
+    def recorded_fingerprint(self, run_id: str) -> Any:
+        """The fingerprint a run recorded when it began (agenteval.resume), or None (none recorded)."""
+        return None
 
     def close(self) -> None:
         """Release connections."""

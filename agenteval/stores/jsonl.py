@@ -43,14 +43,21 @@ class JsonlStore(Store):
         self._partial: Path | None = None  # where a replacing run writes until it ends
         self._writer = None if stream is None else JsonlWriter(stream, self.url)
         self.is_file = False  # a regular file: locked, and the summary is written beside it
+        self._fingerprint: dict[str, Any] | None = None  # the run's (agenteval.resume), kept in its summary
 
     def open_run(self, run: RunStart, resume: bool = False) -> str:
         """Open (and lock) the file; with `resume`, the run id of the results already in it."""
         if self.path is None:
             return run.run_id
+        self._fingerprint = run.fingerprint
         self._handle, self.is_file = _open_locked(self.path)
         if self.is_file and not resume and os.fstat(self._handle.fileno()).st_size:
             self._replace_later()
+        elif self.is_file and not resume:  # a new file: its summary says what --resume must match, even after kill -9
+            try:
+                self._write_summary({"run_id": run.run_id, "suite": run.suite, "interrupted": True})
+            except ResultsWriteError:
+                pass  # (a full disk) the run goes on; the summary at its end says it again
         self._writer = JsonlWriter(self._handle, self.url)
         if not (resume and self.is_file):
             return run.run_id
@@ -71,6 +78,12 @@ class JsonlStore(Store):
     def close_run(self, run_id: str, summary: dict[str, Any]) -> None:
         if self.path is None or not self.is_file:
             return
+        self._write_summary(summary)
+
+    def _write_summary(self, summary: dict[str, Any]) -> None:
+        assert self.path is not None
+        if self._fingerprint is not None:
+            summary = {**summary, "fingerprint": self._fingerprint}
         target = summary_path(self.path)
         try:
             if self._partial is None:
@@ -82,6 +95,16 @@ class JsonlStore(Store):
             os.replace(fresh, target)
         except OSError as exc:
             raise ResultsWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+    def recorded_fingerprint(self, run_id: str) -> Any:
+        """What the summary beside the file recorded (None without one, or from an older version)."""
+        if self.path is None:
+            return None
+        try:
+            summary = orjson.loads(summary_path(self.path).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        return summary.get("fingerprint") if isinstance(summary, dict) and summary.get("run_id") == run_id else None
 
     def _replace_later(self) -> None:
         """The file holds results: a finished run is replaced when this one ends (it goes to a
@@ -159,6 +182,8 @@ def _unfinished(path: Path) -> str | None:
         summary = orjson.loads(summary_path(path).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return "no summary beside it"
+    if isinstance(summary, dict) and summary.get("interrupted") is True and "counts" not in summary:
+        return "it stopped before it could write its summary"
     if not isinstance(summary, dict) or summary.get("interrupted") is not False:
         return f"its summary says it stopped after {_total(summary)} cases"
     with path.open("rb") as handle:

@@ -38,14 +38,14 @@ COMMIT_AFTER_CASES = 500
 
 
 class SqlStore(Store):
-    def __init__(self, url: str, base_dir: Path | None = None) -> None:
+    def __init__(self, url: str, base_dir: Path | None = None, environ: Any = None) -> None:
         try:
             require("sqlalchemy", "a SQL store (--store)")
         except MissingDependency as exc:
             raise StoreError(str(exc)) from None
         from sqlalchemy.exc import SQLAlchemyError
 
-        self._engine, self.url = _engine(url, base_dir or Path.cwd())
+        self._engine, self.url = _engine(url, base_dir or Path.cwd(), environ)
         self._pending_cases: list[dict[str, Any]] = []
         self._pending_evaluators: list[dict[str, Any]] = []
         self._pending_work_s = 0.0
@@ -83,12 +83,23 @@ class SqlStore(Store):
                 self._check_cells(conn, run.cells, str(found))
                 return str(found)
             self._check_cells(conn, run.cells, None)
+            recorded = {} if ("runs", "fingerprint") in self._absent else {"fingerprint": run.fingerprint}
             conn.execute(insert(RUNS).values(
                 run_id=run.run_id, suite=run.suite, started_at=_utc(run.started_at),
-                agenteval_version=run.agenteval_version, config=run.config,
+                agenteval_version=run.agenteval_version, config=run.config, **recorded,
             ))
             conn.commit()
         return run.run_id
+
+    def recorded_fingerprint(self, run_id: str) -> Any:
+        if ("runs", "fingerprint") in self._absent:
+            return None
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import RUNS
+
+        with self._failing("cannot read"), self._connect() as conn:
+            return conn.execute(select(RUNS.c.fingerprint).where(RUNS.c.run_id == run_id)).scalar()
 
     def _check_cells(self, conn: Any, cells: Iterable[tuple[str | None, str | None]], resumed: str | None) -> None:
         """Tables made before cells keep one result per (run, case, repetition): refuse, before
@@ -386,14 +397,14 @@ class SqlStore(Store):
             raise StoreError(f"{doing} {self.url}: {_explained(exc)}") from None
 
 
-def _engine(url: str, base_dir: Path) -> tuple[Any, str]:
+def _engine(url: str, base_dir: Path, environ: Any = None) -> tuple[Any, str]:
     """An engine for a sqlite or postgresql URL (a relative SQLite file is relative to `base_dir`),
     and the URL as messages show it: as given, with the password hidden."""
     from sqlalchemy import create_engine, event
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    url = _expanded(url)
+    url = _expanded(url, environ)
     try:
         parsed = make_url(url)
         backend = parsed.get_backend_name()
@@ -435,15 +446,15 @@ _ENV_REFERENCE = re.compile(r"\$\{")
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:)([^\s@]*)@")
 
 
-def _expanded(url: str) -> str:
-    """`${NAME}` (or `${NAME:-default}`) read from the environment, so a suite's `store:` can name
-    its password without holding it (`postgresql://evals:${PGPASSWORD}@db/evals`)."""
+def _expanded(url: str, environ: Any = None) -> str:
+    """`${NAME}` (or `${NAME:-default}`) read from the environment (the run's, when given), so a
+    suite's `store:` can name its password without holding it (`postgresql://evals:${PGPASSWORD}@db/evals`)."""
     if not _ENV_REFERENCE.search(url):
         return url
     from agenteval.endpoints.settings import MissingEnvironment, substitute_env
 
     try:
-        return substitute_env(url)
+        return substitute_env(url, environ)
     except MissingEnvironment as exc:
         raise StoreError(f"store URL {hide_password(url)!r}: {exc}") from None
 

@@ -100,6 +100,7 @@ RUNS = Table(
     Column("mean_score", Float),
     Column("config", StoredJson),  # the resolved suite, secrets redacted (the evaluation config snapshot)
     Column("summary", StoredJson),  # what `<results>.summary.json` holds for a file run
+    Column("fingerprint", StoredJson),  # what --resume compares (agenteval.resume); added to older files when opened
     Index("runs_by_suite", "suite", "started_at"),
 )
 
@@ -164,7 +165,7 @@ DATASET_METRICS = Table(
 )
 
 
-ADDED_COLUMNS = (("case_results", "expected"),)
+ADDED_COLUMNS = (("case_results", "expected"), ("runs", "fingerprint"))
 """Columns newer than the first layout: an older database gains them when opened."""
 
 ADDED_KEY_COLUMNS = (("case_results", "cell"), ("evaluator_results", "cell"))

@@ -74,6 +74,16 @@ def _closing(raw: str, quote: str) -> int:
     return -1
 
 
+def suite_env(paths: list[Path]) -> dict[str, str]:
+    """The variables a suite's `env_file:` gives its run: each the process environment lacks (a
+    later file's value wins). os.environ is left as it is, so a program running suites through the
+    Python API keeps its own environment, and two suites in it each see their own values."""
+    merged: dict[str, str] = {}
+    for path in paths:
+        merged.update(read_env_file(path))
+    return {name: value for name, value in merged.items() if name not in os.environ}
+
+
 def apply_env_files(paths: list[Path], override: bool = False, environ: MutableMapping[str, str] | None = None) -> list[str]:
     """Read every file (a later file's value wins over an earlier one's), then set each variable
     the environment lacks (or every one, with `override`). Returns the names set."""

@@ -69,6 +69,7 @@ class LoadedSuite:
     fingerprints: array | None = None  # JSONL: one per line, in order
     case_evaluators: list[EvaluatorConfig] = field(default_factory=list)  # one case-level evaluator of each kind
     parts: list[tuple[Path, array | None, list[Case] | None]] | None = None  # several cases files: each as above, in order
+    env_values: dict[str, str] = field(default_factory=dict)  # what `env_file:` sets for the run (never in os.environ)
     _prepared: bool = field(default=False, repr=False)
     _cells: list[Cell] | None = field(default=None, repr=False)
 
@@ -282,8 +283,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     if suite is not None and not index.count and not problems:
         where = f"{reference} has no cases" if cases_file or parts is not None else "the suite has no cases"
         problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
-    if suite is not None and suite.env_file is not None:
-        _load_env_files(suite.env_file, path, lines, problems)
+    env_values = _load_env_files(suite.env_file, path, lines, problems) if suite is not None and suite.env_file is not None else {}
     if problems:
         raise SuiteInvalid(problems + warnings)
     assert suite is not None
@@ -291,7 +291,9 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
         suite.cases = loaded_cases or []
     index.release_ids()
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
-    return LoadedSuite(suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts)
+    return LoadedSuite(
+        suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts, env_values=env_values,
+    )
 
 
 def load_definition(source: Path | Mapping[str, Any], overrides: Iterable[str] = ()) -> LoadedSuite:
@@ -331,9 +333,9 @@ def _read_suite_file(path: Path) -> tuple[dict[Any, Any], Lines, list[Problem]]:
     return data, lines, problems
 
 
-def _load_env_files(names: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem]) -> None:
-    """The suite's `env_file:`, applied when it is valid: variables the environment lacks are set."""
-    from agenteval.suite.env_files import EnvFileError, apply_env_files
+def _load_env_files(names: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem]) -> dict[str, str]:
+    """The suite's `env_file:` values the environment lacks (the run's own: os.environ is not changed)."""
+    from agenteval.suite.env_files import EnvFileError, suite_env
 
     files = []
     for i, name in enumerate([names] if isinstance(names, str) else names):
@@ -344,9 +346,10 @@ def _load_env_files(names: str | list[str], suite_path: Path, lines: Lines, prob
         files.append(file)
     if not problems:
         try:
-            apply_env_files(files)
+            return suite_env(files)
         except EnvFileError as exc:
             problems.append(Problem(suite_path, line_of(lines, ("env_file",)), ("env_file",), str(exc)))
+    return {}
 
 
 def _names_files(reference: Any) -> bool:

@@ -56,12 +56,13 @@ class CommandTarget(StrictModel):
     def answer(self, case: Any, run: TargetRun) -> Answer:
         from agenteval.endpoints.settings import MissingEnvironment, substitute_env, substituted_values
 
+        environ = run.processes.environ  # the run's: the process's own and the suite's `env_file:`
         try:  # `${NAME}` in the command and its env values is read from the environment
-            argv = [substitute_env(word) if "${" in word else word for word in resolve_command(self.command)]
-            env = {name: substitute_env(value) if "${" in value else value for name, value in self.env.items()}
+            argv = [substitute_env(word, environ) if "${" in word else word for word in resolve_command(self.command)]
+            env = {name: substitute_env(value, environ) if "${" in value else value for name, value in self.env.items()}
         except MissingEnvironment as exc:
             return Answer(error=f"command target: {exc}")
-        secrets = [*env.values(), *(value for word in self.command if isinstance(word, str) for value in substituted_values(word))]
+        secrets = [*env.values(), *(value for word in self.command if isinstance(word, str) for value in substituted_values(word, environ))]
         payload = orjson.dumps(case.input, option=orjson.OPT_NON_STR_KEYS)
         done = run.processes.run(argv, payload, self.timeout, run.base_dir, env, max_output_bytes(self.max_output_mb))
         failure = done.failure("target", self.timeout)

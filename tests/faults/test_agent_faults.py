@@ -621,3 +621,71 @@ def test_a_lone_surrogate_said_by_a_model_a_simulated_user_or_an_agent_is_that_c
     for target in ("model", "agent"):
         assert lines[target, "user"]["error"] == f"turn 1: simulated user: the model's reply holds a lone surrogate {cut}"
     assert lines["agent", "loop"]["verdict"] == "pass"  # a single answer, for contrast
+
+
+# -- budgets that cannot be measured; values a python tool returns ----------------------------------
+
+def test_a_token_budget_the_server_gives_no_counts_for_is_that_cases_error(tmp_path):
+    """`loop.budget.tokens` against a server that sends no `usage` (or only the prompt's count):
+    the budget cannot be kept, so the case is an error saying so at its first model call, as a
+    `cost_usd` budget without a price is; a server that counts is held to the budget."""
+    uncounted = {"choices": [{"message": calls(("get_order", {"id": 7}))}]}
+    half = {**uncounted, "usage": {"prompt_tokens": 5}}
+    with LLMServer(chat=lambda body: calls(("get_order", {"id": 7}))) as server:
+        server.fail(Fault("status", 200, body=json.dumps(uncounted)), Fault("status", 200, body=json.dumps(half)))
+        suite = _write_suite(tmp_path, {
+            "name": "budget", "evaluators": [{"type": "length", "min": 0, "path": "content"}],
+            "target": {"type": "openai", "base_url": server.base_url, "model": "m", "retries": 0, "tools": [ORDER_TOOL],
+                       "loop": {"max_steps": 6, "budget": {"tokens": 8}}},
+        }, [{"id": case, "input": case} for case in ("none", "prompt_only", "counted")])
+        done = run_suite(suite, tmp_path / "r.jsonl", "--workers", "1", "--no-cache")
+    assert_no_traceback(done)
+    assert done.returncode == 3, done.stderr
+    lines = _lines(tmp_path / "r.jsonl")
+    unknown = "loop.budget.tokens is set but a model call's tokens are unknown (the server's reply has no `usage` with token counts)"
+    for case in ("none", "prompt_only"):
+        assert lines[case]["verdict"] == "error" and lines[case]["error"] == unknown + " (at model call 1 of the tool loop)"
+    assert lines["counted"]["output"]["stopped"] == "budget"
+    assert lines["counted"]["evaluator_results"][-1]["misses"][0].endswith("over its budget of 8 (loop.budget.tokens)")
+
+
+def test_a_python_tool_returning_a_large_integer_or_a_decimal_is_read_as_the_python_api_reads_it(tmp_path):
+    """A python tool returning 2**70 (a JSON integer within the float range), a Decimal or a
+    dataclass: the model is sent its JSON form and the answer records it; only a value with no
+    plain form is an error result."""
+    write(tmp_path, "pyvalues.py", """
+        from dataclasses import dataclass
+        from decimal import Decimal
+
+        @dataclass
+        class Order:
+            id: int
+            total: Decimal
+
+        def big(**kw):
+            return 2**70
+
+        def order(**kw):
+            return {"order": Order(7, Decimal("12.50")), "count": 2**64}
+
+        def opaque(**kw):
+            return object()
+    """)
+    names = ("big", "order", "opaque")
+    with LLMServer(chat=lambda body: {"role": "assistant", "content": "done"} if _after_tools(body)
+                   else calls((_user_text(body), {}))) as server:
+        suite = _write_suite(tmp_path, {
+            "name": "pyvalues", "evaluators": [DONE],
+            "target": {"type": "openai", "base_url": server.base_url, "model": "m", "retries": 0,
+                       "tools": [_tool(name, {"python": f"pyvalues:{name}"}) for name in names]},
+        }, [{"id": name, "input": name} for name in names])
+        done = run_suite(suite, tmp_path / "r.jsonl", "--workers", "1", "--no-cache")
+        sent = {_user_text(r.body): r.body["messages"][-1]["content"] for r in server.received if _after_tools(r.body)}
+    assert_no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    lines = _lines(tmp_path / "r.jsonl")
+    results = {name: lines[name]["output"]["tool_calls"][0]["result"] for name in names}
+    assert results["big"] == float(2**70) and json.loads(sent["big"]) == 2**70
+    assert results["order"] == {"order": {"id": 7, "total": 12.5}, "count": float(2**64)}
+    assert json.loads(sent["order"]) == {"order": {"id": 7, "total": 12.5}, "count": 2**64}
+    assert results["opaque"]["error"].startswith("pyvalues:opaque returned a value with no JSON form: the value: a builtins.object has no plain form")

@@ -279,3 +279,26 @@ def test_numeric_tolerance_compares_integers_beyond_float_range_exactly():
     assert not numeric(big + big // 19, big, tolerance=0.05, relative=True).hit
     assert not numeric(5.0, big, tolerance=1e300).hit
     assert numeric(float("inf"), big).reason == "not a finite number"
+
+
+# --- G2: an answer's own `turns` of any shape -----------------------------------------------------
+
+
+@pytest.mark.parametrize("scope", ["", ", scope: turn", ", scope: last"])
+def test_turns_that_are_no_objects_in_a_command_targets_answer_are_that_cases_error(tmp_path, scope):
+    """A service answering `{"turns": ["see attached"]}` (under the default scope too): that case is
+    an `error` naming the turn, every other case runs and is written."""
+    target = _target(tmp_path, {
+        "odd": '{"turns": ["see attached"], "content": "x"}',
+        "junk": '{"turns": [{"user": "u", "reply": "x"}, 7], "content": "x"}',
+        "fine": '{"turns": [{"user": "u", "reply": "x"}], "content": "x"}',
+    })
+    (tmp_path / "cases.jsonl").write_text("".join(f'{{"id": "{q}", "input": {{"q": "{q}"}}}}\n' for q in ("odd", "junk", "fine")))
+    rows = _run(tmp_path, f"name: g2\n{target}evaluators: [{{type: contains, path: content, reference: x{scope}}}]\ncases: cases.jsonl\n", code=3)
+    assert rows["odd"]["verdict"] == "error"
+    assert rows["odd"]["evaluator_results"][0]["error"] == ("turn 1: " if "turn" in scope else "") + (
+        "the answer's `turns[0]` is a string, not an object with `user` and `reply`: no reply to score"
+    )
+    assert rows["junk"]["verdict"] == "error"
+    assert "`turns[1]` is a number" in rows["junk"]["evaluator_results"][0]["error"]
+    assert rows["fine"]["verdict"] == "pass"

@@ -20,12 +20,13 @@ import threading
 import time
 import uuid
 import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from conftest import MEASURE, read_jsonl, write
 from fault_suites import TRACEBACK
-from llm_server import Fault, LLMServer
+from llm_server import Fault, LLMServer, calls
 
 from agenteval.endpoints import Connection, EndpointError, Endpoints
 from agenteval.endpoints.pacing import MAX_RETRY_AFTER_S, Gate, parse_retry_after
@@ -453,6 +454,98 @@ def test_a_secret_never_leaves_through_any_channel(tmp_path, form):
     else:  # a key that cannot be sent: every case errors naming the variable, and nothing is sent
         assert received == []
         assert all("SVC_API_KEY (api_key_env) holds a character that cannot be sent" in line["error"] for line in lines.values())
+
+
+class _Collector(ThreadingHTTPServer):
+    """An OTLP/HTTP receiver on 127.0.0.1 keeping every export's raw bytes (spans are protobuf:
+    their strings are plain UTF-8 in it)."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                collector.bodies.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+def _echoed(kind: str, server: LLMServer, seen: str) -> tuple[dict, str, list[Fault]]:
+    """(the target, where its answer holds what the server echoed, the faults that play the echo)."""
+    pause = Fault("sleep", seconds=0)  # a request answered as usual
+    if kind == "openai":
+        target = {"type": "openai", "base_url": server.base_url, "model": "m", "temperature": 0, "retries": 0,
+                  "api_key_env": "ECHO_KEY", "headers": {"X-Token": "${ECHO_TOKEN}"}}
+        return target, "content", [Fault("status", 200, body=json.dumps({"choices": [{"message": {"role": "assistant", "content": seen}}]}))]
+    if kind == "anthropic":
+        target = {"type": "anthropic", "base_url": server.url, "model": "m", "temperature": 0, "retries": 0,
+                  "api_key_env": "ECHO_KEY", "headers": {"X-Token": "${ECHO_TOKEN}"}}
+        body = {"id": "m", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": seen}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}
+        return target, "content", [Fault("status", 200, body=json.dumps(body))]
+    if kind == "http":
+        target = {"type": "http", "url": server.url + "/svc?k=${ECHO_KEY}", "headers": {"X-Token": "${ECHO_TOKEN}"},
+                  "retries": 0, "cache": True}
+        return target, "echo", [Fault("status", 200, body=json.dumps({"echo": seen}))]
+    server.play(calls(("lookup", {})), {"role": "assistant", "content": "done"})
+    tool = {"name": "lookup", "parameters": {"type": "object"}, "http": {
+        "url": server.url + "/tool", "headers": {"Authorization": "Bearer ${ECHO_KEY}", "X-Token": "${ECHO_TOKEN}"}, "cache": True}}
+    target = {"type": "openai", "base_url": server.base_url, "model": "m", "temperature": 0, "retries": 0, "tools": [tool]}
+    return target, "tool_calls[0].result.echo", [pause, Fault("status", 200, body=json.dumps({"echo": seen})), pause]
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic", "http", "http_tool"])
+def test_a_secret_a_server_echoes_in_a_200_reply_is_redacted_where_the_reply_enters(tmp_path, kind):
+    """A key (`api_key_env`, or `${NAME}` in a URL or header) that a server echoes in a usable reply
+    is `***` in the answer, and so in the results, reports, the response cache and the spans; a
+    judge's unusable reply echoing its own key is `***` in its error (and so in the spans) too."""
+    core = uuid.uuid4().hex
+    key, token, judge_key = f"sk-{core}-key", f"tok-{core}-header", f"sk-{core}-judge"
+    seen = f"I saw Bearer {key} and {token}"
+    judge_echo = Fault("status", 200, body=json.dumps({"choices": [{"message": {"role": "assistant", "content": f"key {judge_key}?"}}]}))
+    with LLMServer() as server, _Collector() as collector:
+        target, path, echo = _echoed(kind, server, seen)
+        judge = judge_evaluator(server, api_key_env="JUDGE_KEY", retries=0)
+        suite = chat_suite(tmp_path, f"target: {json.dumps(target)}",
+                           f"  - {{type: contains, path: {json.dumps(path)}, reference: saw}}\n{judge}", [{"id": "c1", "input": "hi"}])
+        env = {"ECHO_KEY": key, "ECHO_TOKEN": token, "JUDGE_KEY": judge_key, "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url,
+               "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+        server.fail(*echo, judge_echo, judge_echo)
+        first = agenteval("run", suite, "-o", "r.jsonl", "--html", "h.html", "--junit", "j.xml", "--otel", cwd=tmp_path, env=env)
+        sent = len(server.received)
+        server.fail(judge_echo, judge_echo)  # a replay: the target's reply from the cache, the judge asked again
+        again = agenteval("run", suite, "-o", "again.jsonl", "--html", "again.html", "--otel", cwd=tmp_path, env=env)
+        replayed = server.received[sent:]
+    assert_clean(first, 3)
+    assert_clean(again, 3)
+    assert [request.path for request in replayed] == ["/v1/chat/completions"] * 2  # the judge only
+    assert any(core in request.headers.get("Authorization", "") + request.path for request in server.received)  # sent where it belongs
+    for out in ("r.jsonl", "again.jsonl"):
+        (line,) = read_jsonl(tmp_path / out)
+        answer = line["output"]
+        for part in path.replace("[0]", ".0").split("."):
+            answer = answer[int(part)] if part.isdigit() else answer[part]
+        assert answer == "I saw Bearer *** and ***", line["output"]
+        assert line["evaluator_results"][0]["verdict"] == "pass"
+        assert line["evaluator_results"][1]["error"].endswith("'key ***?'"), line["evaluator_results"][1]
+    looked = assert_secret_never_leaves(core, tmp_path, first)
+    assert {"r.jsonl", "r.summary.json", "h.html", "j.xml", "responses.sqlite"} <= set(looked)
+    assert core not in again.stdout + again.stderr
+    assert collector.bodies and not [body for body in collector.bodies if core.encode() in body], "a secret is in a span"
+    assert any(b"***" in body for body in collector.bodies)  # the judge's error, redacted, is in its span
 
 
 # --- caches are plain files ---------------------------------------------------------------------

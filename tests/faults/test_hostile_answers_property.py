@@ -13,7 +13,7 @@ import math
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import agenteval
@@ -105,3 +105,58 @@ def test_hostile_answers_never_make_a_run_raise_or_write_a_score_that_is_not_a_n
 
 def _unit(score: object) -> bool:
     return type(score) in (int, float) and math.isfinite(score) and 0.0 <= score <= 1.0
+
+
+# An answer that says it is a conversation (`turns`) and holds anything: turns that are no object,
+# replies and tool calls of any shape, steps whose usage is junk, messages that are no list.
+_USAGE_KEYS = ["latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "cached"]
+hostile_turn = st.fixed_dictionaries(
+    {}, optional={key: hostile_answers for key in ("user", "reply", "tool_calls", "output")},
+) | hostile_scalars | hostile_trees | st.none()
+hostile_step = st.fixed_dictionaries(
+    {"turn": st.integers(0, 4)},
+    optional={"kind": st.sampled_from(["agent", "user"]) | hostile_scalars,
+              "usage": st.dictionaries(st.sampled_from(_USAGE_KEYS), hostile_numbers | hostile_strings | st.booleans()) | hostile_trees},
+)
+hostile_conversation = st.fixed_dictionaries(
+    {"turns": st.lists(hostile_turn, min_size=1, max_size=4)},
+    optional={"content": hostile_answers, "steps": st.lists(hostile_step, max_size=4) | hostile_scalars,
+              "messages": st.lists(hostile_trees, max_size=3) | hostile_scalars, "tool_calls": hostile_answers},
+)
+_SCOPED_TYPES = sorted(set(REGISTRY) & set(CONFIGS) - set(EXCLUDED))  # the types with a config to try
+_JUNK_CONVERSATION = {
+    "turns": [{"user": "u", "reply": "x", "tool_calls": 7}, "see attached"], "messages": 5,
+    "steps": [{"turn": 1, "usage": {"input_tokens": "many"}}, {"turn": 1, "usage": {"input_tokens": 2}}, {"turn": 2, "usage": [1]}],
+}
+
+
+@pytest.mark.parametrize("scope", ["turn", "last", "conversation"])
+def test_hostile_turns_in_an_answer_are_that_cases_error_never_the_runs(scope):
+    """Any shape of `turns` in an answer, scored under each scope by every built-in type: the run
+    goes on, each case has its verdict, and a turn that is no object is the case's error naming it."""
+
+    @HOSTILE_SETTINGS
+    @given(type_name=st.sampled_from(_SCOPED_TYPES), answers=st.lists(hostile_conversation, min_size=1, max_size=3), expected=json_values)
+    @example(type_name="token_usage", answers=[_JUNK_CONVERSATION], expected=None)  # every scope meets each kind of junk
+    def check(type_name, answers, expected):
+        config = {"type": type_name, **CONFIGS[type_name][0]("content"), "scope": scope}
+        cases = [{"id": f"c{i}", "input": {"q": i}, "expected": expected, "output": answer} for i, answer in enumerate(answers)]
+        try:
+            run = agenteval.evaluate(cases, [config])
+        except SuiteInvalid as refused:
+            assert all(problem.key[0::2] == ("cases", "output") and problem.message for problem in refused.problems), refused.problems
+            return
+        results = {result.case_id: result for result in run}
+        assert sorted(results) == [case["id"] for case in cases]
+        for case, answer in zip(cases, answers):
+            result = results[case["id"]]
+            assert result.verdict in ("pass", "fail", "error") and _unit(result.score), result
+            turns = answer["turns"]
+            odd = [index for index, turn in enumerate(turns) if not isinstance(turn, dict)]
+            read = {"turn": odd, "last": [i for i in odd if i == len(turns) - 1], "conversation": []}[scope]
+            if read:
+                assert result.verdict == "error", result
+                if result.evaluator_results:  # else the answer was refused whole where it entered (too deep)
+                    assert f"`turns[{read[0]}]` is" in result.evaluator_results[0].error, result.evaluator_results[0]
+
+    check()

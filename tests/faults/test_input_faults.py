@@ -188,3 +188,36 @@ def test_yaml_merge_key_is_accepted_or_refused_cleanly(tmp_path):
         assert "ok (1 cases, 2 evaluators)" in done.stdout
     else:
         assert_problem_lines(done, "suite.yaml", "suite.yaml:")
+
+
+# --- G26: predictions in a matrix run name a cell the suite has ----------------------------------------
+
+def test_matrix_predictions_naming_unknown_cells_or_none_are_refused_listing_them(tmp_path):
+    """A matrix run's `--predictions` whose lines name a target the suite lacks, or no cell at
+    all: exit 2 listing each (by its first line), nothing written. Lines for a cell the suite has
+    but the run did not choose (`--target small`) are fine."""
+    (tmp_path / "suite.yaml").write_text(
+        "name: p\ntargets: {small: {type: recorded}, large: {type: recorded}}\n"
+        "evaluators: [{type: contains, path: content, reference: Paris}]\ncases: [{id: fr, input: {}}, {id: de, input: {}}]\n"
+    )
+    lines = [{"id": case, "target": target, "prompt": None, "output": {"content": "Paris"}} for case in ("fr", "de") for target in ("small", "large")]
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + "".join(json.dumps(line) + "\n" for line in [
+        {"id": "fr", "target": "ghost", "prompt": None, "output": {"content": "Paris"}},
+        {"id": "de", "target": "ghost", "prompt": None, "output": {"content": "Paris"}},
+        {"id": "fr", "output": {"content": "Paris"}},
+        {"id": "fr", "target": "small", "prompt": "terse", "output": {"content": "Paris"}},
+    ]))
+    done = run_cli("run", "suite.yaml", "-o", "r.jsonl", "--predictions", bad, cwd=tmp_path)
+    assert_no_traceback(done)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: {bad}:5: 2 lines name cell 'ghost', which the suite does not have (targets: large, small; prompts: none)",
+        f"{bad}:7: names no cell, in a run of several cells (targets: large, small; prompts: none): give each line `target` (and `prompt`)",
+        f"{bad}:8: names cell 'small/terse', which the suite does not have (targets: large, small; prompts: none)",
+    ]
+    assert not (tmp_path / "r.jsonl").exists()
+    chosen = run_cli("run", "suite.yaml", "-o", "r.jsonl", "-q", "--predictions", good, "--target", "small", cwd=tmp_path)
+    assert chosen.returncode == 0, chosen.stderr

@@ -158,3 +158,108 @@ def test_a_results_file_naming_thousands_of_cells_is_reported_in_bounded_time_an
     lines[0].update(score=1.0, verdict="pass")  # now the one failure is in a cell past those kept apart
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert run_cli("report", path, "--format", "json").returncode == 1  # and it still fails the gate
+
+
+def test_a_suite_declaring_thousands_of_targets_is_summarised_within_the_cell_caps(tmp_path):
+    """A run of 2,000 declared targets keeps the same bounds as `report` of its results: 256 cells
+    apart, the rest counted in the totals, no pairs past 32 cells, and the whole run gated."""
+    targets = "".join(f"  t{i}: {{type: recorded}}\n" for i in range(2_000))
+    suite = write(tmp_path, "suite.yaml", (
+        "name: many\ntargets:\n" + targets + "evaluators: [{type: contains, reference: a}]\n"
+        "cases:\n  - {id: c0, input: {}, output: a}\n  - {id: c1, input: {}, output: b}\n"
+    ))
+    out = tmp_path / "r.jsonl"
+    done = run_suite(suite, out, "-q", timeout=120)
+    assert_no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    assert len(out.read_text().splitlines()) == 4_000  # every case of every cell is on disk
+    summary = summary_of(out)
+    assert summary["counts"] == {"total": 4_000, "passed": 2_000, "failed": 2_000, "errored": 0}
+    assert [cell["target"] for cell in summary["cells"]] == [f"t{i}" for i in range(256)]
+    assert summary["cells_not_kept"] == 2 * (2_000 - 256)
+    assert summary["comparisons"] == [] and summary["comparisons_skipped"] == "more than 32 cells: pairs are not compared"
+    reported = json.loads(run_cli("report", out, "--format", "json").stdout)
+    assert [cell["label"] for cell in reported["cells"]] == [cell["label"] for cell in summary["cells"]]
+    assert reported["cells_not_kept"] == summary["cells_not_kept"]
+
+
+# --- G10: a resumed run is the run it continues ------------------------------------------------------
+
+DRIFT_SUITE = """
+name: drift
+targets: {small: {type: recorded}, large: {type: recorded}}
+evaluators: [{name: says, type: contains, reference: answer}]
+cases: cases.jsonl
+"""
+
+
+def _drift_folder(folder):
+    write(folder, "suite.yaml", DRIFT_SUITE)
+    (folder / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": {}, "output": "answer"}) + "\n" for i in range(4)))
+    return folder / "suite.yaml"
+
+
+DRIFTS = {  # (what changes, the first run's options, the resume's options, what the refusal names)
+    "evaluator_reference": (lambda f: write(f, "suite.yaml", DRIFT_SUITE.replace("reference: answer", "reference: nope")), (), (), "the suite's `evaluators`"),
+    "a_case_added": (lambda f: (f / "cases.jsonl").open("a").write('{"id": "c9", "input": {}, "output": "answer"}\n'), (), (), "the cases"),
+    "a_narrower_target": (lambda f: None, (), ("--target", "small"), "the cells (the run has small, large; this one small)"),
+    "a_filter": (lambda f: None, (), ("--filter", "c1"), "--filter (the run: none; this one: c1)"),
+    "a_repeat": (lambda f: None, ("--repeat", "2"), (), "--repeat (the run: 2; this one: 1)"),
+}
+
+
+@pytest.mark.parametrize(("drift", "destination"), [
+    *((drift, "file") for drift in DRIFTS), ("evaluator_reference", "sqlite"), ("a_narrower_target", "sqlite"),
+])
+def test_resume_after_the_suite_cases_or_selection_changed_is_refused_naming_what_changed(tmp_path, drift, destination):
+    """A run of 2 cells x 4 cases; then the suite, the cases or the options change: `--resume`
+    exits 2 naming what changed, and the results are left as they were (never two suites in one
+    run). Unchanged, it resumes."""
+    if destination == "sqlite":
+        pytest.importorskip("sqlalchemy")
+    suite = _drift_folder(tmp_path)
+    where = ["-o", "r.jsonl"] if destination == "file" else ["--store", "sqlite:///runs.db"]
+    change, first, options, named = DRIFTS[drift]
+    assert run_cli("run", suite, *where, "-q", *first, cwd=tmp_path).returncode == 0
+    kept = (tmp_path / "r.jsonl").read_bytes() if destination == "file" else None
+    change(tmp_path)
+    done = run_cli("run", suite, *where, "-q", "--resume", *options, cwd=tmp_path)
+    assert_one_line_error(done, 2, "--resume: the run in ", "began with another suite or selection; changed since: " + named)
+    if kept is not None:
+        assert (tmp_path / "r.jsonl").read_bytes() == kept
+    if not first:  # the suite and cases as the run began: it resumes (a repeated run cannot be resumed at all)
+        _drift_folder(tmp_path)
+        again = run_cli("run", suite, *where, "-q", "--resume", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+
+
+def test_resume_after_a_kill_9_still_knows_the_suite_the_run_began_with(tmp_path):
+    """Killed before it could write its summary: the fingerprint the run wrote when it began is
+    still beside the results, so a resume after an edit is refused; without the edit it finishes."""
+    import signal
+
+    from fault_suites import start_run, wait_for_lines
+
+    write(tmp_path, "t.py", "import json, sys, time\ncase = json.load(sys.stdin)\nif case['slow']: time.sleep(60)\nprint(json.dumps('answer'))\n")
+    text = "name: killed\ntarget: {type: command, command: [python, t.py]}\nevaluators: [{type: contains, reference: answer}]\ncases: cases.jsonl\n"
+    suite = write(tmp_path, "suite.yaml", text)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": {"slow": i == 2}}) + "\n" for i in range(4)))
+    proc = start_run(suite, tmp_path / "r.jsonl", "--workers", "1")
+    try:
+        wait_for_lines(tmp_path / "r.jsonl", 2, proc)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
+    write(tmp_path, "suite.yaml", text.replace("reference: answer", "reference: nope"))
+    done = run_cli("run", suite, "-o", "r.jsonl", "-q", "--resume", cwd=tmp_path)
+    assert_one_line_error(done, 2, "changed since: the suite's `evaluators`")
+    write(tmp_path, "suite.yaml", text)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": {"slow": False}}) + "\n" for i in range(4)))
+    done = run_cli("run", suite, "-o", "r.jsonl", "-q", "--resume", cwd=tmp_path)
+    assert_one_line_error(done, 2, "changed since: the cases")  # (c2 no longer sleeps: another case)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": {"slow": i == 2}}) + "\n" for i in range(4)))
+    write(tmp_path, "t.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps('answer'))\n")  # the target is not the suite
+    done = run_cli("run", suite, "-o", "r.jsonl", "-q", "--resume", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert_each_case_once(tmp_path / "r.jsonl", [f"c{i}" for i in range(4)])

@@ -243,3 +243,98 @@ def test_nested_booleans_never_equal_integers_in_any_field_matcher(tmp_path):
     assert [result["verdict"] for result in rows["bools"]["evaluator_results"]] == ["fail", "fail", "fail"]
     assert rows["bools"]["evaluator_results"][0]["misses"] == ["a", "b"]
     assert [result["verdict"] for result in rows["numbers"]["evaluator_results"]] == ["pass", "pass", "pass"]
+
+
+# --- G21, G23: Python values read as the Python API reads them -------------------------------------
+
+def test_a_python_evaluator_returning_a_decimal_or_a_numpy_number_scores_as_the_python_api_reads_it(tmp_path):
+    """`Decimal("0.5")`, `numpy.float32(0.25)` and a dict whose `score` is a Decimal, from a suite's
+    `python` evaluator, score as the same values from an `agenteval.evaluator()` callable do."""
+    import agenteval
+
+    (tmp_path / "judges.py").write_text(
+        "from decimal import Decimal\nimport numpy\n"
+        "def half(p):\n    return Decimal('0.5')\n"
+        "def quarter(p):\n    return numpy.float32(0.25)\n"
+        "def graded(p):\n    return {'score': Decimal('1'), 'details': {'amount': Decimal('12.50')}}\n"
+    )
+    suite = ("name: decimals\nevaluators:\n" + "".join(
+        f"  - {{name: {name}, type: python, function: 'judges:{name}'}}\n" for name in ("half", "quarter", "graded")
+    ) + "cases: cases.jsonl\n")
+    proc, rows = _run(tmp_path, suite, [{"id": "c", "expected": 1, "output": 1}])
+    assert proc.returncode == 1, proc.stderr
+    suite_scores = [(e["name"], e["verdict"], e["score"], e["error"]) for e in rows["c"]["evaluator_results"]]
+    assert suite_scores == [("half", "partial", 0.5, None), ("quarter", "partial", 0.25, None), ("graded", "pass", 1.0, None)]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import judges
+    finally:
+        sys.path.remove(str(tmp_path))
+    checks = [agenteval.evaluator(lambda ctx, f=getattr(judges, name): f({}), name=name) for name in ("half", "quarter", "graded")]
+    (api,) = agenteval.evaluate([{"id": "c", "expected": 1, "output": 1}], checks)
+    assert [(e.name, e.verdict, e.score, e.error) for e in api.evaluator_results] == suite_scores
+
+
+def test_a_set_whose_items_neither_compare_nor_repr_is_refused_naming_its_path():
+    """`evaluate()` given a set of objects whose `__lt__` and `__repr__` raise: SuiteInvalid naming
+    where the set is (never the object's own exception); such objects with a plain form (a
+    dataclass) are ordered by it."""
+    from dataclasses import dataclass
+
+    import agenteval
+    from agenteval.suite.loader import SuiteInvalid
+
+    class Opaque:
+        def __repr__(self):
+            raise RuntimeError("repr boom")
+
+        def __lt__(self, other):
+            raise RuntimeError("lt boom")
+
+        def __hash__(self):
+            return id(self) % 7
+
+    @dataclass(frozen=True)
+    class Point:
+        x: int
+
+        def __repr__(self):
+            raise RuntimeError("repr boom")
+
+        def __lt__(self, other):
+            raise ValueError("lt boom")
+
+    fields = [{"type": "field_accuracy", "fields": [{"path": "a"}]}]
+    with pytest.raises(SuiteInvalid) as refused:
+        agenteval.evaluate([{"id": "1", "expected": {"a": 1}, "output": {"a": {Opaque(), Opaque(), 3}}}], fields)
+    (problem,) = refused.value.problems
+    assert problem.render().endswith("case '1': `output.a`: an item of a set: a " + Opaque.__module__ + "."
+                                     + Opaque.__qualname__ + " has no plain form (give a mapping, list, string, number, boolean, pydantic model or dataclass)")
+    (result,) = agenteval.evaluate([{"id": "1", "expected": {"a": [{"x": 1}, {"x": 2}, 3]}, "output": {"a": {Point(2), Point(1), 3}}}], fields)
+    assert result.output == {"a": [{"x": 1}, {"x": 2}, 3]} and result.verdict == "pass"
+
+
+# --- G25: a negated check's score says its verdict ----------------------------------------------------
+
+def test_a_negated_check_that_passes_reads_as_a_pass_under_case_pass_min_score(tmp_path):
+    """`negate: true` on a similarity check: a near miss of its 0.95 threshold (0.9) is a negated
+    pass, scored 1 (mirrored it would be 0.1 and fail `case_pass: {min_score: 0.5}`); a check that
+    passes its low bar (0.3 >= 0.2) is a negated fail, scored 0 (mirrored 0.7 would pass the case)."""
+    suite = (
+        "name: neg\ncase_pass: {min_score: 0.5}\nevaluators:\n"
+        "  - {name: sim, type: text_similarity, algorithm: levenshtein, reference_path: ref, threshold: 0.95, negate: true}\n"
+        "cases: cases.jsonl\n"
+    )
+    cases = [{"id": "near", "expected": {"ref": "abcdefghij"}, "output": "abcdefghiX"},
+             {"id": "same", "expected": {"ref": "abcdefghij"}, "output": "abcdefghij"}]
+    proc, rows = _run(tmp_path, suite, cases)
+    near, same = _only(rows["near"]), _only(rows["same"])
+    assert (near["verdict"], near["score"], rows["near"]["verdict"]) == ("pass", 1.0, "pass")
+    assert abs(near["details"]["score_before_negate"] - 0.9) < 1e-9
+    assert (same["verdict"], same["score"], rows["same"]["verdict"]) == ("fail", 0.0, "fail")
+    low_bar = suite.replace("threshold: 0.95", "min_score: 0.2")
+    proc, rows = _run(tmp_path / "low", low_bar, [{"id": "far", "expected": {"ref": "abcdefghij"}, "output": "abcXXXXXXX"}])
+    far = _only(rows["far"])
+    assert (far["verdict"], far["score"], rows["far"]["verdict"]) == ("fail", 0.0, "fail")
+    assert abs(far["details"]["score_before_negate"] - 0.3) < 1e-9
+    assert proc.returncode == 1

@@ -95,3 +95,43 @@ def test_report_of_the_results_shows_no_secret(tmp_path):
     shown = run_cli("report", out, "--json", cwd=tmp_path, timeout=30)
     assert shown.returncode == 3, shown.stderr
     assert suite_secret not in shown.stdout + shown.stderr
+
+
+def test_a_suites_env_file_under_the_python_api_reaches_its_run_and_never_the_callers_environment(tmp_path):
+    """`run_suite()` of two suites in one process, each with an `env_file:` naming the same variable:
+    each suite's command target (its environment, and `${NAME}` in its command) and http target
+    (`${NAME}` in a header) see that suite's value; the caller's os.environ never changes."""
+    from llm_server import LLMServer
+
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        write(folder, ".env", f"SUITE_KEY=key-of-suite-{name}\n")
+        write(folder, "t.py", "import json, os, sys\nsys.stdin.read()\nprint(json.dumps({'env': os.environ.get('SUITE_KEY'), 'arg': sys.argv[1]}))\n")
+    script = write(tmp_path, "caller.py", """
+        import json, os, sys
+        import agenteval
+        base = sys.argv[1]
+        seen = {"before": os.environ.get("SUITE_KEY")}
+        for name in ("a", "b"):
+            suite = {"name": name, "env_file": ".env", "targets": {
+                         "cmd": {"type": "command", "command": ["python", "t.py", "${SUITE_KEY}"]},
+                         "svc": {"type": "http", "url": sys.argv[2] + "/svc", "headers": {"X-Key": "${SUITE_KEY}"}, "retries": 0}},
+                     "evaluators": [{"type": "length", "min": 0}], "cases": [{"id": "c1", "input": {"q": 1}}]}
+            path = os.path.join(base, name, "suite.yaml")
+            open(path, "w").write(json.dumps(suite))
+            seen[name] = {result.target: result.output for result in agenteval.run_suite(path, cache=False)}
+            seen[name + "_after"] = os.environ.get("SUITE_KEY")
+        print(json.dumps(seen))
+    """)
+    with LLMServer() as server:
+        done = subprocess.run([sys.executable, str(script), str(tmp_path), server.url], capture_output=True, text=True, timeout=120,
+                              env={k: v for k, v in os.environ.items() if k != "SUITE_KEY"})
+        headers = [request.headers.get("X-Key") for request in server.received]
+    assert_no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["before"] is None and seen["a_after"] is None and seen["b_after"] is None
+    for name in ("a", "b"):
+        assert seen[name]["cmd"] == {"env": f"key-of-suite-{name}", "arg": f"key-of-suite-{name}"}
+        assert seen[name]["svc"]["path"] == "/svc"
+    assert headers == ["key-of-suite-a", "key-of-suite-b"]
