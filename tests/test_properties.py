@@ -36,6 +36,11 @@ EXCLUDED = {
     "llm_judge": "calls a model over HTTP",
     "semantic_similarity": "calls an embeddings endpoint over HTTP",
     "python": "imports and runs user code",
+    "faithfulness": "calls a model over HTTP",
+    "answer_relevance": "calls a model over HTTP",
+    "context_precision": "calls a model over HTTP",
+    "context_recall": "calls a model over HTTP",
+    "context_relevance": "calls a model over HTTP",
 }
 
 # A minimal valid config per type, as variants that read the candidate (and the expected
@@ -102,6 +107,15 @@ CONFIGS: dict[str, list[Any]] = {
     "latency": [lambda p: {"max_ms": 100}],
     "token_usage": [lambda p: {"max_tokens": 10, "max_input_tokens": 5, "max_output_tokens": 5}],
     "cost": [lambda p: {"max_usd": 0.01}],
+    # retrieval refuses a malformed path when it loads, so its paths are fixed: the answers are the random part.
+    "retrieval": [
+        lambda p: {"path": "a", "metrics": [{"metric": "ndcg", "k": 3, "min": 0.5}, {"metric": "reciprocal_rank"}]},
+        lambda p: {"path": "b", "relevant_path": "a", "metrics": [{"metric": "precision", "k": 2, "min": 0.5}, {"metric": "r_precision"}]},
+    ],
+    "javascript": [
+        lambda p: {"path": p, "code": "typeof output === 'string' ? output.length > 0 : output !== null"},
+        lambda p: {"path": p, "code": "const n = JSON.stringify(output) || ''; n.length / 100", "threshold": 0.1},
+    ],
 }
 
 KEYS = ["a", "b", "0", "line_items", "description", "amount", "box", "label", "regions", "messages",

@@ -224,8 +224,9 @@ class JavaScript(EvaluatorConfig):
         call = self._function()
         if isinstance(call, str):
             return self.error_result(call)
-        payload = orjson.dumps({"output": None if output is MISSING else output, "context": check_context(ctx, self.config)},
-                               option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+        payload = _as_json({"output": None if output is MISSING else output, "context": check_context(ctx, self.config)})
+        if payload is None:
+            return self.error_result("the answer or the case cannot be given to JavaScript as JSON (nested too deep, or a value JSON has no form for)")
         import quickjs
 
         try:
@@ -277,6 +278,20 @@ class JavaScript(EvaluatorConfig):
         if self._judge is not None:
             self._judge.close()
         self._local = threading.local()
+
+
+def _as_json(value: Any) -> str | None:
+    """`value` as JSON text for the engine; integers past 64 bits go as JavaScript numbers do (rounded),
+    and a value with no JSON form (NaN, a lone surrogate, nesting past the recursion limit) gives None."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        import json
+
+        try:
+            return json.dumps(value, allow_nan=False, default=str)
+        except (ValueError, TypeError, RecursionError):
+            return None
 
 
 def check_context(ctx: EvalContext, config: dict[str, Any]) -> dict[str, Any]:

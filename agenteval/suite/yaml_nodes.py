@@ -100,7 +100,11 @@ def load_yaml(text: str) -> tuple[Any, Lines, list[tuple[int, KeyPath, str]]]:
     if root is None:
         return None, lines, duplicates
     walk = _Walk(loader, lines, duplicates, budget=loader.node_count + max(ALIAS_BUDGET, loader.node_count))
-    return walk.node(root, (), 1, True), lines, duplicates
+    try:
+        return walk.node(root, (), 1, True), lines, duplicates
+    except yaml.MarkedYAMLError as exc:  # a value no constructor reads: an unknown `!tag`, a malformed timestamp
+        mark = exc.problem_mark or exc.context_mark
+        raise YamlSyntaxError(_yaml_message(exc), mark.line + 1 if mark else None) from None
 
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
@@ -185,9 +189,15 @@ class _Walk:
 
 
 def _scalar(loader: _Loader, node: yaml.Node) -> Any:
-    if not isinstance(node, yaml.ScalarNode):
-        return loader.construct_object(node, deep=True)
-    value = loader.construct_object(node)
+    try:
+        if not isinstance(node, yaml.ScalarNode):
+            return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node)
+    except yaml.MarkedYAMLError:
+        raise  # load_yaml gives it its line
+    except (ValueError, TypeError, AttributeError, OverflowError):  # PyYAML's constructors on a malformed `!!timestamp`, `!!int`...
+        shown = node.value if isinstance(node.value, str) else "this value"
+        raise YamlSyntaxError(f"invalid YAML: {shown[:80]!r} cannot be read as {node.tag}", node.start_mark.line + 1) from None
     if isinstance(value, (datetime, date)):
         return value.isoformat()
     return value

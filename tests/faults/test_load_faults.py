@@ -354,3 +354,16 @@ def test_included_evaluators_and_criteria_run_as_if_written_in_the_suite(tmp_pat
     """)
     [criterion] = load_suite(judge).suite.evaluators[0].criteria
     assert (criterion.name, criterion.description) == ("accurate", "The policy is stated correctly.")
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("!invoice-pipeline x", "could not determine a constructor for the tag '!invoice-pipeline'"),
+    ("!!python/object:os.system ls", "could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'"),
+    ("!!timestamp not-a-date", "invalid YAML"),
+])
+def test_a_yaml_tag_no_reader_knows_is_a_file_line_error(tmp_path, value, shown):
+    suite = write(tmp_path, "suite.yaml", f"name: x\nevaluators: [{{type: length, min: 0}}]\ncases:\n  - {{id: a, output: {value}}}\n")
+    done = run_cli("validate", suite)
+    assert_no_traceback(done)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0].startswith(f"{suite}:4: invalid YAML") and shown in done.stderr
