@@ -221,7 +221,8 @@ PROOFS = [
 @pytest.mark.parametrize(("config", "listed_keys", "notes", "run_exit", "passed", "cases", "errored"), PROOFS, ids=[p[0] for p in PROOFS])
 def test_public_agentv_examples_import_validate_and_run_offline(tmp_path, config, listed_keys, notes, run_exit, passed, cases, errored):
     answers = invoices() if config.endswith("field-accuracy.eval.yaml") else ANSWERS.get(config, {})
-    proof = prove("agentv", FIXTURES / "agentv" / config, tmp_path / "out", answers)
+    path = FIXTURES / "agentv" / config  # AgentV keeps grader prompts in the project folder, beside evals/: --root reads them there
+    proof = prove("agentv", path, tmp_path / "out", answers, root=path.parents[1])
     assert (proof.suites, proof.listed, proof.notes) == (["suite.yaml"], listed_keys, notes), proof.stderr
     assert (proof.run_exit, proof.passed, proof.cases, proof.errored) == (run_exit, passed, cases, errored)
 

@@ -12,6 +12,7 @@ tests with `vars`) go through the promptfoo importer, with AgentV's assertion ty
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,9 @@ class AgentVImporter:
         raw_tests = data.get(tests_key)
         tests: list[tuple[Parsed, KeyPath, Any]] = []
         if isinstance(raw_tests, str):
-            if not self.source.exists(raw_tests):
-                raise ImportFailed(f"{self.config.name}:{self.config.line((tests_key,))}: tests file {raw_tests} not found")
+            why = self.source.missing(raw_tests)
+            if why is not None:
+                raise ImportFailed(f"{self.config.name}:{self.config.line((tests_key,))}: tests file {why}")
             if raw_tests.endswith(".jsonl"):
                 shown = Parsed(raw_tests, None, {})
                 for line, value in self.source.jsonl(raw_tests):
@@ -264,7 +266,12 @@ class AgentVImporter:
             extra({"prompt", "rubrics"})
             criteria = []
             prompt = item.get("prompt")
-            if isinstance(prompt, str):
+            outside = self.source.outside(prompt) if isinstance(prompt, str) and _names_a_file(prompt) else None
+            if outside is not None:
+                self.skip(parsed, path + ("prompt",), f"grader prompt {outside}")
+                if not item.get("rubrics"):
+                    return None
+            elif isinstance(prompt, str):
                 text = self.source.text(prompt) if self.source.exists(prompt) else prompt
                 criteria.append({"name": slug(str(item.get("name") or "grader")).replace("-", "_"), "description": text.strip(), "scale": "unit"})
                 self.skip(parsed, path + ("prompt",), "the grader prompt becomes the llm_judge criterion's description; "
@@ -481,6 +488,12 @@ def _score_ranges(ranges: Any) -> list[str]:
         if isinstance(item, dict) and isinstance(item.get("score_range"), list) and len(item["score_range"]) == 2:
             out.append(f"{item['score_range'][0]}-{item['score_range'][1]}: {item.get('outcome', '')}")
     return out
+
+
+def _names_a_file(text: str) -> bool:
+    """A grader `prompt` that is a file reference (`file://...`, or one line ending in a file
+    extension), not the prompt's own text."""
+    return text.startswith("file://") or ("\n" not in text and bool(re.fullmatch(r"\S+\.(md|txt|prompt|j2|jinja|yaml|yml|json)", text.strip())))
 
 
 def _messages(value: Any) -> list[Any]:
