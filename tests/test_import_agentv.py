@@ -246,3 +246,22 @@ def test_execution_thresholds_become_the_suite_default_and_the_case_threshold(tm
     assert result.suites["suite.yaml"]["defaults"] == {"threshold": 0.6}
     assert "threshold" not in result.cases[0] and result.cases[1]["threshold"] == 0.9 and "threshold" not in result.cases[2]
     assert listed(result) == ["dataset.eval.yaml:12: tests[2].execution.threshold: a `threshold` is a number from 0 to 1 (a case's pass mark)"]
+
+
+def test_agentvs_older_evaluator_names_convert_and_script_gets_a_rename_hint(tmp_path):
+    write(tmp_path, "evals/quality.md", "Is the answer polite?")
+    write(tmp_path, "evals/judge.py", "print('{\"score\": 1}')")
+    result = imported(tmp_path, """
+        evaluators:
+          - {name: fuzzy, type: code_judge, script: [python, judge.py], algorithm: levenshtein}
+          - {name: boxes, type: iou_score, path: bbox, format: xywh, threshold: 0.6, colour: red}
+          - {name: quality, type: llm_judge, prompt: quality.md}
+        tests: [{id: t1, input: hi, expected_output: {bbox: [0, 0, 10, 10]}}]
+    """)
+    fuzzy, boxes, quality = result.suites["suite.yaml"]["evaluators"]
+    assert fuzzy == {"name": "fuzzy", "type": "code_judge", "command": ["python", "../judge.py"], "payload": "agentv",
+                     "config": {"algorithm": "levenshtein"}}
+    assert boxes == {"name": "boxes", "type": "iou_score", "path": "bbox", "format": "xywh", "threshold": 0.6}
+    assert quality["criteria"] == [{"name": "quality", "description": "Is the answer polite?", "scale": "unit"}]
+    assert listed(result) == ["dataset.eval.yaml:3: evaluators[1].colour: `colour` of `iou_score` has no agenteval form"]
+    assert "evaluators[0].script: `script` is AgentV's older name of `command`" in [item.render() for item in result.notes][0]

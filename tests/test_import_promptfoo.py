@@ -359,7 +359,7 @@ def test_a_prompt_with_a_nunjucks_only_filter_is_listed(tmp_path):
     """)
     assert list(result.suites) == ["suite.yaml"]
     assert result.suites["suite.yaml"]["target"]["messages"] == [{"role": "user", "content": "Plain {{input.style}}"}]
-    assert listed(result) == ["promptfooconfig.yaml:1: prompts: prompt 'prompt1' uses the template filter load, which agenteval's templates lack; not carried"]
+    assert listed(result) == ["promptfooconfig.yaml:1: prompts[0]: prompt 'prompt1' uses the template filter load, which agenteval's templates lack; not carried"]
 
 
 def test_cli_exits_2_when_the_written_suite_is_invalid(tmp_path):
@@ -402,18 +402,22 @@ def test_cli_bad_config_is_one_line(tmp_path):
 ANSWERS = {
     "simple-csv/promptfooconfig.yaml": {"001": "Bonjour le monde", "002": "J'ai faim", "003": "Ahoy, world!", "004": "Where be the grub?"},
     "getting-started/promptfooconfig.yaml": {"001": "Bonjour le monde", "002": "¿Dónde está la biblioteca?"},
-    "simple-test/promptfooconfig.yaml": {"001": "Yarr", "002": "Where be me grub?", "003": '{"life": "at sea"}', "004": "Ahoy, world",
-                                         "005": "Arrr, the quick brown fox"},
-    "named-metrics/promptfooconfig.yaml": {"001": "Yarr", "002": "Where be me grub?", "003": '{"life": "at sea"}', "004": "Ahoy, world", "005": "Arrr"},
+    # a test's description is its case id
+    "simple-test/promptfooconfig.yaml": {"Check for exact match": "Yarr", "Another basic substring check": "Where be me grub?",
+                                         "Check if output is JSON": '{"life": "at sea"}', "Check for semantic similarity": "Ahoy, world",
+                                         "Use LLM to evaluate output": "Arrr, the quick brown fox"},
+    "named-metrics/promptfooconfig.yaml": {"Check for exact match": "Yarr", "Another basic substring check": "Where be me grub?",
+                                           "Check if output is JSON": '{"life": "at sea"}', "Check for semantic similarity": "Ahoy, world",
+                                           "Use LLM to evaluate output": "Arrr"},
     "python-assert/promptfooconfig-external.yaml": {"001": "Bananas are yellow", "002": "Bananas, potatoes, avocados", "003": "bananas",
                                                     "004": "Durian smells", "005": "Passion fruit, guava, banana"},
     "external-defaulttest/promptfooconfig.yaml": {"001": "Paris", "002": "Plants use sunlight to make energy.", "003": "4", "004": "Code flows"},
     "claude-vs-gpt/promptfooconfig.yaml": {"001": "An echo", "003": "Darkness", "004": "A keyboard"},
 }
 PROOFS = [
-    ("assertion-scoring-override/promptfooconfig.yaml", 1, 4, 0, 1, 1, 3),
+    ("assertion-scoring-override/promptfooconfig.yaml", 1, 3, 0, 1, 1, 3),  # its grader provider is `models.grader`
     ("claude-vs-gpt/promptfooconfig.yaml", 1, 1, 0, 1, 0, 30),
-    ("conversation-relevance/promptfooconfig.yaml", 1, 5, 1, 0, 26, 26),
+    ("conversation-relevance/promptfooconfig.yaml", 1, 4, 1, 0, 8, 8),  # a list var of objects (`_conversation`) is one value
     ("external-defaulttest/promptfooconfig.yaml", 1, 5, 0, 1, 0, 8),
     ("g-eval/promptfooconfig.yaml", 1, 0, 0, 0, 5, 5),
     ("getting-started/promptfooconfig.yaml", 1, 0, 0, 0, 12, 12),
@@ -649,3 +653,47 @@ def test_anthropic_providers_become_anthropic_targets(tmp_path):
         "promptfooconfig.yaml:7: providers[2]: provider 'anthropic:completion:claude-2': only the Messages API has an agenteval "
         "target; answers come from --predictions",
     ]
+
+
+def test_a_list_var_of_objects_is_one_value_and_a_description_is_the_case_id(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{q}}']
+        tests:
+          - description: "Two  words"
+            vars: {q: [a, b], turns: [{input: hi, output: hello}, {input: bye, output: ciao}]}
+          - description: Two words
+            vars: {q: c}
+          - vars: {q: d}
+    """)
+    assert [case["id"] for case in result.cases] == ["Two words", "Two words-2", "Two words-3", "004"]
+    assert [case["input"]["q"] for case in result.cases] == ["a", "b", "c", "d"]
+    assert result.cases[0]["input"]["turns"] == [{"input": "hi", "output": "hello"}, {"input": "bye", "output": "ciao"}]
+
+
+def test_file_config_values_labels_and_the_grader_provider_are_carried(tmp_path):
+    result = imported(tmp_path, """
+        prompts:
+          - {label: careful, raw: file://careful.txt}
+          - {label: terse, raw: 'Answer {{q}}'}
+        providers:
+          - id: openai:chat:gpt-4o
+            config: {response_format: file://format.json, tools: file://tools.yaml, apiKeyEnvar: MY_KEY}
+          - id: openai:chat:gpt-4o-mini
+            config: {response_format: file://../outside.json}
+        defaultTest:
+          options:
+            provider: {id: 'openai:chat:judge-model', config: {apiBaseUrl: 'http://127.0.0.1:8000/v1', temperature: 0.2}}
+        tests: [{vars: {q: a}, assert: [{type: llm-rubric, value: polite}]}]
+    """, **{"careful.txt": "Think, then answer {{q}}", "format.json": '{"type": "json_object"}',
+            "tools.yaml": "- {type: function, function: {name: get}}\n"})
+    suite = result.suites["suite.yaml"]
+    assert list(suite["prompts"]) == ["careful", "terse"]
+    first, second = suite["targets"].values()
+    assert (first["response_format"], first["tools"], first["api_key_env"]) == (
+        {"type": "json_object"}, [{"type": "function", "function": {"name": "get"}}], "MY_KEY")
+    assert "response_format" not in second
+    assert suite["models"]["grader"] == {"base_url": "http://127.0.0.1:8000/v1", "model": "judge-model", "api_key_env": "OPENAI_API_KEY",
+                                         "temperature": 0.2}
+    assert [line.split(": ", 1)[1][:60] for line in listed(result)] == [
+        "providers[1].config.response_format: provider option `respon"]
+    assert "../outside.json is outside the config's folder" in listed(result)[0]

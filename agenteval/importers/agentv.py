@@ -222,7 +222,7 @@ class AgentVImporter:
         def extra(known: set[str]) -> None:
             for key in item:
                 if key not in known | common | {"metric"}:
-                    self.skip(parsed, path + (key,), f"`{key}` of `{kind}` has no agenteval form")
+                    self.skip(parsed, path + (key,), f"`{key}` of `{item['type']}` has no agenteval form")
 
         if kind in ("contains", "icontains"):
             extra({"value"})
@@ -262,7 +262,7 @@ class AgentVImporter:
         if kind == "rubrics":
             extra({"criteria"})
             return self.rubrics(item.get("criteria") or [], parsed, path + ("criteria",))
-        if kind == "llm-grader":
+        if kind in ("llm-grader", "llm-judge"):  # llm_judge: AgentV's older name
             extra({"prompt", "rubrics"})
             criteria = []
             prompt = item.get("prompt")
@@ -286,12 +286,15 @@ class AgentVImporter:
                 return None
             self.uses_grader = True
             return {"type": "llm_judge", "endpoint": "grader", "criteria": criteria}
-        if kind == "code-grader" or kind == "script":
+        if kind in ("code-grader", "code-judge", "script"):  # code_judge: AgentV's older name
             known = {"command", "script", "cwd", "config", "target"}
             command = item.get("command", item.get("script"))
             if command is None:
                 self.skip(parsed, path, "a code-grader without a `command` is not converted")
                 return None
+            if "script" in item and "command" not in item:
+                self.skip(parsed, path + ("script",), "`script` is AgentV's older name of `command`: carried as the code_judge's `command`",
+                          note=True)
             if isinstance(command, str):
                 command = shlex.split(command)
             if "target" in item:
@@ -325,6 +328,10 @@ class AgentVImporter:
             elif kind_of is not None:
                 self.skip(parsed, path + ("aggregator",), f"a `{kind_of}` aggregator is not built in agenteval; the children are averaged")
             return out
+        if kind == "iou-score":
+            same = ("path", "format", "threshold", "item_field", "label_field", "matching", "polygon_mode")
+            extra(set(same))
+            return {"type": "iou_score", **{key: item[key] for key in same if key in item}}
         if kind == "latency":
             extra({"threshold"})
             return {"type": "latency", "max_ms": item.get("threshold")}
@@ -450,7 +457,8 @@ def _promptfoo_shaped(config: Parsed, source: Source, out_dir: Path | None) -> I
             return {"name": names.take("rubric"), "type": "llm_judge", "endpoint": "grader",
                     "criteria": [{"name": "rubric", "description": item.strip(), "scale": "pass_fail"}]}
         kind = item.get("type", "").replace("_", "-") if isinstance(item, dict) else ""
-        if kind in ("field-accuracy", "script", "code-grader", "tool-trajectory", "rubrics", "composite", "llm-grader"):
+        if kind in ("field-accuracy", "script", "code-grader", "code-judge", "tool-trajectory", "rubrics", "composite", "llm-grader",
+                    "llm-judge", "iou-score"):
             converted = agentv.assertion(item, parsed, path, names)
             return converted or {}
         return None

@@ -113,6 +113,9 @@ class PromptfooImporter:
         self.uses_embeddings = False
         self.runs_code = False
         self.text_path: str | None = None
+        self.case_ids: set[str] = set()
+        self.grader: dict[str, Any] | None = None  # defaultTest.options.provider, as `models.grader`
+        self.embeddings: dict[str, Any] | None = None  # ... its `embedding`, as `models.embeddings`
         self.extra_assertion: Callable[[dict[str, Any], Parsed, KeyPath, Names], dict[str, Any] | None] | None = None
 
     # -- listing --------------------------------------------------------------------------------
@@ -179,9 +182,9 @@ class PromptfooImporter:
     def models(self) -> dict[str, Any]:
         models: dict[str, Any] = {}
         if self.uses_grader:
-            models["grader"] = {"base_url": OPENAI_URL, "model": GRADER_MODEL, "api_key_env": "OPENAI_API_KEY", "temperature": 0}
+            models["grader"] = self.grader or {"base_url": OPENAI_URL, "model": GRADER_MODEL, "api_key_env": "OPENAI_API_KEY", "temperature": 0}
         if self.uses_embeddings:
-            models["embeddings"] = {"base_url": OPENAI_URL, "model": EMBEDDING_MODEL, "api_key_env": "OPENAI_API_KEY"}
+            models["embeddings"] = self.embeddings or {"base_url": OPENAI_URL, "model": EMBEDDING_MODEL, "api_key_env": "OPENAI_API_KEY"}
         return models
 
     # -- prompts --------------------------------------------------------------------------------
@@ -343,6 +346,13 @@ class PromptfooImporter:
         """A model provider's `config` onto its target: the keys that mean the same, its API host
         (`apiHost` without a scheme gets https:// and the API's `api_path`) and key variable; the rest listed."""
         for key, value in config.items():
+            if isinstance(value, str) and value.startswith("file://") and key in same:
+                why = self.source.missing(value)
+                if why is not None:
+                    self.skip(self.config, path + ("config", key), f"provider option `{key}`: {why}")
+                    continue
+                value = self.source.parsed(value).data if Path(strip_file_prefix(value)).suffix.lower() in (".json", ".yaml", ".yml") \
+                    else self.source.text(value)
             if key in same:
                 target[key] = value
             elif key in ("apiBaseUrl", "apiHost"):
@@ -409,7 +419,7 @@ class PromptfooImporter:
             name, n = f"{base}_{n}", n + 1
         self.result.env[name] = value
         self.skip(self.config, path, f"a literal secret: written to .env beside the suite as {name} (mode 0600), never into the suite, "
-                  f"which says `${{{name}}}`", note=True)
+                  "which names the variable", note=True)
         return name
 
     # -- defaultTest ----------------------------------------------------------------------------
@@ -447,8 +457,37 @@ class PromptfooImporter:
             if key not in ("vars", "assert", "metadata", "options") and not (key == "threshold" and defaults.threshold is not None):
                 self.skip(parsed, base + (key,), self.test_key_why(key))
         for key, value in (raw.get("options") or {}).items():
-            self.skip(parsed, base + ("options", key), _option_why(key, value))
+            if key == "provider" and parsed is self.config:
+                self.grader_provider(value, base + ("options", key))
+            else:
+                self.skip(parsed, base + ("options", key), _option_why(key, value))
         return defaults
+
+    def grader_provider(self, value: Any, path: KeyPath) -> None:
+        """`defaultTest.options.provider`, the model that grades: the suite's `models.grader` when it
+        is OpenAI-compatible (its `apiBaseUrl`, model and key), else listed."""
+        split = isinstance(value, dict) and "id" not in value  # {text: ..., embedding: ...}
+        if split and "embedding" in value:
+            embedding = value["embedding"]
+            model = re.fullmatch(r"openai:embeddings?:(.+)", embedding if isinstance(embedding, str) else "")
+            if model:
+                self.embeddings = {"base_url": OPENAI_URL, "model": model.group(1), "api_key_env": "OPENAI_API_KEY"}
+            else:
+                self.skip(self.config, path + ("embedding",), "the embeddings model is the suite's `models.embeddings`, an OpenAI-compatible "
+                          "one named `openai:embedding:MODEL`; this one is not carried")
+        item = value.get("text") if split else value
+        if item is None:
+            return
+        converted = self.target(item, path + (("text",) if split else ())) if isinstance(item, (str, dict)) else None
+        if converted is None or converted[1].get("type") != "openai":
+            if converted is not None:
+                self.skip(self.config, path, "the grader is the suite's `models.grader`, an OpenAI-compatible model; this provider is not one")
+            return
+        target = converted[1]
+        self.grader = {key: target[key] for key in ("base_url", "model", "api_key_env", "temperature", "max_tokens", "top_p", "seed")
+                       if key in target}
+        self.grader.setdefault("temperature", 0)
+        self.done("grader")
 
     # -- env ------------------------------------------------------------------------------------
     def env(self) -> dict[str, str]:
@@ -587,8 +626,8 @@ class PromptfooImporter:
                     self.skip(parsed, path + (key,), f"var file {why}")
                     continue
                 values[key] = self.source.parsed(name).data if suffix in (".json", ".yaml", ".yml") else self.source.text(name)
-            elif isinstance(value, list) and self.dialect == "promptfoo" and not _is_messages(value) and value:
-                values[key] = _Each(value)  # one case per value, as promptfoo expands it
+            elif isinstance(value, list) and self.dialect == "promptfoo" and value and isinstance(value[0], str):
+                values[key] = _Each(value)  # one case per value, as promptfoo expands a list of strings (any other list is one value)
             else:
                 values[key] = value
         return values
@@ -615,6 +654,16 @@ class PromptfooImporter:
             cases.append(self.one_case(index + len(cases), parsed, test, path, case_vars, own, defaults, suite_names, first=not cases))
         return cases
 
+    def case_id(self, test: dict[str, Any], index: int) -> str:
+        """A test's `description` (one line), else its number (`001`); made unique."""
+        described = test.get("description")
+        base = " ".join(described.split()) if isinstance(described, str) and described.strip() and self.dialect == "promptfoo" else f"{index + 1:03d}"
+        name, n = base, 2
+        while name in self.case_ids:
+            name, n = f"{base}-{n}", n + 1
+        self.case_ids.add(name)
+        return name
+
     def one_case(
         self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, case_vars: dict[str, Any], own: dict[str, Any],
         defaults: _Defaults, suite_names: Names, first: bool,
@@ -623,7 +672,7 @@ class PromptfooImporter:
         them); its `input` leaves out those the suite's `defaults.input` gives."""
         skipped = len(self.result.skipped)
         written = {key: value for key, value in case_vars.items() if key not in defaults.shared or key in own}
-        case: dict[str, Any] = {"id": f"{index + 1:03d}", "input": written}
+        case: dict[str, Any] = {"id": self.case_id(test, index), "input": written}
         metadata = dict(defaults.metadata) if defaults.per_case else {}
         if isinstance(test.get("metadata"), dict):
             metadata.update(test["metadata"])
