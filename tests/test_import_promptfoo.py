@@ -697,3 +697,20 @@ def test_file_config_values_labels_and_the_grader_provider_are_carried(tmp_path)
     assert [line.split(": ", 1)[1][:60] for line in listed(result)] == [
         "providers[1].config.response_format: provider option `respon"]
     assert "../outside.json is outside the config's folder" in listed(result)[0]
+
+
+def test_promptfoo_and_agentv_type_names_typed_into_a_suite_name_the_agenteval_evaluator_and_option(tmp_path):
+    suite = write(tmp_path, "suite.yaml", """
+        name: typed
+        cases: [{id: a, output: hi}]
+        evaluators:
+          - {name: a, type: icontains, reference: hi}
+          - {name: b, type: contains-any, reference: [hi]}
+          - {name: c, type: llm-rubric, reference: polite}
+          - {name: d, type: code_grader, command: [python, j.py]}
+          - {name: e, type: starts-with, reference: h}
+    """)
+    done = run_cli("validate", suite)
+    hints = [line.split("; did you mean ")[1].split("?")[0] for line in done.stderr.splitlines() if "did you mean" in line]
+    assert (done.returncode, hints) == (2, ["`contains` with `case_sensitive: false`", "`contains` with `mode: any`",
+                                            "`llm_judge` with the rubric as a criterion", "`code_judge`", "'starts_with'"]), done.stderr
