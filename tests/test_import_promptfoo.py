@@ -714,3 +714,43 @@ def test_promptfoo_and_agentv_type_names_typed_into_a_suite_name_the_agenteval_e
     hints = [line.split("; did you mean ")[1].split("?")[0] for line in done.stderr.splitlines() if "did you mean" in line]
     assert (done.returncode, hints) == (2, ["`contains` with `case_sensitive: false`", "`contains` with `mode: any`",
                                             "`llm_judge` with the rubric as a criterion", "`code_judge`", "'starts_with'"]), done.stderr
+
+
+def test_script_providers_become_command_targets_with_promptfoos_calling_convention(tmp_path):
+    write(tmp_path, "provider.py", """
+        def call_api(prompt, options, context):
+            key = options["config"]["apiKey"]
+            return {"output": f"{prompt} / {context['vars']['q']} / key ends {key[-4:]}"}
+
+        def broken(prompt, options, context):
+            return {"error": "the backend is down"}
+    """)
+    write(tmp_path, "run.sh", '#!/bin/sh\necho "exec got: $1"\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    config = write(tmp_path, "promptfooconfig.yaml", """
+        description: scripts
+        prompts:
+          - {label: short, raw: 'Say {{q}}'}
+          - {label: long, raw: 'Please say {{q}}'}
+        providers:
+          - {id: 'file://provider.py', label: py, config: {apiKey: sk-script-SECRET-4321}}
+          - {id: 'python:provider.py:broken', label: down}
+          - {id: 'exec: ./run.sh', label: sh}
+          - file://../elsewhere.py
+          - file://provider.js
+        tests: [{vars: {q: apples}, assert: [{type: contains, value: apples}]}]
+    """)
+    done = run_cli("import", "promptfoo", config, "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "sk-script-SECRET-4321" not in (tmp_path / "out" / "suite.yaml").read_text() + done.stdout + done.stderr
+    assert "providers[3]: provider 'file://../elsewhere.py': ../elsewhere.py is outside the config's folder" in done.stderr
+    assert "providers[4]: provider 'file://provider.js': a JavaScript provider runs code agenteval does not run" in done.stderr
+    run = run_cli("run", tmp_path / "out" / "suite.yaml", "-o", tmp_path / "r.jsonl", "--no-cache")
+    rows = {(row["target"], row.get("prompt")): row for row in read_jsonl(tmp_path / "r.jsonl")}
+    assert sorted(rows) == [("down long", None), ("down short", None), ("py long", None), ("py short", None), ("sh long", None), ("sh short", None)]
+    assert rows[("py short", None)]["output"] == "Say apples / apples / key ends 4321"
+    assert rows[("py long", None)]["output"] == "Please say apples / apples / key ends 4321"
+    assert rows[("sh short", None)]["output"] == "exec got: Say apples"
+    assert rows[("down short", None)]["verdict"] == "error" and "the backend is down" in rows[("down short", None)]["error"]
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "sk-script-SECRET-4321" not in (tmp_path / "r.jsonl").read_text() + run.stdout + run.stderr

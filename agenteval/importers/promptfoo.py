@@ -5,7 +5,8 @@ per (provider, prompt) pair as in promptfoo (`_cell_groups`). `vars` become each
 `defaultTest` becomes the suite's `defaults:` (its assertions the suite's evaluators), `env` a
 `.env` file beside the suite, and each `assert` becomes the built-in evaluator that checks the same
 thing (a `not-` form: its opposite, or the check with `negate`). promptfoo's `--model-outputs`
-file becomes a predictions file. What has no equivalent (JavaScript, inline Python of several lines, a JavaScript `transform`) is listed with its line, never dropped silently. A few mappings
+file becomes a predictions file; a Python or `exec:` script provider a command target running it as
+promptfoo does (agenteval.importers.promptfoo_provider). What has no equivalent (JavaScript, inline Python of several lines, a JavaScript `transform`) is listed with its line, never dropped silently. A few mappings
 change a detail of the meaning; those are listed as notes.
 """
 
@@ -133,7 +134,7 @@ class PromptfooImporter:
                 why = TOP_KEYS_WHY.get(key, "not an agenteval suite key")
                 self.skip(self.config, (key,), why)
         prompts = self.prompts()
-        targets = self.targets()
+        targets = _script_cells(self.targets(), prompts)
         defaults = self.default_test()
         self.env()
         tests = self.tests()
@@ -325,8 +326,53 @@ class PromptfooImporter:
             return (str(label or provider_id), target)
         if prefix == "anthropic" and rest:
             return self.anthropic_target(provider_id, rest, config, path, label)
+        if provider_id.startswith(("file://", "python:", "exec:")):
+            return self.script_target(provider_id, config, path, label)
         self.skip(self.config, path, f"provider {provider_id!r} is not OpenAI-compatible, Anthropic or http; answers come from --predictions or recorded outputs")
         return None
+
+    def script_target(self, provider_id: str, config: dict[str, Any], path: KeyPath, label: str | None) -> tuple[str, dict[str, Any]] | None:
+        """A script provider (`file://provider.py[:function]`, `python:provider.py`, `exec:COMMAND`) as a
+        command target running it through agenteval.importers.promptfoo_provider, with promptfoo's
+        calling convention; the prompt is put into each target's command in `run` (`_script_cells`)."""
+        import shlex
+
+        config = dict(config)
+        for key, value in list(config.items()):  # a literal key: to .env, read back by the command target as `${NAME}`
+            if isinstance(value, str) and (_SECRET_HEADER.search(str(key)) or _KEY_SHAPED.search(value)) and "${" not in value:
+                name = self.secret(f"{label or 'script'}_{key}", value, path + ("config", key))
+                if name is None:
+                    del config[key]
+                else:
+                    config[key] = f"${{{name}}}"
+        adapter = ["python", "-m", "agenteval.importers.promptfoo_provider", "--config=" + json.dumps(config, separators=(",", ":"))]
+        if provider_id.startswith("exec:"):
+            words = shlex.split(provider_id[len("exec:"):])
+            files = [word for word in words if not word.startswith("-") and ("/" in word or re.search(r"\.(py|sh|js|rb|ts|mjs|cjs)$", word))]
+            for word in files:
+                why = self.source.missing(word)
+                if why is not None:
+                    self.skip(self.config, path, f"provider {provider_id!r}: {why}")
+                    return None
+            command = [*adapter, "--exec", *[self.rebased(word) if word in files else word for word in words]]
+            shown = provider_id
+        else:
+            ref = provider_id[len("python:"):] if provider_id.startswith("python:") else strip_file_prefix(provider_id)
+            file_name, _, function = ref.partition(":")
+            if not file_name.endswith(".py"):
+                self.skip(self.config, path, f"provider {provider_id!r}: a JavaScript provider runs code agenteval does not run; "
+                          "answers come from --predictions or recorded outputs")
+                return None
+            why = self.source.missing(file_name)
+            if why is not None:
+                self.skip(self.config, path, f"provider {provider_id!r}: {why}")
+                return None
+            command = [*adapter, "--file", self.rebased(file_name), f"--function={function or 'call_api'}"]
+            shown = file_name
+        self.skip(self.config, path, f"provider {provider_id!r} runs {shown} as promptfoo does (prompt, options, context) through a "
+                  "`command` target: it is code from the config's folder, so read it before running the suite", note=True)
+        self.done("providers:script")
+        return (str(label or provider_id), {"type": "command", "command": command, "__script": True})
 
     def anthropic_target(
         self, provider_id: str, rest: str, config: dict[str, Any], path: KeyPath, label: str | None
@@ -1265,6 +1311,26 @@ def _cell_groups(prompts: list[tuple[str, list[dict[str, Any]] | None]],
             keys["prompts"] = dict(prompted)
         groups[file_name] = keys
     return groups
+
+
+def _script_cells(targets: list[tuple[str, dict[str, Any]]],
+                  prompts: list[tuple[str, list[dict[str, Any]] | None]]) -> list[tuple[str, dict[str, Any]]]:
+    """Script providers take the rendered prompt, which a command target does not: one command
+    target per prompt, its template in the command (`LABEL PROMPT` when there are several)."""
+    out = []
+    for label, target in targets:
+        if not target.pop("__script", False):
+            out.append((label, target))
+            continue
+        with_prompt = [(name, messages) for name, messages in prompts if messages is not None]
+        if not with_prompt:
+            out.append((label, target))
+            continue
+        for name, messages in with_prompt:
+            command = list(target["command"])
+            command.insert(4, "--prompt=" + json.dumps(messages, ensure_ascii=False))
+            out.append((label if len(with_prompt) == 1 else f"{label} {name}", {**target, "command": command}))
+    return out
 
 
 def _cell_names(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
