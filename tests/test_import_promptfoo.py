@@ -754,3 +754,18 @@ def test_script_providers_become_command_targets_with_promptfoos_calling_convent
     assert rows[("down short", None)]["verdict"] == "error" and "the backend is down" in rows[("down short", None)]["error"]
     assert run.returncode == 3, run.stdout + run.stderr
     assert "sk-script-SECRET-4321" not in (tmp_path / "r.jsonl").read_text() + run.stdout + run.stderr
+
+
+def test_tests_made_by_code_are_listed_not_run_and_a_slash_in_a_label_is_a_note(tmp_path):
+    write(tmp_path, "gen.py", "import pathlib\npathlib.Path('RAN').write_text('x')\ndef make_tests():\n    return []\n")
+    result = imported(tmp_path, """
+        providers: [{id: 'openai:chat:gpt-4o', label: openai/gpt-4o}]
+        tests:
+          - file://gen.py:make_tests
+          - {vars: {q: a}}
+    """)
+    assert not (tmp_path / "RAN").exists()
+    assert listed(result) == ["promptfooconfig.yaml:3: tests[0]: tests made by code (gen.py) are not run at import (a downloaded config's "
+                              "code runs only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file"]
+    assert [item.render()[:80] for item in result.notes][:1] == [
+        "promptfooconfig.yaml:1: providers[0]: target 'openai/gpt-4o' is named 'openai-gpt-4o': a cell's name j"[:80]]

@@ -289,6 +289,9 @@ class PromptfooImporter:
             converted = self.target(item, path)
             if converted is not None:
                 found.append(converted)
+                if "/" in converted[0]:
+                    self.skip(self.config, path, f"target {converted[0]!r} is named {converted[0].replace('/', '-')!r}: a cell's name joins "
+                              "target and prompt with `/`, so a target's name cannot hold one", note=True)
         if not found:
             return [("recorded", {"type": "recorded"})]
         return found
@@ -586,6 +589,11 @@ class PromptfooImporter:
     def test_files(self, ref: str, path: KeyPath) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
         if ref.startswith(("http://", "https://")):
             self.skip(self.config, path, "tests from a URL (a Google Sheet) are not fetched; download them as CSV")
+            return []
+        code = re.fullmatch(r"(?:file://)?(.+\.(?:py|js|ts|mjs|cjs))(?::(\w+))?", ref)
+        if code:
+            self.skip(self.config, path, f"tests made by code ({code.group(1)}) are not run at import (a downloaded config's code runs "
+                      "only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file")
             return []
         names = self.source.glob(ref)
         if not names:
