@@ -244,7 +244,8 @@ class AgentVImporter:
             extra({"fields", "aggregation"})
             fields = []
             for i, field in enumerate(item.get("fields") or []):
-                spec = {k: field[k] for k in ("path", "match", "required", "weight", "tolerance", "relative") if k in field}
+                spec = {k: field[k] for k in ("path", "match", "required", "weight", "tolerance", "relative", "algorithm", "threshold",
+                                                "case_sensitive", "day_first") if k in field}
                 for key in field:
                     if key not in spec:
                         why = ("date formats are not configurable in agenteval: its `date` match reads ISO 8601 and common written "
