@@ -459,10 +459,12 @@ import_app = typer.Typer(
     short_help="Turn a promptfoo or AgentV config into a suite.",
 )
 app.add_typer(import_app)
+ROOT_HELP = "Files the config names are read from inside DIR only (symlinks resolved). Default: the config's folder."
 IMPORT_EXIT = "Exit codes: 0 written and valid (keys not carried over are listed on stderr); 2 unreadable config, or the written suite is invalid."
 
 
-def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, model_outputs: Optional[Path] = None) -> None:
+def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, model_outputs: Optional[Path] = None,
+                    root: Optional[Path] = None) -> None:
     """Import, write, list what was not carried over (file:line: key: why), then validate what was written."""
     from agenteval.importers import ImportFailed, read_config
     from agenteval.importers.output import write_import
@@ -470,7 +472,7 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, m
 
     out_dir = out if out is not None else config.parent / "agenteval"
     try:
-        parsed, source = read_config(config)
+        parsed, source = read_config(config, root)
         if tool == "promptfoo":
             from agenteval.importers.promptfoo import import_promptfoo
 
@@ -514,9 +516,10 @@ def import_promptfoo_command(
     out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the config.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace suite and cases files already in DIR.")] = False,
     model_outputs: Annotated[Optional[Path], typer.Option("--model-outputs", metavar="FILE", help="promptfoo's model outputs JSON (a list of strings, or of objects with `output`), one per test in order: written as DIR/predictions.jsonl for `agenteval run --predictions`.")] = None,
+    root: Annotated[Optional[Path], typer.Option("--root", metavar="DIR", help=ROOT_HELP)] = None,
 ) -> None:
     """Write a promptfoo config as an agenteval suite (providers and prompts as its targets and prompts), list every key not carried over, validate."""
-    _import_command("promptfoo", config, out, force, model_outputs)
+    _import_command("promptfoo", config, out, force, model_outputs, root)
 
 
 @import_app.command("agentv", epilog=IMPORT_EXIT)
@@ -524,9 +527,10 @@ def import_agentv_command(
     config: Annotated[Path, typer.Argument(metavar="EVAL.yaml", help="The AgentV eval file.")],
     out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the eval file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace suite and cases files already in DIR.")] = False,
+    root: Annotated[Optional[Path], typer.Option("--root", metavar="DIR", help=ROOT_HELP)] = None,
 ) -> None:
     """Write an AgentV eval file as an agenteval suite, list every key not carried over, validate."""
-    _import_command("agentv", config, out, force)
+    _import_command("agentv", config, out, force, root=root)
 
 
 feedback_app = typer.Typer(

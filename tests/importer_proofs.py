@@ -45,10 +45,12 @@ class Proof:
     errored: int = 0
 
 
-def prove(tool: str, config: Path, out: Path, answers: dict[str, Any], default: Any = "I don't know.") -> Proof:
-    """Import `config` into `out`, then run its first suite on fixed answers with a local grader
-    (in every cell of a suite with several targets or prompts)."""
-    done = subprocess.run([sys.executable, "-m", "agenteval", "import", tool, str(config), "-o", str(out)],
+def prove(tool: str, config: Path, out: Path, answers: dict[str, Any], default: Any = "I don't know.", root: Path | None = None) -> Proof:
+    """Import `config` into `out` (reading files under `root`, as `--root` lets it), then run its
+    first suite on fixed answers with a local grader (in every cell of a suite with several
+    targets or prompts)."""
+    widen = ["--root", str(root)] if root is not None else []
+    done = subprocess.run([sys.executable, "-m", "agenteval", "import", tool, str(config), "-o", str(out), *widen],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     counts = re.search(r"(\d+) keys? not carried over, (\d+) notes?", done.stderr)

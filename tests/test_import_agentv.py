@@ -11,7 +11,7 @@ import pytest
 from agenteval.importers import read_config
 from agenteval.importers.agentv import import_agentv
 
-from conftest import run_cli, write
+from conftest import read_jsonl, run_cli, write
 from importer_proofs import FIXTURES, prove
 
 
@@ -221,7 +221,8 @@ PROOFS = [
 @pytest.mark.parametrize(("config", "listed_keys", "notes", "run_exit", "passed", "cases", "errored"), PROOFS, ids=[p[0] for p in PROOFS])
 def test_public_agentv_examples_import_validate_and_run_offline(tmp_path, config, listed_keys, notes, run_exit, passed, cases, errored):
     answers = invoices() if config.endswith("field-accuracy.eval.yaml") else ANSWERS.get(config, {})
-    proof = prove("agentv", FIXTURES / "agentv" / config, tmp_path / "out", answers)
+    path = FIXTURES / "agentv" / config  # AgentV keeps grader prompts in the project folder, beside evals/: --root reads them there
+    proof = prove("agentv", path, tmp_path / "out", answers, root=path.parents[1])
     assert (proof.suites, proof.listed, proof.notes) == (["suite.yaml"], listed_keys, notes), proof.stderr
     assert (proof.run_exit, proof.passed, proof.cases, proof.errored) == (run_exit, passed, cases, errored)
 
@@ -245,3 +246,94 @@ def test_execution_thresholds_become_the_suite_default_and_the_case_threshold(tm
     assert result.suites["suite.yaml"]["defaults"] == {"threshold": 0.6}
     assert "threshold" not in result.cases[0] and result.cases[1]["threshold"] == 0.9 and "threshold" not in result.cases[2]
     assert listed(result) == ["dataset.eval.yaml:12: tests[2].execution.threshold: a `threshold` is a number from 0 to 1 (a case's pass mark)"]
+
+
+def test_agentvs_older_evaluator_names_convert_and_script_gets_a_rename_hint(tmp_path):
+    write(tmp_path, "evals/quality.md", "Is the answer polite?")
+    write(tmp_path, "evals/judge.py", "print('{\"score\": 1}')")
+    result = imported(tmp_path, """
+        evaluators:
+          - {name: fuzzy, type: code_judge, script: [python, judge.py], algorithm: levenshtein}
+          - {name: boxes, type: iou_score, path: bbox, format: xywh, threshold: 0.6, colour: red}
+          - {name: quality, type: llm_judge, prompt: quality.md}
+        tests: [{id: t1, input: hi, expected_output: {bbox: [0, 0, 10, 10]}}]
+    """)
+    fuzzy, boxes, quality = result.suites["suite.yaml"]["evaluators"]
+    assert fuzzy == {"name": "fuzzy", "type": "code_judge", "command": ["python", "../judge.py"], "payload": "agentv",
+                     "config": {"algorithm": "levenshtein"}}
+    assert boxes == {"name": "boxes", "type": "iou_score", "path": "bbox", "format": "xywh", "threshold": 0.6}
+    assert quality["criteria"] == [{"name": "quality", "description": "Is the answer polite?", "scale": "unit"}]
+    assert listed(result) == ["dataset.eval.yaml:3: evaluators[1].colour: `colour` of `iou_score` has no agenteval form"]
+    assert "evaluators[0].script: `script` is AgentV's older name of `command`" in [item.render() for item in result.notes][0]
+
+
+# The seeds' structured-data evaluator examples (field_accuracy exact / numeric tolerance / fuzzy /
+# optional fields, iou_score), written as AgentV eval YAML, imported and run on the extractions
+# their scenarios give: each verdict is the one the scenario states.
+SEED_EVAL = """
+name: seed-structured-data
+tests:
+  - id: exact-match
+    input: extract
+    expected_output: {invoice: {number: INV-001}}
+    assertions: [{type: field_accuracy, fields: [{path: invoice.number, match: exact}]}]
+  - id: exact-mismatch
+    input: extract
+    expected_output: {invoice: {number: INV-002}}
+    assertions: [{type: field_accuracy, fields: [{path: invoice.number, match: exact}]}]
+  - id: absolute-tolerance
+    input: extract
+    expected_output: {invoice: {total: 100.00}}
+    assertions: [{type: field_accuracy, fields: [{path: invoice.total, match: numeric_tolerance, tolerance: 0.05, relative: false}]}]
+  - id: relative-tolerance
+    input: extract
+    expected_output: {invoice: {total: 100.00}}
+    assertions: [{type: field_accuracy, fields: [{path: invoice.total, match: numeric_tolerance, tolerance: 0.02, relative: true}]}]
+  - id: outside-tolerance
+    input: extract
+    expected_output: {invoice: {total: 100.00}}
+    assertions: [{type: field_accuracy, fields: [{path: invoice.total, match: numeric_tolerance, tolerance: 1.0}]}]
+  - id: fuzzy-levenshtein
+    input: extract
+    expected_output: {vendor: {name: ACME CORP}}
+    assertions: [{type: field_accuracy, fields: [{path: vendor.name, match: fuzzy, algorithm: levenshtein, threshold: 0.80}]}]
+  - id: fuzzy-jaro-winkler
+    input: extract
+    expected_output: {vendor: {name: Microsoft Corporation}}
+    assertions: [{type: field_accuracy, fields: [{path: vendor.name, match: fuzzy, algorithm: jaro_winkler, threshold: 0.85}]}]
+  - id: fuzzy-below
+    input: extract
+    expected_output: {vendor: {name: Acme Corp}}
+    assertions: [{type: field_accuracy, fields: [{path: vendor.name, match: fuzzy, threshold: 0.80}]}]
+  - id: optional-missing
+    input: extract
+    expected_output: {invoice: {number: INV-001, notes: Rush order}}
+    assertions: [{type: field_accuracy, fields: [{path: invoice.number, required: true}, {path: invoice.notes, required: false}]}]
+  - id: box
+    input: detect
+    expected_output: {bbox: [0, 0, 10, 10]}
+    assertions: [{type: iou_score, path: bbox, format: xyxy, threshold: 0.5}]
+"""
+SEED_ANSWERS = {
+    "exact-match": {"invoice": {"number": "INV-001"}}, "exact-mismatch": {"invoice": {"number": "INV-001"}},
+    "absolute-tolerance": {"invoice": {"total": 100.02}}, "relative-tolerance": {"invoice": {"total": 101.00}},
+    "outside-tolerance": {"invoice": {"total": 105.00}}, "fuzzy-levenshtein": {"vendor": {"name": "Acme Corp"}},
+    "fuzzy-jaro-winkler": {"vendor": {"name": "Microsoft Corp"}}, "fuzzy-below": {"vendor": {"name": "XYZ Inc"}},
+    "optional-missing": {"invoice": {"number": "INV-001"}}, "box": {"bbox": [1, 1, 10, 10]},
+}
+
+
+def test_the_seeds_structured_data_examples_import_and_run_with_the_verdicts_they_state(tmp_path):
+    eval_file = write(tmp_path, "evals/seed.eval.yaml", SEED_EVAL)
+    done = run_cli("import", "agentv", eval_file, "-o", tmp_path / "out")
+    assert done.returncode == 0 and "0 keys not carried over" in done.stderr, done.stderr
+    with (tmp_path / "preds.jsonl").open("w") as handle:
+        for case_id, answer in SEED_ANSWERS.items():
+            handle.write(json.dumps({"id": case_id, "output": answer}) + "\n")
+    run = run_cli("run", tmp_path / "out" / "suite.yaml", "--predictions", tmp_path / "preds.jsonl", "-o", tmp_path / "r.jsonl")
+    verdicts = {row["case_id"]: row["verdict"] for row in read_jsonl(tmp_path / "r.jsonl")}
+    assert (run.returncode, verdicts) == (1, {
+        "exact-match": "pass", "exact-mismatch": "fail", "absolute-tolerance": "pass", "relative-tolerance": "pass",
+        "outside-tolerance": "fail", "fuzzy-levenshtein": "pass", "fuzzy-jaro-winkler": "pass", "fuzzy-below": "fail",
+        "optional-missing": "pass", "box": "pass",
+    }), run.stdout + run.stderr

@@ -359,7 +359,7 @@ def test_a_prompt_with_a_nunjucks_only_filter_is_listed(tmp_path):
     """)
     assert list(result.suites) == ["suite.yaml"]
     assert result.suites["suite.yaml"]["target"]["messages"] == [{"role": "user", "content": "Plain {{input.style}}"}]
-    assert listed(result) == ["promptfooconfig.yaml:1: prompts: prompt 'prompt1' uses the template filter load, which agenteval's templates lack; not carried"]
+    assert listed(result) == ["promptfooconfig.yaml:1: prompts[0]: prompt 'prompt1' uses the template filter load, which agenteval's templates lack; not carried"]
 
 
 def test_cli_exits_2_when_the_written_suite_is_invalid(tmp_path):
@@ -402,18 +402,22 @@ def test_cli_bad_config_is_one_line(tmp_path):
 ANSWERS = {
     "simple-csv/promptfooconfig.yaml": {"001": "Bonjour le monde", "002": "J'ai faim", "003": "Ahoy, world!", "004": "Where be the grub?"},
     "getting-started/promptfooconfig.yaml": {"001": "Bonjour le monde", "002": "¿Dónde está la biblioteca?"},
-    "simple-test/promptfooconfig.yaml": {"001": "Yarr", "002": "Where be me grub?", "003": '{"life": "at sea"}', "004": "Ahoy, world",
-                                         "005": "Arrr, the quick brown fox"},
-    "named-metrics/promptfooconfig.yaml": {"001": "Yarr", "002": "Where be me grub?", "003": '{"life": "at sea"}', "004": "Ahoy, world", "005": "Arrr"},
+    # a test's description is its case id
+    "simple-test/promptfooconfig.yaml": {"Check for exact match": "Yarr", "Another basic substring check": "Where be me grub?",
+                                         "Check if output is JSON": '{"life": "at sea"}', "Check for semantic similarity": "Ahoy, world",
+                                         "Use LLM to evaluate output": "Arrr, the quick brown fox"},
+    "named-metrics/promptfooconfig.yaml": {"Check for exact match": "Yarr", "Another basic substring check": "Where be me grub?",
+                                           "Check if output is JSON": '{"life": "at sea"}', "Check for semantic similarity": "Ahoy, world",
+                                           "Use LLM to evaluate output": "Arrr"},
     "python-assert/promptfooconfig-external.yaml": {"001": "Bananas are yellow", "002": "Bananas, potatoes, avocados", "003": "bananas",
                                                     "004": "Durian smells", "005": "Passion fruit, guava, banana"},
     "external-defaulttest/promptfooconfig.yaml": {"001": "Paris", "002": "Plants use sunlight to make energy.", "003": "4", "004": "Code flows"},
     "claude-vs-gpt/promptfooconfig.yaml": {"001": "An echo", "003": "Darkness", "004": "A keyboard"},
 }
 PROOFS = [
-    ("assertion-scoring-override/promptfooconfig.yaml", 1, 4, 0, 1, 1, 3),
+    ("assertion-scoring-override/promptfooconfig.yaml", 1, 3, 0, 1, 1, 3),  # its grader provider is `models.grader`
     ("claude-vs-gpt/promptfooconfig.yaml", 1, 1, 0, 1, 0, 30),
-    ("conversation-relevance/promptfooconfig.yaml", 1, 5, 1, 0, 26, 26),
+    ("conversation-relevance/promptfooconfig.yaml", 1, 4, 1, 0, 8, 8),  # a list var of objects (`_conversation`) is one value
     ("external-defaulttest/promptfooconfig.yaml", 1, 5, 0, 1, 0, 8),
     ("g-eval/promptfooconfig.yaml", 1, 0, 0, 0, 5, 5),
     ("getting-started/promptfooconfig.yaml", 1, 0, 0, 0, 12, 12),
@@ -649,3 +653,119 @@ def test_anthropic_providers_become_anthropic_targets(tmp_path):
         "promptfooconfig.yaml:7: providers[2]: provider 'anthropic:completion:claude-2': only the Messages API has an agenteval "
         "target; answers come from --predictions",
     ]
+
+
+def test_a_list_var_of_objects_is_one_value_and_a_description_is_the_case_id(tmp_path):
+    result = imported(tmp_path, """
+        prompts: ['{{q}}']
+        tests:
+          - description: "Two  words"
+            vars: {q: [a, b], turns: [{input: hi, output: hello}, {input: bye, output: ciao}]}
+          - description: Two words
+            vars: {q: c}
+          - vars: {q: d}
+    """)
+    assert [case["id"] for case in result.cases] == ["Two words", "Two words-2", "Two words-3", "004"]
+    assert [case["input"]["q"] for case in result.cases] == ["a", "b", "c", "d"]
+    assert result.cases[0]["input"]["turns"] == [{"input": "hi", "output": "hello"}, {"input": "bye", "output": "ciao"}]
+
+
+def test_file_config_values_labels_and_the_grader_provider_are_carried(tmp_path):
+    result = imported(tmp_path, """
+        prompts:
+          - {label: careful, raw: file://careful.txt}
+          - {label: terse, raw: 'Answer {{q}}'}
+        providers:
+          - id: openai:chat:gpt-4o
+            config: {response_format: file://format.json, tools: file://tools.yaml, apiKeyEnvar: MY_KEY}
+          - id: openai:chat:gpt-4o-mini
+            config: {response_format: file://../outside.json}
+        defaultTest:
+          options:
+            provider: {id: 'openai:chat:judge-model', config: {apiBaseUrl: 'http://127.0.0.1:8000/v1', temperature: 0.2}}
+        tests: [{vars: {q: a}, assert: [{type: llm-rubric, value: polite}]}]
+    """, **{"careful.txt": "Think, then answer {{q}}", "format.json": '{"type": "json_object"}',
+            "tools.yaml": "- {type: function, function: {name: get}}\n"})
+    suite = result.suites["suite.yaml"]
+    assert list(suite["prompts"]) == ["careful", "terse"]
+    first, second = suite["targets"].values()
+    assert (first["response_format"], first["tools"], first["api_key_env"]) == (
+        {"type": "json_object"}, [{"type": "function", "function": {"name": "get"}}], "MY_KEY")
+    assert "response_format" not in second
+    assert suite["models"]["grader"] == {"base_url": "http://127.0.0.1:8000/v1", "model": "judge-model", "api_key_env": "OPENAI_API_KEY",
+                                         "temperature": 0.2}
+    assert [line.split(": ", 1)[1][:60] for line in listed(result)] == [
+        "providers[1].config.response_format: provider option `respon"]
+    assert "../outside.json is outside the config's folder" in listed(result)[0]
+
+
+def test_promptfoo_and_agentv_type_names_typed_into_a_suite_name_the_agenteval_evaluator_and_option(tmp_path):
+    suite = write(tmp_path, "suite.yaml", """
+        name: typed
+        cases: [{id: a, output: hi}]
+        evaluators:
+          - {name: a, type: icontains, reference: hi}
+          - {name: b, type: contains-any, reference: [hi]}
+          - {name: c, type: llm-rubric, reference: polite}
+          - {name: d, type: code_grader, command: [python, j.py]}
+          - {name: e, type: starts-with, reference: h}
+    """)
+    done = run_cli("validate", suite)
+    hints = [line.split("; did you mean ")[1].split("?")[0] for line in done.stderr.splitlines() if "did you mean" in line]
+    assert (done.returncode, hints) == (2, ["`contains` with `case_sensitive: false`", "`contains` with `mode: any`",
+                                            "`llm_judge` with the rubric as a criterion", "`code_judge`", "'starts_with'"]), done.stderr
+
+
+def test_script_providers_become_command_targets_with_promptfoos_calling_convention(tmp_path):
+    write(tmp_path, "provider.py", """
+        def call_api(prompt, options, context):
+            key = options["config"]["apiKey"]
+            return {"output": f"{prompt} / {context['vars']['q']} / key ends {key[-4:]}"}
+
+        def broken(prompt, options, context):
+            return {"error": "the backend is down"}
+    """)
+    write(tmp_path, "run.sh", '#!/bin/sh\necho "exec got: $1"\n')
+    (tmp_path / "run.sh").chmod(0o755)
+    config = write(tmp_path, "promptfooconfig.yaml", """
+        description: scripts
+        prompts:
+          - {label: short, raw: 'Say {{q}}'}
+          - {label: long, raw: 'Please say {{q}}'}
+        providers:
+          - {id: 'file://provider.py', label: py, config: {apiKey: sk-script-SECRET-4321}}
+          - {id: 'python:provider.py:broken', label: down}
+          - {id: 'exec: ./run.sh', label: sh}
+          - file://../elsewhere.py
+          - file://provider.js
+        tests: [{vars: {q: apples}, assert: [{type: contains, value: apples}]}]
+    """)
+    done = run_cli("import", "promptfoo", config, "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "sk-script-SECRET-4321" not in (tmp_path / "out" / "suite.yaml").read_text() + done.stdout + done.stderr
+    assert "providers[3]: provider 'file://../elsewhere.py': ../elsewhere.py is outside the config's folder" in done.stderr
+    assert "providers[4]: provider 'file://provider.js': a JavaScript provider runs code agenteval does not run" in done.stderr
+    run = run_cli("run", tmp_path / "out" / "suite.yaml", "-o", tmp_path / "r.jsonl", "--no-cache")
+    rows = {(row["target"], row.get("prompt")): row for row in read_jsonl(tmp_path / "r.jsonl")}
+    assert sorted(rows) == [("down long", None), ("down short", None), ("py long", None), ("py short", None), ("sh long", None), ("sh short", None)]
+    assert rows[("py short", None)]["output"] == "Say apples / apples / key ends 4321"
+    assert rows[("py long", None)]["output"] == "Please say apples / apples / key ends 4321"
+    assert rows[("sh short", None)]["output"] == "exec got: Say apples"
+    assert rows[("down short", None)]["verdict"] == "error" and "the backend is down" in rows[("down short", None)]["error"]
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "sk-script-SECRET-4321" not in (tmp_path / "r.jsonl").read_text() + run.stdout + run.stderr
+
+
+def test_tests_made_by_code_are_listed_not_run_and_a_slash_in_a_label_is_a_note(tmp_path):
+    write(tmp_path, "gen.py", "import pathlib\npathlib.Path('RAN').write_text('x')\ndef make_tests():\n    return []\n")
+    result = imported(tmp_path, """
+        providers: [{id: 'openai:chat:gpt-4o', label: openai/gpt-4o}]
+        tests:
+          - file://gen.py:make_tests
+          - {vars: {q: a}}
+    """)
+    assert not (tmp_path / "RAN").exists()
+    assert listed(result) == ["promptfooconfig.yaml:3: tests[0]: tests made by code (gen.py) are not run at import (a downloaded config's "
+                              "code runs only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file"]
+    assert [item.render()[:80] for item in result.notes][:1] == [
+        "promptfooconfig.yaml:1: providers[0]: target 'openai/gpt-4o' is named 'openai-gpt-4o': a cell's name j"[:80]]

@@ -87,25 +87,61 @@ class Parsed:
 class Source:
     """Reads the files a config refers to, relative to the config's folder, as `Parsed` values.
 
-    `shown` is how file names appear in messages (relative to the config's folder, as written)."""
+    A downloaded config is data: only files inside `root` (the config's folder unless the user
+    widens it with `--root`) are read, once symlinks are resolved. `missing(ref)` says why a
+    reference cannot be read, for the importer to list at its line; the readers refuse an
+    outside path too, so a reference no check saw is never read either."""
 
-    def __init__(self, folder: Path, main: Parsed) -> None:
+    def __init__(self, folder: Path, main: Parsed, root: Path | None = None) -> None:
         self.folder = folder
         self.main = main
+        self.root = (root if root is not None else folder).resolve()
 
     def path(self, ref: str) -> Path:
         return self.folder / strip_file_prefix(ref)
 
+    def outside(self, ref: str) -> str | None:
+        """Why `ref` may not be read (it leads outside the root, through `..`, an absolute path or a
+        symlink), or None."""
+        name = strip_file_prefix(ref)
+        try:
+            resolved = self.path(name).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            return f"{name} cannot be resolved ({exc}); not read"
+        if resolved == self.root or self.root in resolved.parents:
+            return None
+        how = "leads outside the config's folder through a symlink" if _through_symlink(self.folder, name, self.root) else "is outside the config's folder"
+        return f"{name} {how}; not read (an import reads files inside that folder only: copy the file there, or widen it with --root DIR)"
+
+    def missing(self, ref: str) -> str | None:
+        """Why `ref` cannot be read (outside the folder, not found), or None when it can."""
+        why = self.outside(ref)
+        if why is not None:
+            return why
+        return None if self.path(ref).is_file() else f"{strip_file_prefix(ref)} not found"
+
     def exists(self, ref: str) -> bool:
-        return self.path(ref).is_file()
+        return self.missing(ref) is None
 
     def glob(self, ref: str) -> list[str]:
+        """The names a pattern matches, in promptfoo's order (sorted); a pattern that leaves the
+        folder (`..`, absolute) is not expanded, so `missing` lists it."""
+        import glob
+        import os
+
         pattern = strip_file_prefix(ref)
         if not any(ch in pattern for ch in "*?["):
             return [pattern]
-        return sorted(str(found.relative_to(self.folder)) for found in self.folder.glob(pattern) if found.is_file())
+        fixed = os.path.dirname(re.split(r"[*?\[]", pattern, maxsplit=1)[0]) or "."
+        if self.outside(fixed) is not None:  # not even listed: the folders a pattern walks are outside too
+            return [pattern]
+        found = glob.glob(os.path.join(glob.escape(str(self.folder)), pattern), recursive=True)
+        return sorted(os.path.relpath(path, self.folder) for path in found if os.path.isfile(path))
 
     def text(self, ref: str) -> str:
+        why = self.outside(ref)
+        if why is not None:
+            raise ImportFailed(why)
         try:
             return decode_utf8(self.path(ref).read_bytes())
         except OSError as exc:
@@ -142,6 +178,14 @@ class Source:
         return rows
 
 
+def _through_symlink(folder: Path, name: str, root: Path) -> bool:
+    """Whether `name` leaves `root` only once a symlink on its way is followed."""
+    import os
+
+    lexical = Path(os.path.normpath(folder.resolve() / name))
+    return lexical == root or root in lexical.parents
+
+
 def parse_yaml_text(text: str, name: str) -> Parsed:
     """YAML (JSON is YAML) with lines; a syntax error or a duplicate key is an ImportFailed naming its line."""
     try:
@@ -154,8 +198,9 @@ def parse_yaml_text(text: str, name: str) -> Parsed:
     return Parsed(name, data, lines)
 
 
-def read_config(path: Path) -> tuple[Parsed, Source]:
-    """The config file parsed with lines, and a Source for the files it names."""
+def read_config(path: Path, root: Path | None = None) -> tuple[Parsed, Source]:
+    """The config file parsed with lines, and a Source for the files it names (inside `root`,
+    by default the config's folder)."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -167,7 +212,7 @@ def read_config(path: Path) -> tuple[Parsed, Source]:
     parsed = parse_yaml_text(text, path.name)
     if not isinstance(parsed.data, dict):
         raise ImportFailed(f"{path}: expected a mapping of keys at the top, got {type(parsed.data).__name__}")
-    return parsed, Source(path.parent, parsed)
+    return parsed, Source(path.parent, parsed, root)
 
 
 def strip_file_prefix(ref: str) -> str:

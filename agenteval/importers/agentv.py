@@ -12,6 +12,7 @@ tests with `vars`) go through the promptfoo importer, with AgentV's assertion ty
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,9 @@ class AgentVImporter:
         raw_tests = data.get(tests_key)
         tests: list[tuple[Parsed, KeyPath, Any]] = []
         if isinstance(raw_tests, str):
-            if not self.source.exists(raw_tests):
-                raise ImportFailed(f"{self.config.name}:{self.config.line((tests_key,))}: tests file {raw_tests} not found")
+            why = self.source.missing(raw_tests)
+            if why is not None:
+                raise ImportFailed(f"{self.config.name}:{self.config.line((tests_key,))}: tests file {why}")
             if raw_tests.endswith(".jsonl"):
                 shown = Parsed(raw_tests, None, {})
                 for line, value in self.source.jsonl(raw_tests):
@@ -220,7 +222,7 @@ class AgentVImporter:
         def extra(known: set[str]) -> None:
             for key in item:
                 if key not in known | common | {"metric"}:
-                    self.skip(parsed, path + (key,), f"`{key}` of `{kind}` has no agenteval form")
+                    self.skip(parsed, path + (key,), f"`{key}` of `{item['type']}` has no agenteval form")
 
         if kind in ("contains", "icontains"):
             extra({"value"})
@@ -242,7 +244,8 @@ class AgentVImporter:
             extra({"fields", "aggregation"})
             fields = []
             for i, field in enumerate(item.get("fields") or []):
-                spec = {k: field[k] for k in ("path", "match", "required", "weight", "tolerance", "relative") if k in field}
+                spec = {k: field[k] for k in ("path", "match", "required", "weight", "tolerance", "relative", "algorithm", "threshold",
+                                                "case_sensitive", "day_first") if k in field}
                 for key in field:
                     if key not in spec:
                         why = ("date formats are not configurable in agenteval: its `date` match reads ISO 8601 and common written "
@@ -260,11 +263,16 @@ class AgentVImporter:
         if kind == "rubrics":
             extra({"criteria"})
             return self.rubrics(item.get("criteria") or [], parsed, path + ("criteria",))
-        if kind == "llm-grader":
+        if kind in ("llm-grader", "llm-judge"):  # llm_judge: AgentV's older name
             extra({"prompt", "rubrics"})
             criteria = []
             prompt = item.get("prompt")
-            if isinstance(prompt, str):
+            outside = self.source.outside(prompt) if isinstance(prompt, str) and _names_a_file(prompt) else None
+            if outside is not None:
+                self.skip(parsed, path + ("prompt",), f"grader prompt {outside}")
+                if not item.get("rubrics"):
+                    return None
+            elif isinstance(prompt, str):
                 text = self.source.text(prompt) if self.source.exists(prompt) else prompt
                 criteria.append({"name": slug(str(item.get("name") or "grader")).replace("-", "_"), "description": text.strip(), "scale": "unit"})
                 self.skip(parsed, path + ("prompt",), "the grader prompt becomes the llm_judge criterion's description; "
@@ -279,12 +287,15 @@ class AgentVImporter:
                 return None
             self.uses_grader = True
             return {"type": "llm_judge", "endpoint": "grader", "criteria": criteria}
-        if kind == "code-grader" or kind == "script":
+        if kind in ("code-grader", "code-judge", "script"):  # code_judge: AgentV's older name
             known = {"command", "script", "cwd", "config", "target"}
             command = item.get("command", item.get("script"))
             if command is None:
                 self.skip(parsed, path, "a code-grader without a `command` is not converted")
                 return None
+            if "script" in item and "command" not in item:
+                self.skip(parsed, path + ("script",), "`script` is AgentV's older name of `command`: carried as the code_judge's `command`",
+                          note=True)
             if isinstance(command, str):
                 command = shlex.split(command)
             if "target" in item:
@@ -318,6 +329,10 @@ class AgentVImporter:
             elif kind_of is not None:
                 self.skip(parsed, path + ("aggregator",), f"a `{kind_of}` aggregator is not built in agenteval; the children are averaged")
             return out
+        if kind == "iou-score":
+            same = ("path", "format", "threshold", "item_field", "label_field", "matching", "polygon_mode")
+            extra(set(same))
+            return {"type": "iou_score", **{key: item[key] for key in same if key in item}}
         if kind == "latency":
             extra({"threshold"})
             return {"type": "latency", "max_ms": item.get("threshold")}
@@ -443,7 +458,8 @@ def _promptfoo_shaped(config: Parsed, source: Source, out_dir: Path | None) -> I
             return {"name": names.take("rubric"), "type": "llm_judge", "endpoint": "grader",
                     "criteria": [{"name": "rubric", "description": item.strip(), "scale": "pass_fail"}]}
         kind = item.get("type", "").replace("_", "-") if isinstance(item, dict) else ""
-        if kind in ("field-accuracy", "script", "code-grader", "tool-trajectory", "rubrics", "composite", "llm-grader"):
+        if kind in ("field-accuracy", "script", "code-grader", "code-judge", "tool-trajectory", "rubrics", "composite", "llm-grader",
+                    "llm-judge", "iou-score"):
             converted = agentv.assertion(item, parsed, path, names)
             return converted or {}
         return None
@@ -481,6 +497,12 @@ def _score_ranges(ranges: Any) -> list[str]:
         if isinstance(item, dict) and isinstance(item.get("score_range"), list) and len(item["score_range"]) == 2:
             out.append(f"{item['score_range'][0]}-{item['score_range'][1]}: {item.get('outcome', '')}")
     return out
+
+
+def _names_a_file(text: str) -> bool:
+    """A grader `prompt` that is a file reference (`file://...`, or one line ending in a file
+    extension), not the prompt's own text."""
+    return text.startswith("file://") or ("\n" not in text and bool(re.fullmatch(r"\S+\.(md|txt|prompt|j2|jinja|yaml|yml|json)", text.strip())))
 
 
 def _messages(value: Any) -> list[Any]:

@@ -5,7 +5,8 @@ per (provider, prompt) pair as in promptfoo (`_cell_groups`). `vars` become each
 `defaultTest` becomes the suite's `defaults:` (its assertions the suite's evaluators), `env` a
 `.env` file beside the suite, and each `assert` becomes the built-in evaluator that checks the same
 thing (a `not-` form: its opposite, or the check with `negate`). promptfoo's `--model-outputs`
-file becomes a predictions file. What has no equivalent (JavaScript, inline Python of several lines, a JavaScript `transform`) is listed with its line, never dropped silently. A few mappings
+file becomes a predictions file; a Python or `exec:` script provider a command target running it as
+promptfoo does (agenteval.importers.promptfoo_provider). What has no equivalent (JavaScript, inline Python of several lines, a JavaScript `transform`) is listed with its line, never dropped silently. A few mappings
 change a detail of the meaning; those are listed as notes.
 """
 
@@ -95,6 +96,9 @@ class _Defaults:
 # characters str.splitlines() breaks a line at: a .env value holding one (other than \n, escaped) cannot be written
 _LINE_BREAKS = set("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# headers that carry credentials, and values shaped like a key whatever their header
+_SECRET_HEADER = re.compile(r"(?i)auth|api[-_]?key|token|secret|passw|cookie|credential")
+_KEY_SHAPED = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}|\b(?:xox[abpr]|gh[pousr])_?[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b")
 
 
 class PromptfooImporter:
@@ -110,6 +114,9 @@ class PromptfooImporter:
         self.uses_embeddings = False
         self.runs_code = False
         self.text_path: str | None = None
+        self.case_ids: set[str] = set()
+        self.grader: dict[str, Any] | None = None  # defaultTest.options.provider, as `models.grader`
+        self.embeddings: dict[str, Any] | None = None  # ... its `embedding`, as `models.embeddings`
         self.extra_assertion: Callable[[dict[str, Any], Parsed, KeyPath, Names], dict[str, Any] | None] | None = None
 
     # -- listing --------------------------------------------------------------------------------
@@ -127,9 +134,9 @@ class PromptfooImporter:
                 why = TOP_KEYS_WHY.get(key, "not an agenteval suite key")
                 self.skip(self.config, (key,), why)
         prompts = self.prompts()
-        targets = self.targets()
+        targets = _script_cells(self.targets(), prompts)
         defaults = self.default_test()
-        env = self.env()
+        self.env()
         tests = self.tests()
         recorded = bool(tests) and all("providerOutput" in test for _, test, _ in tests)
         if recorded:
@@ -164,7 +171,7 @@ class PromptfooImporter:
                 suite["models"] = models
             if self.runs_code:
                 suite["trust_cases"] = True
-            if env:
+            if self.result.env:
                 suite["env_file"] = ".env"
             if defaults.suite_key():
                 suite["defaults"] = defaults.suite_key()
@@ -176,9 +183,9 @@ class PromptfooImporter:
     def models(self) -> dict[str, Any]:
         models: dict[str, Any] = {}
         if self.uses_grader:
-            models["grader"] = {"base_url": OPENAI_URL, "model": GRADER_MODEL, "api_key_env": "OPENAI_API_KEY", "temperature": 0}
+            models["grader"] = self.grader or {"base_url": OPENAI_URL, "model": GRADER_MODEL, "api_key_env": "OPENAI_API_KEY", "temperature": 0}
         if self.uses_embeddings:
-            models["embeddings"] = {"base_url": OPENAI_URL, "model": EMBEDDING_MODEL, "api_key_env": "OPENAI_API_KEY"}
+            models["embeddings"] = self.embeddings or {"base_url": OPENAI_URL, "model": EMBEDDING_MODEL, "api_key_env": "OPENAI_API_KEY"}
         return models
 
     # -- prompts --------------------------------------------------------------------------------
@@ -191,38 +198,50 @@ class PromptfooImporter:
         self.done("prompts")
         items = raw if isinstance(raw, list) else [raw]
         found: list[tuple[str, list[dict[str, Any]] | None]] = []
+        where: dict[int, KeyPath] = {}  # the key path of each prompt found, by its place in `found`
         for index, item in enumerate(items):
             path: KeyPath = ("prompts", index) if isinstance(raw, list) else ("prompts",)
-            label = f"prompt{index + 1}"
+            label, labelled = f"prompt{index + 1}", False
             if isinstance(item, dict):
+                labelled = bool(item.get("label"))
                 label = str(item.get("label") or item.get("id") or label)
                 item = item.get("raw", item.get("id"))
             if not isinstance(item, str):
                 self.skip(self.config, path, "a prompt that is not text or a file is not converted")
                 continue
             if item.startswith("file://"):
-                for name in self.source.glob(item):
-                    found.extend(self.prompt_file(name, path, label))
-                continue
-            found.append((label, self.chat(item, path)))
+                names = self.source.glob(item)
+                for name in names:
+                    found.extend(self.prompt_file(name, path, label, labelled and len(names) == 1))
+            else:
+                found.append((label, self.chat(item, path)))
+            where.update({place: path for place in range(len(where), len(found))})
         usable = []
-        for label, messages in found:
+        for place, (label, messages) in enumerate(found):
             unknown = _unknown_filters(messages or [])
-            if unknown:
-                self.skip(self.config, ("prompts",), f"prompt {label!r} uses the template filter{'s' if len(unknown) > 1 else ''} "
+            variables = _env_reads(messages or [])
+            if variables:
+                shown = ", ".join(f"{{{{env.{name}}}}}" for name in variables)
+                self.skip(self.config, where[place], f"prompt {label!r} reads the environment ({shown}); agenteval's prompts read the "
+                          "case input only, so a secret never goes into requests and results unseen: not carried (give the value as a var)")
+            elif unknown:
+                self.skip(self.config, where[place], f"prompt {label!r} uses the template filter{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)}, which agenteval's templates lack; not carried")
             else:
                 usable.append((label, messages))
         return usable or [("default", None)]
 
-    def prompt_file(self, ref: str, path: KeyPath, label: str) -> list[tuple[str, list[dict[str, Any]] | None]]:
+    def prompt_file(self, ref: str, path: KeyPath, label: str, labelled: bool = False) -> list[tuple[str, list[dict[str, Any]] | None]]:
+        """The prompts of a file, named by the prompt's own `label` (`labelled`: it names this one
+        file), else by the file (a messages file: `label`)."""
         name = strip_file_prefix(ref)
         suffix = Path(name.split(":")[0]).suffix.lower()
         if suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
             self.skip(self.config, path, f"a prompt function ({name}) runs code agenteval does not call; write its messages out")
             return []
-        if not self.source.exists(name):
-            self.skip(self.config, path, f"prompt file {name} not found")
+        why = self.source.missing(name)
+        if why is not None:
+            self.skip(self.config, path, f"prompt file {why}")
             return []
         if suffix in (".json", ".yaml", ".yml"):
             parsed = self.source.parsed(name)
@@ -233,7 +252,7 @@ class PromptfooImporter:
         text = self.source.text(name)
         parts = [part.strip("\n") for part in re.split(r"^---\s*$", text, flags=re.M)] if suffix in (".txt", "") else [text]
         parts = [part for part in parts if part.strip()]
-        stem = Path(name).stem
+        stem = label if labelled else Path(name).stem
         return [(f"{stem}-{i + 1}" if len(parts) > 1 else stem, self.chat(part, path)) for i, part in enumerate(parts)]
 
     def chat(self, text: str, path: KeyPath) -> list[dict[str, Any]]:
@@ -270,6 +289,9 @@ class PromptfooImporter:
             converted = self.target(item, path)
             if converted is not None:
                 found.append(converted)
+                if "/" in converted[0]:
+                    self.skip(self.config, path, f"target {converted[0]!r} is named {converted[0].replace('/', '-')!r}: a cell's name joins "
+                              "target and prompt with `/`, so a target's name cannot hold one", note=True)
         if not found:
             return [("recorded", {"type": "recorded"})]
         return found
@@ -307,8 +329,53 @@ class PromptfooImporter:
             return (str(label or provider_id), target)
         if prefix == "anthropic" and rest:
             return self.anthropic_target(provider_id, rest, config, path, label)
+        if provider_id.startswith(("file://", "python:", "exec:")):
+            return self.script_target(provider_id, config, path, label)
         self.skip(self.config, path, f"provider {provider_id!r} is not OpenAI-compatible, Anthropic or http; answers come from --predictions or recorded outputs")
         return None
+
+    def script_target(self, provider_id: str, config: dict[str, Any], path: KeyPath, label: str | None) -> tuple[str, dict[str, Any]] | None:
+        """A script provider (`file://provider.py[:function]`, `python:provider.py`, `exec:COMMAND`) as a
+        command target running it through agenteval.importers.promptfoo_provider, with promptfoo's
+        calling convention; the prompt is put into each target's command in `run` (`_script_cells`)."""
+        import shlex
+
+        config = dict(config)
+        for key, value in list(config.items()):  # a literal key: to .env, read back by the command target as `${NAME}`
+            if isinstance(value, str) and (_SECRET_HEADER.search(str(key)) or _KEY_SHAPED.search(value)) and "${" not in value:
+                name = self.secret(f"{label or 'script'}_{key}", value, path + ("config", key))
+                if name is None:
+                    del config[key]
+                else:
+                    config[key] = f"${{{name}}}"
+        adapter = ["python", "-m", "agenteval.importers.promptfoo_provider", "--config=" + json.dumps(config, separators=(",", ":"))]
+        if provider_id.startswith("exec:"):
+            words = shlex.split(provider_id[len("exec:"):])
+            files = [word for word in words if not word.startswith("-") and ("/" in word or re.search(r"\.(py|sh|js|rb|ts|mjs|cjs)$", word))]
+            for word in files:
+                why = self.source.missing(word)
+                if why is not None:
+                    self.skip(self.config, path, f"provider {provider_id!r}: {why}")
+                    return None
+            command = [*adapter, "--exec", *[self.rebased(word) if word in files else word for word in words]]
+            shown = provider_id
+        else:
+            ref = provider_id[len("python:"):] if provider_id.startswith("python:") else strip_file_prefix(provider_id)
+            file_name, _, function = ref.partition(":")
+            if not file_name.endswith(".py"):
+                self.skip(self.config, path, f"provider {provider_id!r}: a JavaScript provider runs code agenteval does not run; "
+                          "answers come from --predictions or recorded outputs")
+                return None
+            why = self.source.missing(file_name)
+            if why is not None:
+                self.skip(self.config, path, f"provider {provider_id!r}: {why}")
+                return None
+            command = [*adapter, "--file", self.rebased(file_name), f"--function={function or 'call_api'}"]
+            shown = file_name
+        self.skip(self.config, path, f"provider {provider_id!r} runs {shown} as promptfoo does (prompt, options, context) through a "
+                  "`command` target: it is code from the config's folder, so read it before running the suite", note=True)
+        self.done("providers:script")
+        return (str(label or provider_id), {"type": "command", "command": command, "__script": True})
 
     def anthropic_target(
         self, provider_id: str, rest: str, config: dict[str, Any], path: KeyPath, label: str | None
@@ -328,12 +395,24 @@ class PromptfooImporter:
         """A model provider's `config` onto its target: the keys that mean the same, its API host
         (`apiHost` without a scheme gets https:// and the API's `api_path`) and key variable; the rest listed."""
         for key, value in config.items():
+            if isinstance(value, str) and value.startswith("file://") and key in same:
+                why = self.source.missing(value)
+                if why is not None:
+                    self.skip(self.config, path + ("config", key), f"provider option `{key}`: {why}")
+                    continue
+                value = self.source.parsed(value).data if Path(strip_file_prefix(value)).suffix.lower() in (".json", ".yaml", ".yml") \
+                    else self.source.text(value)
             if key in same:
                 target[key] = value
             elif key in ("apiBaseUrl", "apiHost"):
                 target["base_url"] = value if str(value).startswith("http") else f"https://{value}{api_path}"
             elif key == "apiKeyEnvar":
                 target["api_key_env"] = value
+            elif key == "apiKey" and isinstance(value, str):
+                named = re.fullmatch(r"\{\{\s*env\.(\w+)\s*\}\}|\$\{(\w+)\}", value.strip())
+                name = (named.group(1) or named.group(2)) if named else self.secret(f"{target.get('model', 'model')}_API_KEY", value, path + ("config", key))
+                if name is not None:
+                    target["api_key_env"] = name
             else:
                 self.skip(self.config, path + ("config", key), f"provider option `{key}` has no agenteval target form")
 
@@ -346,7 +425,7 @@ class PromptfooImporter:
             if key == "method":
                 target["method"] = str(value).upper()
             elif key == "headers" and isinstance(value, dict):
-                target["headers"] = {k: _env_template(str(v)) for k, v in value.items()}
+                target["headers"] = self.headers(value, str(label or "http"), path + ("config", key))
             elif key == "transformResponse" and isinstance(value, str) and re.fullmatch(r"json(\.[A-Za-z_]\w*)+", value.strip()):
                 target["response_path"] = value.strip()[len("json."):]
             elif key == "body":
@@ -358,6 +437,40 @@ class PromptfooImporter:
                 self.skip(self.config, path + ("config", key), f"http provider option `{key}` has no agenteval target form")
         return (str(label or "http"), target)
 
+    def headers(self, headers: dict[Any, Any], label: str, path: KeyPath) -> dict[str, str]:
+        """Header values with `{{env.NAME}}` as `${NAME}`; a literal secret (a credential header, or a
+        value shaped like a key) goes to the private `.env` and the header says `${NAME}`."""
+        out: dict[str, str] = {}
+        for name, raw in headers.items():
+            value = _env_template(str(raw))
+            if _SECRET_HEADER.search(str(name)) or _KEY_SHAPED.search(value):
+                scheme, _, rest = value.partition(" ") if re.match(r"(?i)(bearer|basic|token|bot)\s", value) else ("", "", value)
+                if "${" not in rest and rest.strip():
+                    variable = self.secret(f"{label}_{name}", rest.strip(), path + (name,))
+                    if variable is None:
+                        continue
+                    value = f"{scheme} ${{{variable}}}" if scheme else f"${{{variable}}}"
+            out[str(name)] = value
+        return out
+
+    def secret(self, hint: str, value: str, path: KeyPath) -> str | None:
+        """Put a literal secret into the private `.env` under a new name (taken from `hint`) and
+        return the name, for the suite to say `${NAME}`; None (listed) when a .env line cannot hold it."""
+        if _LINE_BREAKS & set(value) or "\n" in value:
+            self.skip(self.config, path, "a literal secret holding a line break is not carried (it would have to be written into the suite); "
+                      "set it in the environment and write `${NAME}`")
+            return None
+        base = re.sub(r"[^A-Za-z0-9]+", "_", hint).strip("_").upper() or "SECRET"
+        if base[0].isdigit():
+            base = f"_{base}"
+        name, n = base, 2
+        while name in self.result.env and self.result.env[name] != value:
+            name, n = f"{base}_{n}", n + 1
+        self.result.env[name] = value
+        self.skip(self.config, path, f"a literal secret: written to .env beside the suite as {name} (mode 0600), never into the suite, "
+                  "which names the variable", note=True)
+        return name
+
     # -- defaultTest ----------------------------------------------------------------------------
     def default_test(self) -> _Defaults:
         """`defaultTest` (inline or a file) as the suite's `defaults:` and evaluators. AgentV's
@@ -368,8 +481,9 @@ class PromptfooImporter:
             return _Defaults()
         parsed, base = self.config, ("defaultTest",)
         if isinstance(raw, str):
-            if not self.source.exists(raw):
-                self.skip(self.config, base, f"defaultTest file {strip_file_prefix(raw)} not found")
+            why = self.source.missing(raw)
+            if why is not None:
+                self.skip(self.config, base, f"defaultTest file {why}")
                 return _Defaults()
             parsed, base, raw = self.source.parsed(raw), (), self.source.parsed(raw).data
         if not isinstance(raw, dict):
@@ -392,8 +506,37 @@ class PromptfooImporter:
             if key not in ("vars", "assert", "metadata", "options") and not (key == "threshold" and defaults.threshold is not None):
                 self.skip(parsed, base + (key,), self.test_key_why(key))
         for key, value in (raw.get("options") or {}).items():
-            self.skip(parsed, base + ("options", key), _option_why(key, value))
+            if key == "provider" and parsed is self.config:
+                self.grader_provider(value, base + ("options", key))
+            else:
+                self.skip(parsed, base + ("options", key), _option_why(key, value))
         return defaults
+
+    def grader_provider(self, value: Any, path: KeyPath) -> None:
+        """`defaultTest.options.provider`, the model that grades: the suite's `models.grader` when it
+        is OpenAI-compatible (its `apiBaseUrl`, model and key), else listed."""
+        split = isinstance(value, dict) and "id" not in value  # {text: ..., embedding: ...}
+        if split and "embedding" in value:
+            embedding = value["embedding"]
+            model = re.fullmatch(r"openai:embeddings?:(.+)", embedding if isinstance(embedding, str) else "")
+            if model:
+                self.embeddings = {"base_url": OPENAI_URL, "model": model.group(1), "api_key_env": "OPENAI_API_KEY"}
+            else:
+                self.skip(self.config, path + ("embedding",), "the embeddings model is the suite's `models.embeddings`, an OpenAI-compatible "
+                          "one named `openai:embedding:MODEL`; this one is not carried")
+        item = value.get("text") if split else value
+        if item is None:
+            return
+        converted = self.target(item, path + (("text",) if split else ())) if isinstance(item, (str, dict)) else None
+        if converted is None or converted[1].get("type") != "openai":
+            if converted is not None:
+                self.skip(self.config, path, "the grader is the suite's `models.grader`, an OpenAI-compatible model; this provider is not one")
+            return
+        target = converted[1]
+        self.grader = {key: target[key] for key in ("base_url", "model", "api_key_env", "temperature", "max_tokens", "top_p", "seed")
+                       if key in target}
+        self.grader.setdefault("temperature", 0)
+        self.done("grader")
 
     # -- env ------------------------------------------------------------------------------------
     def env(self) -> dict[str, str]:
@@ -416,7 +559,7 @@ class PromptfooImporter:
                 self.skip(self.config, path, "the value holds a line break other than \\n, which a .env line cannot hold")
             else:
                 values[name] = text
-        self.result.env = values
+        self.result.env.update(values)
         if values:
             self.done("env")
             names = ", ".join(values)
@@ -447,12 +590,21 @@ class PromptfooImporter:
         if ref.startswith(("http://", "https://")):
             self.skip(self.config, path, "tests from a URL (a Google Sheet) are not fetched; download them as CSV")
             return []
+        code = re.fullmatch(r"(?:file://)?(.+\.(?:py|js|ts|mjs|cjs))(?::(\w+))?", ref)
+        if code:
+            self.skip(self.config, path, f"tests made by code ({code.group(1)}) are not run at import (a downloaded config's code runs "
+                      "only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file")
+            return []
         names = self.source.glob(ref)
-        if not names or not all(self.source.exists(name) for name in names):
+        if not names:
             self.skip(self.config, path, f"tests file {strip_file_prefix(ref)} not found")
             return []
         found: list[tuple[Parsed, dict[str, Any], KeyPath]] = []
         for name in names:
+            why = self.source.missing(name)
+            if why is not None:
+                self.skip(self.config, path, f"tests file {why}")
+                continue
             suffix = Path(name).suffix.lower()
             if suffix in (".csv", ".tsv"):
                 found.extend(self.csv_tests(name))
@@ -507,8 +659,9 @@ class PromptfooImporter:
 
     def vars(self, raw: Any, parsed: Parsed, path: KeyPath) -> dict[str, Any]:
         if isinstance(raw, str) and raw.startswith("file://"):
-            if not self.source.exists(raw):
-                self.skip(parsed, path, f"vars file {strip_file_prefix(raw)} not found")
+            why = self.source.missing(raw)
+            if why is not None:
+                self.skip(parsed, path, f"vars file {why}")
                 return {}
             raw = self.source.parsed(raw).data
         if not isinstance(raw, dict):
@@ -522,12 +675,13 @@ class PromptfooImporter:
                 if suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
                     self.skip(parsed, path + (key,), f"a var computed by code ({name}) is not run; give its value")
                     continue
-                if not self.source.exists(name):
-                    self.skip(parsed, path + (key,), f"var file {name} not found")
+                why = self.source.missing(name)
+                if why is not None:
+                    self.skip(parsed, path + (key,), f"var file {why}")
                     continue
                 values[key] = self.source.parsed(name).data if suffix in (".json", ".yaml", ".yml") else self.source.text(name)
-            elif isinstance(value, list) and self.dialect == "promptfoo" and not _is_messages(value) and value:
-                values[key] = _Each(value)  # one case per value, as promptfoo expands it
+            elif isinstance(value, list) and self.dialect == "promptfoo" and value and isinstance(value[0], str):
+                values[key] = _Each(value)  # one case per value, as promptfoo expands a list of strings (any other list is one value)
             else:
                 values[key] = value
         return values
@@ -554,6 +708,16 @@ class PromptfooImporter:
             cases.append(self.one_case(index + len(cases), parsed, test, path, case_vars, own, defaults, suite_names, first=not cases))
         return cases
 
+    def case_id(self, test: dict[str, Any], index: int) -> str:
+        """A test's `description` (one line), else its number (`001`); made unique."""
+        described = test.get("description")
+        base = " ".join(described.split()) if isinstance(described, str) and described.strip() and self.dialect == "promptfoo" else f"{index + 1:03d}"
+        name, n = base, 2
+        while name in self.case_ids:
+            name, n = f"{base}-{n}", n + 1
+        self.case_ids.add(name)
+        return name
+
     def one_case(
         self, index: int, parsed: Parsed, test: dict[str, Any], path: KeyPath, case_vars: dict[str, Any], own: dict[str, Any],
         defaults: _Defaults, suite_names: Names, first: bool,
@@ -562,7 +726,7 @@ class PromptfooImporter:
         them); its `input` leaves out those the suite's `defaults.input` gives."""
         skipped = len(self.result.skipped)
         written = {key: value for key, value in case_vars.items() if key not in defaults.shared or key in own}
-        case: dict[str, Any] = {"id": f"{index + 1:03d}", "input": written}
+        case: dict[str, Any] = {"id": self.case_id(test, index), "input": written}
         metadata = dict(defaults.metadata) if defaults.per_case else {}
         if isinstance(test.get("metadata"), dict):
             metadata.update(test["metadata"])
@@ -733,6 +897,9 @@ class PromptfooImporter:
             if isinstance(value, dict):
                 return {"type": "json_schema", **text, "schema": value}
             if isinstance(value, str) and value.startswith("file://"):
+                why = self.source.missing(value)
+                if why is not None:
+                    return no(f"schema file {why}")
                 return {"type": "json_schema", **text, "schema": self.source.parsed(value).data}
             return {"type": "json_valid", **text}
         if base == "contains-json":
@@ -833,6 +1000,10 @@ class PromptfooImporter:
     def judge(self, base: str, item: dict[str, Any], parsed: Parsed, path: KeyPath) -> dict[str, Any] | None:
         value = item.get("value")
         if isinstance(value, str) and value.startswith("file://"):
+            why = self.source.missing(value)
+            if why is not None:
+                self.skip(parsed, path, f"`{base}`: rubric file {why}")
+                return None
             value = self.source.text(value)
         threshold = item.get("threshold")
         self.uses_grader = True
@@ -887,8 +1058,9 @@ class PromptfooImporter:
             return None
         ref = strip_file_prefix(value)
         file_name, _, function = ref.partition(":")
-        if not self.source.exists(file_name):
-            self.skip(parsed, path, f"python assertion file {file_name} not found")
+        why = self.source.missing(file_name)
+        if why is not None:
+            self.skip(parsed, path, f"python assertion file {why}")
             return None
         self.runs_code = True
         self.done("assert:python-file")
@@ -945,6 +1117,9 @@ def read_model_outputs(path: Path) -> list[tuple[Any, list[Any] | None]]:
         raise ImportFailed(f"{path}: expected {shape}; got a JSON {_json_kind(data)}")
     outputs: list[tuple[Any, list[Any] | None]] = []
     for index, item in enumerate(data):
+        if _has_lone_surrogate(item):
+            raise ImportFailed(f"{path}: item [{index}] holds a lone surrogate (half of a UTF-16 pair, `\\ud800`), which is not text; "
+                               "fix the file (nothing was written)")
         if isinstance(item, str):
             outputs.append((item, None))
         elif isinstance(item, dict) and "output" in item:
@@ -975,9 +1150,21 @@ def model_predictions(outputs: list[tuple[Any, list[Any] | None]], imported: Imp
     cell = {key: next(iter(suite[plural])) for key, plural in (("target", "targets"), ("prompt", "prompts")) if suite.get(plural)}
     imported.predictions_options = [word for key, name in cell.items() for word in (f"--{key}", name)]
     predictions = []
-    for case, (output, _tags) in zip(cases, outputs):
+    empty = []
+    for index, (case, (output, _tags)) in enumerate(zip(cases, outputs)):
+        if output is None:  # promptfoo: no output, the test fails with "No output"
+            empty.append((index, case["id"]))
+            continue
         text = output if isinstance(output, str) else json.dumps(output, separators=(",", ":"), ensure_ascii=False)
         predictions.append({"id": case["id"], "output": {text_path: text} if text_path else text, **cell})
+    if empty:
+        first, case_id = empty[0]
+        more = f" and {len(empty) - 1} more" if len(empty) > 1 else ""
+        imported.skipped.append(Skipped(
+            str(path.absolute()), None, f"[{first}].output{more}",
+            f"no output (null): case {case_id}{more} gets no prediction, so `agenteval run` records it as an error, as promptfoo "
+            "fails such a test with `No output`", note=True,
+        ))
     tagged = [index for index, (_, tags) in enumerate(outputs) if tags]
     if tagged:
         imported.skipped.append(Skipped(
@@ -985,6 +1172,16 @@ def model_predictions(outputs: list[tuple[Any, list[Any] | None]], imported: Imp
             "promptfoo passes an output's `tags` to its assertions as the var `tags`; not carried",
         ))
     return predictions
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
 
 
 def _json_kind(value: Any) -> str:
@@ -1013,6 +1210,16 @@ def _expected(case: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(case.get("expected"), dict):
         case["expected"] = {}
     return case["expected"]
+
+
+def _env_reads(messages: list[dict[str, Any]]) -> list[str]:
+    """The environment variables a promptfoo template reads (`{{ env.NAME }}`, rewritten as `input.env.NAME`)."""
+    found: list[str] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            found += [name for pair in re.findall(r"\binput\.env\.(\w+)|\binput\.env\[['\"](\w+)", content) for name in pair if name]
+    return sorted(set(found))
 
 
 def _unknown_filters(messages: list[dict[str, Any]]) -> list[str]:
@@ -1112,6 +1319,26 @@ def _cell_groups(prompts: list[tuple[str, list[dict[str, Any]] | None]],
             keys["prompts"] = dict(prompted)
         groups[file_name] = keys
     return groups
+
+
+def _script_cells(targets: list[tuple[str, dict[str, Any]]],
+                  prompts: list[tuple[str, list[dict[str, Any]] | None]]) -> list[tuple[str, dict[str, Any]]]:
+    """Script providers take the rendered prompt, which a command target does not: one command
+    target per prompt, its template in the command (`LABEL PROMPT` when there are several)."""
+    out = []
+    for label, target in targets:
+        if not target.pop("__script", False):
+            out.append((label, target))
+            continue
+        with_prompt = [(name, messages) for name, messages in prompts if messages is not None]
+        if not with_prompt:
+            out.append((label, target))
+            continue
+        for name, messages in with_prompt:
+            command = list(target["command"])
+            command.insert(4, "--prompt=" + json.dumps(messages, ensure_ascii=False))
+            out.append((label if len(with_prompt) == 1 else f"{label} {name}", {**target, "command": command}))
+    return out
 
 
 def _cell_names(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:

@@ -144,7 +144,9 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
         if kind == "union_tag_not_found":
             return f"missing `type` (one of: {', '.join(expected)})"
         tag = ctx.get("tag")
-        return f"unknown {what} type {tag!r}".replace("  ", " ") + _did_you_mean(str(tag), expected) + f" (known: {', '.join(expected)})"
+        spelled = str(tag).lower().replace("-", "_") in expected  # only spelled otherwise: the plain suggestion
+        hint = (what == "evaluator" and not spelled and _other_tools_type(str(tag))) or _did_you_mean(str(tag), expected)
+        return f"unknown {what} type {tag!r}".replace("  ", " ") + hint + f" (known: {', '.join(expected)})"
     if kind == "literal_error":
         valid = re.findall(r"'([^']*)'|(\d+)", str(ctx.get("expected", "")))
         options = [a or b for a, b in valid]
@@ -169,6 +171,29 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
 def misspells(word: Any, option: str) -> bool:
     """Whether an unknown key is a typo of this known one (the same rule as the did-you-mean hints)."""
     return isinstance(word, str) and word != option and bool(_did_you_mean(word, [option]))
+
+
+# promptfoo's and AgentV's assertion types typed into a suite: the agenteval evaluator (and option) that checks the same
+_OTHER_TOOLS = {
+    "icontains": "`contains` with `case_sensitive: false`", "contains-any": "`contains` with `mode: any`",
+    "icontains-any": "`contains` with `mode: any` and `case_sensitive: false`",
+    "contains-all": "`contains` with a list as `reference` (all must be there)",
+    "icontains-all": "`contains` with a list as `reference` and `case_sensitive: false`", "not-contains": "`not_contains`",
+    "not-icontains": "`not_contains` with `case_sensitive: false`", "not-regex": "`regex` with `must_match: false`",
+    "is-json": "`json_valid` (with a schema: `json_schema`)", "similar": "`semantic_similarity`",
+    "levenshtein": "`text_similarity` with `algorithm: levenshtein`", "llm-rubric": "`llm_judge` with the rubric as a criterion",
+    "model-graded-closedqa": "`llm_judge` with the criterion", "factuality": "`llm_judge` with a criterion naming the reference",
+    "g-eval": "`llm_judge` with `scale: unit` criteria", "answer-relevance": "`llm_judge`",
+    "tool-call-f1": "`tool_calls`", "trajectory:tool-used": "`tool_calls` with `min_calls`", "assert-set": "`composite`",
+    "tool-trajectory": "`tool_calls`", "code-grader": "`code_judge`", "llm-grader": "`llm_judge`", "rubrics": "`llm_judge` criteria",
+    "field-accuracy": "`field_accuracy`", "iou-score": "`iou_score`", "is-sql": "`python` (no SQL check is built in)",
+}
+
+
+def _other_tools_type(tag: str) -> str:
+    """promptfoo's `icontains` or AgentV's `code-grader` typed into a suite: the evaluator and option to use."""
+    found = _OTHER_TOOLS.get(tag.lower()) or _OTHER_TOOLS.get(tag.lower().replace("_", "-"))
+    return f"; did you mean {found}? (promptfoo's or AgentV's {tag!r}; `agenteval import` converts a whole config)" if found else ""
 
 
 def _did_you_mean(word: str, options: list[str]) -> str:
