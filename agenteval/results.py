@@ -510,9 +510,13 @@ class Summary:
         # A matrix run (results naming a target or a prompt): a summary per cell, in the suite's order
         # (else in the order cells are first seen), and per case and cell [runs, passes, score sum] to
         # pair the cells (three numbers per case and cell: the paired statistics need them).
-        self.cells: dict[tuple[str | None, str | None], Summary] = {names: self._cell() for names in cells}
+        self.cells: dict[tuple[str | None, str | None], Summary] = {}
+        for names in cells:
+            if len(self.cells) < MAX_CELLS:
+                self.cells.setdefault(names, self._cell())
         self._in_cell = False  # this summary is one cell's: it counts, and keeps no cells of its own
-        self._pairs: dict[str, array[float]] | None = {}  # None once there are too many cells to pair
+        # None once there are too many cells to pair
+        self._pairs: dict[str, array[float]] | None = {} if len(self.cells) <= MAX_PAIRED_CELLS else None
         self._not_kept = 0  # results of cells past MAX_CELLS
         self.total = 0
         self.verdicts: Counter[str] = Counter()
@@ -731,22 +735,28 @@ class Summary:
         pairs = _compared_pairs(names)
         if not pairs:
             return []
-        from agenteval.statistics import compare_cells
+        from agenteval.statistics import compare_cells, errored_comparison
 
         repeated = self._repeat > 1 or any(cell.repeats.repeat > 1 for cell in self.cells.values())
+        cases = [self._pairs[case_id] for case_id in sorted(self._pairs)]  # by case id: not the order cases finished in
+        summaries = list(self.cells.values())
         out = []
         for i, j in pairs:
             passed_a: list[float] = []
             passed_b: list[float] = []
             scores_a: list[float] = []
             scores_b: list[float] = []
-            for row in self._pairs.values():
+            for row in cases:
                 if len(row) <= 3 * max(i, j) or not row[3 * i] or not row[3 * j]:
                     continue
                 passed_a.append(row[3 * i + 1] / row[3 * i])
                 passed_b.append(row[3 * j + 1] / row[3 * j])
                 scores_a.append(row[3 * i + 2] / row[3 * i])
                 scores_b.append(row[3 * j + 2] / row[3 * j])
+            errored = [cell_label(*names[k]) for k in (i, j) if summaries[k].total and summaries[k].verdicts["error"] == summaries[k].total]
+            if errored:
+                out.append(errored_comparison(cell_label(*names[i]), cell_label(*names[j]), len(passed_a), errored))
+                continue
             out.append(compare_cells(
                 cell_label(*names[i]), cell_label(*names[j]), passed_a, passed_b, scores_a, scores_b, repeated=repeated,
             ))

@@ -162,7 +162,7 @@ class _Side:
 
 def _read_side(path: Path | StoredRun, label: str, cell: str | None) -> _Side:
     inputs = ResultInputs([path], repetitions=True)
-    summary = Summary()
+    summary = Summary(cells=inputs.cell_order() if cell is None else ())  # the suite's order, as the run printed it
     rows: dict[Key, tuple[str, float]] = {}
     cells: dict[tuple[str | None, str | None], int] = {}
     for result in inputs:
@@ -262,22 +262,27 @@ def _change_key(change: CaseChange) -> Key:
 
 def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by_cell: bool) -> list[dict[str, Any]]:
     """agenteval.statistics.compare_cells over the cases both sides finished: for `--cells` the two
-    cells, between two matrix runs each cell against itself, else BASE against NEW. Under `--repeat`
-    a case's pass rate and mean score over its repetitions are what is paired."""
-    from agenteval.statistics import compare_cells
+    cells, between two matrix runs each cell against itself (in the run's cell order), else BASE
+    against NEW. Under `--repeat` a case's pass rate and mean score over its repetitions are what is
+    paired. Cases are taken in case id order, so the figures never depend on the order they finished in."""
+    from agenteval.statistics import compare_cells, errored_comparison
 
     def per_case(rows: dict[Key, tuple[str, float]]) -> dict[tuple[str, str | None, str | None], list[float]]:
         out: dict[tuple[str, str | None, str | None], list[float]] = {}
-        for (case_id, target, prompt, _), (verdict, score) in rows.items():
-            entry = out.setdefault((case_id, target, prompt), [0.0, 0.0, 0.0])
+        for key in sorted(rows, key=_sort_key):
+            (case_id, target, prompt, _), (verdict, score) = key, rows[key]
+            entry = out.setdefault((case_id, target, prompt), [0.0, 0.0, 0.0, 0.0])
             entry[0] += 1
             entry[1] += verdict == "pass"
             entry[2] += score
+            entry[3] += verdict == "error"
         return out
 
     a, b = per_case(base.rows), per_case(new.rows)
     repeated = any(key[3] for key in base.rows) or any(key[3] for key in new.rows)
-    groups: dict[tuple[str | None, str | None], list[tuple[list[float], list[float]]]] = {}
+    groups: dict[tuple[str | None, str | None], list[tuple[list[float], list[float]]]] = {
+        names: [] for names in (*base.summary.cells, *new.summary.cells)
+    }
     for key, first in a.items():
         second = b.get(key)
         if second is not None:
@@ -293,6 +298,10 @@ def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by
         pairs = groups.get(names, [])
         if not pairs:
             continue
+        errored = [label for label, side in ((label_a, 0), (label_b, 1)) if all(pair[side][3] == pair[side][0] for pair in pairs)]
+        if errored:
+            found.append(errored_comparison(label_a, label_b, len(pairs), errored))
+            continue
         found.append(compare_cells(
             label_a, label_b,
             [x[1] / x[0] for x, _ in pairs], [y[1] / y[0] for _, y in pairs],
@@ -300,6 +309,10 @@ def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by
             repeated=repeated,
         ))
     return found
+
+
+def _sort_key(key: Key) -> tuple[str, str, str, int]:
+    return (key[0], key[1] or "", key[2] or "", key[3])
 
 
 REASON_CHARS = 300  # of one regression's reason

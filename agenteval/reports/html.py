@@ -16,6 +16,7 @@ import base64
 import tempfile
 import zlib
 from html import escape
+from collections.abc import Sequence
 from importlib import resources
 from typing import IO, Any
 
@@ -190,14 +191,15 @@ class HtmlWriter:
         types = {name: stats["type"] for name, stats in summary.get("evaluators", {}).items()}
         out.write(page_head(summary, self._bins, matrix=len(self._cells.index) > 1).encode())
         out.write(b'<script id="agenteval-data" type="application/gzip;base64">\n')
-        self._write_data(out, types)
+        self._write_data(out, types, [cell.get("label") for cell in summary.get("cells") or () if isinstance(cell, dict)])
         out.write(b"\n</script>\n<script>\n")
         out.write(_asset("report.js").encode())
         out.write(b"</script>\n</body>\n</html>\n")
 
-    def _write_data(self, out: IO[bytes], types: dict[str, str]) -> None:
-        """gzip + base64 of: one line of JSON {evaluators, types, tags, paths, [cells,] cases}, then one
-        details line per case; `cells` (the cell labels) only in a matrix run."""
+    def _write_data(self, out: IO[bytes], types: dict[str, str], order: Sequence[Any] = ()) -> None:
+        """gzip + base64 of: one line of JSON {evaluators, types, tags, paths, [cells, order,] cases}, then
+        one details line per case; `cells` (the cell labels, as the rows number them) and `order` (their
+        indexes in the suite's order, as the summary lists the cells) only in a matrix run."""
         names = self._evaluators.names()
         found: dict[str, Any] = {
             "evaluators": names, "types": [types.get(name, "") for name in names],
@@ -205,6 +207,8 @@ class HtmlWriter:
         }
         if self._cells.index:
             found["cells"] = self._cells.names()
+            listed = [self._cells.index[label] for label in order if label in self._cells.index]
+            found["order"] = list(dict.fromkeys(listed + list(range(len(found["cells"])))))  # cells the summary does not list: last
         head = orjson.dumps(found)
         packer = zlib.compressobj(6, zlib.DEFLATED, 31)
         pending = b""

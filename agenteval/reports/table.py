@@ -118,6 +118,6 @@ def render_cells(summary: dict[str, Any], console: Console) -> None:
     if comparisons:
         console.print(Text("Comparisons", style="bold"))
         for text, significant in comparisons:
-            console.print(Text(visible(text), style="bold" if significant else ""))
+            console.print(Text(visible(text), style="bold" if significant else ""), soft_wrap=True)  # one line each: a log reader greps for it
     for line in gate_lines(summary):
         console.print(Text(visible(line), style="red"))
