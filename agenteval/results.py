@@ -514,6 +514,7 @@ class Summary:
         for names in cells:
             if len(self.cells) < MAX_CELLS:
                 self.cells.setdefault(names, self._cell())
+        self._declared = len(self.cells)  # cells given in order; others are shown sorted by name (`ordered_cells`)
         self._in_cell = False  # this summary is one cell's: it counts, and keeps no cells of its own
         # None once there are too many cells to pair
         self._pairs: dict[str, array[float]] | None = {} if len(self.cells) <= MAX_PAIRED_CELLS else None
@@ -569,6 +570,12 @@ class Summary:
     def cells_not_kept(self) -> int:
         """Results of cells past MAX_CELLS (counted in the totals only)."""
         return self._not_kept
+
+    def ordered_cells(self) -> list[tuple[str | None, str | None]]:
+        """The cells as reports show and compare them: those given in order (the suite's), then any
+        other by name, so the order never depends on the order results finished in."""
+        names = list(self.cells)
+        return names[: self._declared] + sorted(names[self._declared :], key=lambda pair: (pair[0] or "", pair[1] or ""))
 
     def _cell(self) -> Summary:
         cell = Summary(self._repeat)
@@ -712,8 +719,8 @@ class Summary:
         if not self.cells:
             return {}
         cells = []
-        for (target, prompt), cell in self.cells.items():
-            figures = cell.to_dict()
+        for target, prompt in self.ordered_cells():
+            figures = self.cells[(target, prompt)].to_dict()
             cells.append({
                 "target": target, "prompt": prompt, "label": cell_label(target, prompt),
                 **{key: figures[key] for key in _CELL_KEYS if key in figures},
@@ -731,7 +738,7 @@ class Summary:
         prompt), over the cases both finished; the first cell of a pair is the baseline `a`."""
         if self._pairs is None:
             return []
-        names = list(self.cells)
+        names = self.ordered_cells()
         pairs = _compared_pairs(names)
         if not pairs:
             return []
@@ -739,20 +746,23 @@ class Summary:
 
         repeated = self._repeat > 1 or any(cell.repeats.repeat > 1 for cell in self.cells.values())
         cases = [self._pairs[case_id] for case_id in sorted(self._pairs)]  # by case id: not the order cases finished in
-        summaries = list(self.cells.values())
+        summaries = [self.cells[cell] for cell in names]
+        columns = {cell: index for index, cell in enumerate(self.cells)}  # where each cell's figures are in a case's row
         out = []
         for i, j in pairs:
+            i_column, j_column = columns[names[i]], columns[names[j]]
             passed_a: list[float] = []
             passed_b: list[float] = []
             scores_a: list[float] = []
             scores_b: list[float] = []
+            a, b = 3 * i_column, 3 * j_column
             for row in cases:
-                if len(row) <= 3 * max(i, j) or not row[3 * i] or not row[3 * j]:
+                if len(row) <= max(a, b) or not row[a] or not row[b]:
                     continue
-                passed_a.append(row[3 * i + 1] / row[3 * i])
-                passed_b.append(row[3 * j + 1] / row[3 * j])
-                scores_a.append(row[3 * i + 2] / row[3 * i])
-                scores_b.append(row[3 * j + 2] / row[3 * j])
+                passed_a.append(row[a + 1] / row[a])
+                passed_b.append(row[b + 1] / row[b])
+                scores_a.append(row[a + 2] / row[a])
+                scores_b.append(row[b + 2] / row[b])
             errored = [cell_label(*names[k]) for k in (i, j) if summaries[k].total and summaries[k].verdicts["error"] == summaries[k].total]
             if errored:
                 out.append(errored_comparison(cell_label(*names[i]), cell_label(*names[j]), len(passed_a), errored))

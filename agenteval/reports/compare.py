@@ -281,7 +281,7 @@ def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by
     a, b = per_case(base.rows), per_case(new.rows)
     repeated = any(key[3] for key in base.rows) or any(key[3] for key in new.rows)
     groups: dict[tuple[str | None, str | None], list[tuple[list[float], list[float]]]] = {
-        names: [] for names in (*base.summary.cells, *new.summary.cells)
+        names: [] for names in (*base.summary.ordered_cells(), *new.summary.ordered_cells())
     }
     for key, first in a.items():
         second = b.get(key)
