@@ -725,7 +725,9 @@ def compare_command(
         else:
             from rich.console import Console
 
-            render_comparison(comparison, gate, Console(highlight=False, width=None if sys.stdout.isatty() else 120))
+            from agenteval.reports.terminal import output_width
+
+            render_comparison(comparison, gate, Console(highlight=False, width=output_width(sys.stdout)))
         sys.stdout.flush()
     passed = not gate.reasons(comparison)
     if update_baseline:
