@@ -19,8 +19,11 @@ if TYPE_CHECKING:  # rich is imported when a table is drawn: `visible` alone sta
     from rich.text import Text
 
 # C0 and C1 controls and DEL (ESC among them), line and paragraph separators, and the bidirectional
-# overrides and isolates that reorder what is shown ("Trojan Source").
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# marks, embeddings, overrides and isolates that reorder what is shown ("Trojan Source"). Every
+# report (terminal, Markdown, JUnit) shows these as escapes: `BIDI` is the part of them that is
+# printable elsewhere, for reports whose own escaping knows the rest.
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
