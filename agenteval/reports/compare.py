@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.paths import MISSING
-from agenteval.reports.failures import field_rows, miss_path, show_value
+from agenteval.reports.failures import answer_line, criteria_lines, field_rows, miss_path, show_value
 from agenteval.reports.inputs import ResultInputs
 from agenteval.reports.numbers import num, pct, points, signed
 from agenteval.reports.outputs import ReportError, stdout_reader_may_leave
@@ -328,26 +328,33 @@ class FirstMiss:
     miss: str | None = None  # that miss as the evaluator worded it
     expected: Any = MISSING
     actual: Any = MISSING
+    answer: str | None = None  # NEW's answer on one line, for a miss that shows no value of its own
 
 
 def first_miss(result: CaseResult) -> FirstMiss:
-    """The case's error, else the first miss (or error, or reasoning) of the first evaluator that did not pass."""
+    """The case's error, else the first miss (or error, or the judge's words per criterion, or its
+    reasoning) of the first evaluator that did not pass; with the answer on one line, as the HTML shows it."""
     if result.error:
         return FirstMiss(None, f"error: {result.error}")
+    answer = answer_line(result.output, ANSWER_IN_REASON)
     for evaluator in result.evaluator_results:
         if evaluator.verdict == "pass":
             continue
         if evaluator.error:
-            return FirstMiss(evaluator.name, f"error: {evaluator.error}")
+            return FirstMiss(evaluator.name, f"error: {evaluator.error}", answer=answer)
         if evaluator.misses:
             miss = evaluator.misses[0]
             path = miss_path(miss)
             row = next((row for row in field_rows(evaluator) if row.path == path), None)
             if row is not None and row.actual is not MISSING:
                 return FirstMiss(evaluator.name, miss, path, miss, row.expected, row.actual)
-            return FirstMiss(evaluator.name, miss)
-        return FirstMiss(evaluator.name, evaluator.reasoning or f"{evaluator.verdict} (score {evaluator.score:.3f})")
-    return FirstMiss(None, f"{result.verdict} (score {result.score:.3f})")
+            return FirstMiss(evaluator.name, miss, answer=answer)
+        said = "; ".join(criteria_lines(evaluator)) or evaluator.reasoning
+        return FirstMiss(evaluator.name, " ".join(said.split()) if said else f"{evaluator.verdict} (score {evaluator.score:.3f})", answer=answer)
+    return FirstMiss(None, f"{result.verdict} (score {result.score:.3f})", answer=answer)
+
+
+ANSWER_IN_REASON = 80  # characters of NEW's answer in a regression's reason
 
 
 def _regression_reasons(base_results: Any, key_of: Any, misses: dict[Key, FirstMiss]) -> dict[Key, str]:
@@ -385,6 +392,8 @@ def _reason(miss: FirstMiss, base: CaseResult | None) -> str:
         text += f"; base: {evaluator.verdict} ({evaluator.score:.3f})"
     elif base is not None and miss.evaluator is not None:
         text += "; base: not run"
+    if miss.answer is not None:
+        text += f"; new answer: {miss.answer}"
     return _clip(text)
 
 
