@@ -57,3 +57,20 @@ def test_compare_says_why_with_the_judges_reasoning_and_the_new_answer(tmp_path)
     table = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl").stdout
     rows = [line.split("│")[1:-1] for line in table.split("Regressions", 1)[1].split("└", 1)[0].splitlines() if line.startswith("│")]
     assert " ".join(row[4].strip() for row in rows) == regression["reason"]  # the whole reason, wrapped in its column
+
+
+def test_single_run_reports_show_each_criterions_mean_score_from_the_summary(tmp_path):
+    lines = [_line("au", "fail", 0.5, "Sydney."), _line("fr", "pass", 1.0, "Paris.")]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = json.loads(run_cli("report", tmp_path / "r.jsonl", "--json").stdout)
+    assert summary["evaluators"]["quality"]["criteria"]["correct"]["mean_score"] == 0.75
+    table = run_cli("report", tmp_path / "r.jsonl").stdout.splitlines()
+    start = [line.rstrip() for line in table].index("Scores per criterion")
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in table[start:] if line.startswith("│")][:2]
+    assert rows == [["quality", "correct", "0.750", "1", "1", "0"], ["quality", "brief", "1.000", "2", "0", "0"]]
+    markdown = run_cli("report", tmp_path / "r.jsonl", "--format", "markdown").stdout
+    assert "### Scores per criterion" in markdown and "| quality | correct | 0.750 | 1 | 1 | 0 |" in markdown
+    assert run_cli("report", tmp_path / "r.jsonl", "--format", "html", "-o", tmp_path / "r.html").returncode == 1
+    page = (tmp_path / "r.html").read_text()
+    assert '<section id="criteria"><h2>Scores per criterion</h2>' in page
+    assert "<tr><td>quality</td><td>correct</td><td>0.750</td><td>1</td><td>1</td><td>0</td></tr>" in page

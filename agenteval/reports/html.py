@@ -312,7 +312,7 @@ def page_head(summary: dict[str, Any], bins: list[list[int]], matrix: bool = Fal
         f'<header><h1>{escape(suite)}</h1><p class="facts">{escape(" · ".join(facts))}</p></header>\n'
         f'<section class="cards">{cards}</section>\n'
         f'<section class="charts">{_histogram_section(bins)}{_evaluator_section(summary)}{_field_section(summary)}{_tag_section(summary)}</section>\n'
-        f"{_usage_section(summary)}{_cells_section(summary)}{_dataset_section(summary)}"
+        f"{_usage_section(summary)}{_criteria_section(summary)}{_cells_section(summary)}{_dataset_section(summary)}"
         f"{_comparison_section() if matrix else ''}{_cases_section(matrix)}"
     )
 
@@ -420,6 +420,17 @@ def _usage_section(summary: dict[str, Any]) -> str:
         return ""
     items = "".join(f"<li>{escape(line)}</li>" for line in figures)
     return f'<section id="usage"><h2>Usage, limits and repeats</h2><ul>{items}</ul></section>\n'
+
+
+def _criteria_section(summary: dict[str, Any]) -> str:
+    """Each criterion's mean score and verdicts (agenteval.reports.table.criterion_rows)."""
+    from agenteval.reports.table import criterion_rows
+
+    rows = criterion_rows(summary)
+    if not rows:
+        return ""
+    return ('<section id="criteria"><h2>Scores per criterion</h2>'
+            + _table(["evaluator", "criterion", "mean score", "pass", "partial", "fail"], rows) + "</section>\n")
 
 
 def _tag_section(summary: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines
 from agenteval.reports.failures import Failure, evaluator_heading, headline
 from agenteval.reports.numbers import num, pct
+from agenteval.reports.table import criterion_rows
 from agenteval.reports.terminal import BIDI
 from agenteval.reports.usage import usage_lines
 
@@ -74,6 +75,10 @@ def summary_markdown(summary: dict[str, Any], failures: list[Failure], failing: 
         ],
         right_from=2,
     )
+    scored = criterion_rows(summary)
+    if scored:
+        lines += ["", "### Scores per criterion", ""]
+        lines += table(["evaluator", "criterion", "mean score", "pass", "partial", "fail"], [[md(value) for value in row] for row in scored], right_from=2)
     fields = [(name, path, stats) for name, paths in summary["fields"].items() for path, stats in paths.items()]
     if fields:
         fields.sort(key=lambda row: (row[2]["accuracy"] is None, row[2]["accuracy"] or 0.0))

@@ -21,6 +21,17 @@ FIELD_ROWS_SHOWN = 30
 _ID, _NUM, _TEXT = "id", "num", "text"
 
 
+def criterion_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Per evaluator with `criteria` in the summary (an llm_judge's criteria, a composite's
+    children): criterion, mean score and verdict counts, as every single-run report shows them."""
+    rows = []
+    for name, stats in summary.get("evaluators", {}).items():
+        for criterion, figures in (stats.get("criteria") or {}).items():
+            verdicts = figures.get("verdicts") or {}
+            rows.append([name, str(criterion), num(figures.get("mean_score")), *(str(verdicts.get(v, 0)) for v in ("pass", "partial", "fail"))])
+    return rows
+
+
 def _columns(*specs: tuple[str, str]) -> list[Column]:
     return [Column(header, kind) for header, kind in specs]
 
@@ -54,6 +65,14 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
             for name, stats in summary["evaluators"].items()
         ],
     ))
+
+    scored = criterion_rows(summary)
+    if scored:
+        console.print(fitted_table(
+            console, "Scores per criterion",
+            _columns(("evaluator", _ID), ("criterion", _ID), ("mean score", _NUM), ("pass", _NUM), ("partial", _NUM), ("fail", _NUM)),
+            scored,
+        ))
 
     criteria = [(name, stats["criterion"]) for name, stats in summary["evaluators"].items() if stats.get("criterion")]
     if criteria:
