@@ -392,7 +392,9 @@ def history(
     else:
         from rich.console import Console
 
-        render_history(runs, Console(highlight=False, width=None if sys.stdout.isatty() else 200))  # piped: ids whole on one line
+        from agenteval.reports.terminal import output_width
+
+        render_history(runs, Console(highlight=False, width=output_width(sys.stdout, 200)))  # piped: COLUMNS, else 200
 
 
 @app.command(epilog="Exit codes: 0 stopped (Ctrl+C) or exported; 2 a missing source, a busy port, a host refused, or the `view` extra not installed.",

@@ -63,9 +63,9 @@ class RunOptions:
 def _human_console(to_stderr: bool) -> Any:
     from rich.console import Console
 
-    stream = sys.stderr if to_stderr else sys.stdout
-    width = None if stream.isatty() else 120  # logs and pipes: wide enough for the tables
-    return Console(stderr=to_stderr, highlight=False, width=width)
+    from agenteval.reports.terminal import output_width
+
+    return Console(stderr=to_stderr, highlight=False, width=output_width(sys.stderr if to_stderr else sys.stdout))  # piped: COLUMNS, else 120
 
 
 def _print_lines(lines: Iterable[str]) -> None:

@@ -516,6 +516,7 @@ class Summary:
         self._not_kept = 0  # results of cells past MAX_CELLS
         for names in cells:  # the suite's cells, under the same caps as cells first seen in results
             self._keep(names)
+        self._declared = len(self.cells)  # cells given in order; others are shown sorted by name (`ordered_cells`)
         self.total = 0
         self.verdicts: Counter[str] = Counter()
         self.usage = UsageStats()  # latency percentiles, tokens, cost (agenteval.usage)
@@ -575,6 +576,12 @@ class Summary:
     def cells_not_kept(self) -> int:
         """Results of cells past MAX_CELLS (counted in the totals only)."""
         return self._not_kept
+
+    def ordered_cells(self) -> list[tuple[str | None, str | None]]:
+        """The cells as reports show and compare them: those given in order (the suite's), then any
+        other by name, so the order never depends on the order results finished in."""
+        names = list(self.cells)
+        return names[: self._declared] + sorted(names[self._declared :], key=lambda pair: (pair[0] or "", pair[1] or ""))
 
     def _cell(self) -> Summary:
         cell = Summary(self._repeat)
@@ -718,8 +725,8 @@ class Summary:
         if not self.cells:
             return {}
         cells = []
-        for (target, prompt), cell in self.cells.items():
-            figures = cell.to_dict()
+        for target, prompt in self.ordered_cells():
+            figures = self.cells[(target, prompt)].to_dict()
             cells.append({
                 "target": target, "prompt": prompt, "label": cell_label(target, prompt),
                 **{key: figures[key] for key in _CELL_KEYS if key in figures},
@@ -737,26 +744,35 @@ class Summary:
         prompt), over the cases both finished; the first cell of a pair is the baseline `a`."""
         if self._pairs is None:
             return []
-        names = list(self.cells)
+        names = self.ordered_cells()
         pairs = _compared_pairs(names)
         if not pairs:
             return []
-        from agenteval.statistics import compare_cells
+        from agenteval.statistics import compare_cells, errored_comparison
 
         repeated = self._repeat > 1 or any(cell.repeats.repeat > 1 for cell in self.cells.values())
+        cases = [self._pairs[case_id] for case_id in sorted(self._pairs)]  # by case id: not the order cases finished in
+        summaries = [self.cells[cell] for cell in names]
+        columns = {cell: index for index, cell in enumerate(self.cells)}  # where each cell's figures are in a case's row
         out = []
         for i, j in pairs:
+            i_column, j_column = columns[names[i]], columns[names[j]]
             passed_a: list[float] = []
             passed_b: list[float] = []
             scores_a: list[float] = []
             scores_b: list[float] = []
-            for row in self._pairs.values():
-                if len(row) <= 3 * max(i, j) or not row[3 * i] or not row[3 * j]:
+            a, b = 3 * i_column, 3 * j_column
+            for row in cases:
+                if len(row) <= max(a, b) or not row[a] or not row[b]:
                     continue
-                passed_a.append(row[3 * i + 1] / row[3 * i])
-                passed_b.append(row[3 * j + 1] / row[3 * j])
-                scores_a.append(row[3 * i + 2] / row[3 * i])
-                scores_b.append(row[3 * j + 2] / row[3 * j])
+                passed_a.append(row[a + 1] / row[a])
+                passed_b.append(row[b + 1] / row[b])
+                scores_a.append(row[a + 2] / row[a])
+                scores_b.append(row[b + 2] / row[b])
+            errored = [cell_label(*names[k]) for k in (i, j) if summaries[k].total and summaries[k].verdicts["error"] == summaries[k].total]
+            if errored:
+                out.append(errored_comparison(cell_label(*names[i]), cell_label(*names[j]), len(passed_a), errored))
+                continue
             out.append(compare_cells(
                 cell_label(*names[i]), cell_label(*names[j]), passed_a, passed_b, scores_a, scores_b, repeated=repeated,
             ))

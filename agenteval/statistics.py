@@ -150,12 +150,14 @@ def sign_flip_p(differences: Sequence[float] | np.ndarray, *, resamples: int = R
     Zero differences carry no sign and drop out. With m nonzero ones: every one of the 2**m sign
     patterns when m <= 16 (exact); else `resamples` random patterns, seeded, counted as
     (1 + as extreme) / (1 + resamples) so the p-value is never 0; past 5,000 the normal limit of the
-    signed sum. On 0/1 differences (pass/fail) the exact form is McNemar's exact test.
+    signed sum. On 0/1 differences (pass/fail) the exact form is McNemar's exact test. The signs are
+    drawn over the differences sorted ascending, so the p-value depends on the differences, never on
+    their order (a run whose cases finish in any order, and a report of its results, agree).
     """
     values = np.asarray(differences, dtype=np.float64).reshape(-1)
     if not np.isfinite(values).all():
         raise ValueError("differences must be finite numbers")
-    values = values[values != 0]
+    values = np.sort(values[values != 0])  # drawn over in ascending order: the cases decide, not the order they finished in
     m = len(values)
     if m == 0:
         return 1.0
@@ -219,19 +221,17 @@ def compare_cells(
     pass_p = mcnemar["p_value"] if mcnemar is not None else sign_flip_p(pass_b - pass_a)
     score_p = sign_flip_p(score_b - score_a)
     heading = f"{label_b} vs {label_a}:"
+    pass_test = "McNemar p" if mcnemar is not None else "sign-flip p"
     if pass_p < ALPHA and pass_rate.low is not None:
-        test = "McNemar p" if mcnemar is not None else "sign-flip p"
-        text = (
-            f"{heading} pass rate {_points(pass_rate.difference)} points (95% CI {_points(pass_rate.low)} to "
-            f"{_points(pass_rate.high)}), {test} {_p_value(pass_p)}"
-        )
+        text = f"{heading} {_said('pass rate', pass_rate, pass_test, pass_p)}"
     elif score_p < ALPHA and mean_score.low is not None:
-        text = (
-            f"{heading} mean score {mean_score.difference:+.3f} (95% CI {mean_score.low:+.3f} to {mean_score.high:+.3f}), "
-            f"sign-flip p {_p_value(score_p)}"
-        )
-    else:
-        text = f"{heading} no detectable difference (n = {n})"
+        text = f"{heading} {_said('mean score', mean_score, 'sign-flip p', score_p)}"
+    elif n == 0:
+        text = f"{heading} no case finished in both"
+    else:  # the figures all the same, so a table of 100% against 70% never reads as a contradiction
+        shown = ("mean score", mean_score, "sign-flip p", score_p) if pass_rate.difference == 0 and mean_score.difference else (
+            "pass rate", pass_rate, pass_test, pass_p)
+        text = f"{heading} no detectable difference (n = {n}): {_said(*shown)}, not significant"
     return {
         "a": label_a,
         "b": label_b,
@@ -241,6 +241,17 @@ def compare_cells(
         "mcnemar": mcnemar,
         "significant": (pass_p < ALPHA or score_p < ALPHA) and n >= 2,
         "text": text,
+    }
+
+
+def errored_comparison(label_a: str, label_b: str, n: int, errored: Sequence[str]) -> dict[str, Any]:
+    """The `comparisons` entry of two cells when every case of one (or both) errored: no figures,
+    since 0% against 70% would read as a difference of the models when one of them never answered."""
+    which = " and ".join(errored)
+    return {
+        "a": label_a, "b": label_b, "n": n, "pass_rate": None, "mean_score": None, "mcnemar": None, "significant": False,
+        "not_compared": f"every case of {which} errored",
+        "text": f"{label_b} vs {label_a}: not compared, every case of {which} errored",
     }
 
 
@@ -297,7 +308,9 @@ def _quantile(ordered: np.ndarray, q: float) -> float:
 
 
 def _mean_difference(a: np.ndarray, b: np.ndarray) -> float | None:
-    return math.fsum(b.tolist()) / len(b) - math.fsum(a.tolist()) / len(a) if len(a) else None
+    """sum(b - a) / n, the sum exact and rounded once: on counts the nearest float to the decimal
+    (70% - 100% is -0.3, never -0.30000000000000004)."""
+    return math.fsum(b.tolist() + (-a).tolist()) / len(a) if len(a) else None
 
 
 def _paired(a: Any, b: Any, name_a: str = "a", name_b: str = "b") -> tuple[np.ndarray, np.ndarray]:
@@ -330,6 +343,16 @@ def _figures(a: np.ndarray, b: np.ndarray, interval: Interval) -> dict[str, floa
         "low": interval.low,
         "high": interval.high,
     }
+
+
+def _said(what: str, interval: Interval, test: str, p: float) -> str:
+    """`pass rate -30.0 points (95% CI -60.0 to +0.0), McNemar p = 0.250`: a rate in points, a score as it is."""
+    def figure(value: float | None) -> str:
+        return _points(value) if what == "pass rate" else f"{value or 0.0:+.3f}"
+
+    unit = " points" if what == "pass rate" else ""
+    spread = f"95% CI {figure(interval.low)} to {figure(interval.high)}" if interval.low is not None else "one case: no interval"
+    return f"{what} {figure(interval.difference)}{unit} ({spread}), {test} {_p_value(p)}"
 
 
 def _points(rate: float | None) -> str:

@@ -19,6 +19,14 @@ import pytest
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# GNU readline (which pytest imports) exports LINES and COLUMNS of a terminal it did not find (80 x
+# 24) into the process's environment, though not into os.environ: every command a test starts
+# would then print its tables 80 wide, as a user's COLUMNS=80 asks. Tests set COLUMNS when they mean it.
+for _name in ("COLUMNS", "LINES"):
+    if _name not in os.environ:
+        os.environ[_name] = ""
+        del os.environ[_name]  # unsetenv: gone from what children inherit
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 SCHEMAS = ROOT / "schemas"

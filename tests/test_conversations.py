@@ -437,3 +437,21 @@ def test_a_goal_judge_that_answers_neither_yes_nor_no_is_the_case_error_naming_t
     assert lines["refund"]["error"] == "turn 2: goal judge: the reply is neither yes nor no: 'Perhaps.'"
     assert len(model.requests["judge"]) == 2
     assert lines["refund"]["usage"]["simulated_user"]["total_tokens"] > 0
+
+
+def test_a_conversations_latency_adds_up_every_step_tool_steps_too():
+    """A tool step has a time but no usage of its own: the case's latency still counts it, as a
+    single answer's tool loop does, and each turn's usage counts its own tool steps."""
+    from agenteval.conversations.transcript import summed_usage
+
+    steps = [
+        {"kind": "model", "turn": 1, "latency_ms": 12.5, "usage": {"latency_ms": 12.5, "input_tokens": 10, "output_tokens": 2, "total_tokens": 12}},
+        {"kind": "tool", "turn": 1, "name": "lookup", "latency_ms": 40.25},
+        {"kind": "model", "turn": 1, "latency_ms": 7.0, "usage": {"latency_ms": 7.0, "input_tokens": 20, "output_tokens": 3, "total_tokens": 23}},
+        {"kind": "user", "turn": 2, "latency_ms": 3.0, "usage": {"latency_ms": 3.0, "input_tokens": 5, "output_tokens": 1, "total_tokens": 6}},
+    ]
+    total = summed_usage(steps)
+    assert total["latency_ms"] == 62.75 and total["total_tokens"] == 41
+    assert total["simulated_user"] == {"latency_ms": 3.0, "input_tokens": 5, "output_tokens": 1, "total_tokens": 6}
+    assert summed_usage([{"kind": "tool", "latency_ms": 4.0}]) == {"latency_ms": 4.0}
+    assert summed_usage([]) is None

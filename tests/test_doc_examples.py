@@ -111,7 +111,7 @@ def test_console_block_runs_as_documented(block: Block, tmp_path: Path):
     # Response caches come along: examples/qa-llm runs offline from the one committed beside it.
     shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("agenteval-results"))
     shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
-    env = {**os.environ, "CI": "1", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    env = {**os.environ, "CI": "1", "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
     for step in block.steps:
         done = subprocess.run(
             ["bash", "-c", step.command], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -18,7 +18,7 @@ from test_doc_examples import console_blocks
 
 FOLDER = EXAMPLES / "compare-models"
 CACHE = Path(".agenteval") / "cache" / "responses.sqlite"
-ENV = {**os.environ, "CI": "1", "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+ENV = {**os.environ, "CI": "1", "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
 ENV.pop("COMPARE_MODELS_BASE_URL", None)  # the cache is keyed by the default base_url
 
 

@@ -201,7 +201,10 @@ def test_report_on_a_matrix_runs_results_recomputes_the_cells_and_counts_every_c
         ["gpt-b/terse", "4", "50.0%", "0.500", "0.500", "FAILED"],
     ]
     lines = done.stdout.splitlines()
-    assert lines[lines.index("Comparisons") + 1] == "gpt-b/terse vs gpt-a/terse: no detectable difference (n = 4)"
+    assert lines[lines.index("Comparisons") + 1] == (  # q1-q4 in both: one case each way
+        "gpt-b/terse vs gpt-a/terse: no detectable difference (n = 4): pass rate +0.0 points (95% CI -75.0 to +75.0), "
+        "McNemar p = 1.000, not significant"
+    )
     assert "cell gpt-a/terse failed the gate: 1 of 5 cases errored" in lines
     summary = json.loads(run_cli("report", tmp_path / "r.jsonl", "--json").stdout)
     assert [cell["label"] for cell in summary["cells"]] == ["gpt-a/terse", "gpt-b/terse"]

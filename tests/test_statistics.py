@@ -121,7 +121,7 @@ def test_bootstrap_equals_a_plain_python_loop_over_the_same_stream_to_the_last_d
     for confidence, seed in ((0.95, SEED), (0.9, 7), (0.99, 123)):
         interval = paired_bootstrap(a, b, resamples=3000, confidence=confidence, seed=seed)
         assert (interval.low, interval.high) == _reference(a, b, 3000, confidence, seed)
-        assert interval.difference == math.fsum(b) / 37 - math.fsum(a) / 37
+        assert interval.difference == float(sum(map(Fraction, b)) / 37 - sum(map(Fraction, a)) / 37)  # the exact mean difference, rounded once
         assert interval.n == 37 and interval.confidence == confidence
 
 
@@ -374,7 +374,11 @@ def test_the_design_example_of_five_discordant_pairs_is_no_detectable_difference
     assert comparison["pass_rate"]["a"] == 0.75 and comparison["pass_rate"]["b"] == 0.9
     assert comparison["pass_rate"]["low"] <= 0 <= comparison["pass_rate"]["high"]
     assert comparison["significant"] is False
-    assert comparison["text"] == "gpt-b/terse vs gpt-a/terse: no detectable difference (n = 20)"
+    assert comparison["text"] == (
+        "gpt-b/terse vs gpt-a/terse: no detectable difference (n = 20): "
+        f"pass rate +15.0 points (95% CI {comparison['pass_rate']['low'] * 100:+.1f} to {comparison['pass_rate']['high'] * 100:+.1f}), "
+        "McNemar p = 0.375, not significant"
+    )
 
 
 def test_when_only_the_mean_score_moves_the_text_says_mean_score():
@@ -396,7 +400,9 @@ def test_when_only_the_mean_score_moves_the_text_says_mean_score():
 def test_no_difference_is_said_with_the_number_of_cases():
     passed_a, _, scores_a, _ = _cells(40, 0.7, 0.7, 6)
     comparison = compare_cells("gpt-a", "gpt-b", passed_a, passed_a, scores_a, scores_a, repeated=False)
-    assert comparison["text"] == "gpt-b vs gpt-a: no detectable difference (n = 40)"
+    assert comparison["text"] == (
+        "gpt-b vs gpt-a: no detectable difference (n = 40): pass rate +0.0 points (95% CI +0.0 to +0.0), McNemar p = 1.000, not significant"
+    )
     assert comparison["significant"] is False and comparison["pass_rate"]["difference"] == 0.0
 
 
@@ -423,11 +429,12 @@ def test_cells_without_common_cases_compare_to_nothing():
     assert comparison == {
         "a": "a", "b": "b", "n": 0, "pass_rate": empty, "mean_score": empty,
         "mcnemar": {"a_only": 0, "b_only": 0, "p_value": 1.0}, "significant": False,
-        "text": "b vs a: no detectable difference (n = 0)",
+        "text": "b vs a: no case finished in both",
     }
     one = compare_cells("a", "b", [0.0], [1.0], [0.0], [1.0], repeated=False)
     assert one["pass_rate"] == {"a": 0.0, "b": 1.0, "difference": 1.0, "low": None, "high": None, "p_value": 1.0}
-    assert one["significant"] is False and one["text"] == "b vs a: no detectable difference (n = 1)"
+    assert one["significant"] is False
+    assert one["text"] == "b vs a: no detectable difference (n = 1): pass rate +100.0 points (one case: no interval), McNemar p = 1.000, not significant"
     assert one["mcnemar"] == {"a_only": 0, "b_only": 1, "p_value": 1.0}
 
 
@@ -438,7 +445,9 @@ def test_a_small_sample_is_not_called_a_difference_though_its_bootstrap_interval
     comparison = compare_cells("weak", "strong", passed_a, passed_b, passed_a, passed_b, repeated=False)
     assert comparison["pass_rate"]["low"] > 0
     assert comparison["pass_rate"]["p_value"] == comparison["mean_score"]["p_value"] == 0.125
-    assert comparison["significant"] is False and comparison["text"] == "strong vs weak: no detectable difference (n = 6)"
+    assert comparison["significant"] is False and comparison["text"] == (
+        "strong vs weak: no detectable difference (n = 6): pass rate +66.7 points (95% CI +33.3 to +100.0), McNemar p = 0.125, not significant"
+    )
 
 
 @pytest.mark.parametrize("discordant", [(0, 4), (3, 9), (1, 15), (7, 7), (2, 14)])

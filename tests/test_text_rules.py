@@ -147,8 +147,9 @@ def test_contains_all_scores_the_share_found_and_names_each_string():
     result = check("contains", "Your refund arrives in 5 days.", reference=["refund", "5 days", "apology"])
     assert (result.score, result.verdict) == (pytest.approx(2 / 3), "partial")
     assert result.hits == ["'refund'", "'5 days'"]
-    assert result.misses == ["'apology'"]
+    assert result.misses == ["'apology' not found (2 of 3 found; every one is needed, `mode: any` passes with one)"]
     assert result.reasoning == "2/3 found"
+    assert check("contains", "Refund issued", reference="refund").misses == ["'refund'"]  # one string: the string alone
 
 
 def test_contains_any_needs_one():
@@ -499,7 +500,7 @@ def test_a_suite_of_text_rules_runs_end_to_end(tmp_path):
     assert good == {"mentions": "pass", "no-apology": "pass", "short": "pass", "ticket": "pass", "shape": "pass"}
     bad = {r["name"]: (r["verdict"], r["misses"]) for r in lines["bad"]["evaluator_results"]}
     assert bad == {
-        "mentions": ("partial", ["'days'"]),
+        "mentions": ("partial", ["'days' not found (1 of 2 found; every one is needed, `mode: any` passes with one)"]),
         "no-apology": ("fail", ["answer contains 'sorry'"]),
         "short": ("fail", ["answer has 13 words, more than 12"]),
         "ticket": ("fail", ["answer does not match /#[0-9]{4}/"]),

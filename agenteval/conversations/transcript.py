@@ -33,6 +33,9 @@ def summed_usage(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
         total = combine_usage(total, usage)
         if step.get("kind") == "user":
             user = combine_usage(user, usage)
+    timed = [step["latency_ms"] for step in steps if type(step.get("latency_ms")) in (int, float)]
+    if timed:  # every step's time, a tool's too (it has no usage of its own), as a single answer's tool loop counts it
+        total = {**(total or {}), "latency_ms": round(math.fsum(timed), 3)}
     if total is not None and user is not None:
         total["simulated_user"] = user
     return total

@@ -21,10 +21,13 @@ _ID, _NUM = "id", "num"
 
 @dataclass(frozen=True, slots=True)
 class CellTable:
-    """`columns` are (header, kind): kind "id" for the cell label, "num" for every figure."""
+    """`columns` are (header, kind): kind "id" for the cell label, "num" for every figure;
+    `per_evaluator` the [start, stop) of the evaluators' and criteria's columns (a terminal too
+    narrow for the whole table shows them in a table of their own)."""
 
     columns: list[tuple[str, str]]
     rows: list[list[str]]
+    per_evaluator: tuple[int, int] = (0, 0)
 
 
 def cells(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,6 +72,7 @@ def cell_table(summary: dict[str, Any]) -> CellTable | None:
     columns = [("cell", _ID), ("cases", _NUM), ("pass rate", _NUM), ("mean score", _NUM)]
     columns += [(name, _NUM) for name in evaluators]
     columns += [(f"{name}: {criterion}", _NUM) for name, criteria in evaluators.items() for criterion in criteria]
+    per_evaluator = (4, len(columns))
     if counted:
         columns.append(("tokens", _NUM))
     if priced:
@@ -98,7 +102,7 @@ def cell_table(summary: dict[str, Any]) -> CellTable | None:
             gate = cell.get("gate")
             row.append("n/a" if not gate else "passed" if gate.get("passed") else "FAILED")
         table.append(row)
-    return CellTable(columns, table)
+    return CellTable(columns, table, per_evaluator)
 
 
 def comparison_lines(summary: dict[str, Any]) -> list[tuple[str, bool]]:

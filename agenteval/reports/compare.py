@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.paths import MISSING
-from agenteval.reports.failures import field_rows, miss_path, show_value
+from agenteval.reports.failures import answer_line, criteria_lines, field_rows, miss_path, show_value
 from agenteval.reports.inputs import ResultInputs
 from agenteval.reports.numbers import num, pct, points, signed
 from agenteval.reports.outputs import ReportError, stdout_reader_may_leave
@@ -162,7 +162,7 @@ class _Side:
 
 def _read_side(path: Path | StoredRun, label: str, cell: str | None) -> _Side:
     inputs = ResultInputs([path], repetitions=True)
-    summary = Summary()
+    summary = Summary(cells=inputs.cell_order() if cell is None else ())  # the suite's order, as the run printed it
     rows: dict[Key, tuple[str, float]] = {}
     cells: dict[tuple[str | None, str | None], int] = {}
     for result in inputs:
@@ -262,22 +262,27 @@ def _change_key(change: CaseChange) -> Key:
 
 def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by_cell: bool) -> list[dict[str, Any]]:
     """agenteval.statistics.compare_cells over the cases both sides finished: for `--cells` the two
-    cells, between two matrix runs each cell against itself, else BASE against NEW. Under `--repeat`
-    a case's pass rate and mean score over its repetitions are what is paired."""
-    from agenteval.statistics import compare_cells
+    cells, between two matrix runs each cell against itself (in the run's cell order), else BASE
+    against NEW. Under `--repeat` a case's pass rate and mean score over its repetitions are what is
+    paired. Cases are taken in case id order, so the figures never depend on the order they finished in."""
+    from agenteval.statistics import compare_cells, errored_comparison
 
     def per_case(rows: dict[Key, tuple[str, float]]) -> dict[tuple[str, str | None, str | None], list[float]]:
         out: dict[tuple[str, str | None, str | None], list[float]] = {}
-        for (case_id, target, prompt, _), (verdict, score) in rows.items():
-            entry = out.setdefault((case_id, target, prompt), [0.0, 0.0, 0.0])
+        for key in sorted(rows, key=_sort_key):
+            (case_id, target, prompt, _), (verdict, score) = key, rows[key]
+            entry = out.setdefault((case_id, target, prompt), [0.0, 0.0, 0.0, 0.0])
             entry[0] += 1
             entry[1] += verdict == "pass"
             entry[2] += score
+            entry[3] += verdict == "error"
         return out
 
     a, b = per_case(base.rows), per_case(new.rows)
     repeated = any(key[3] for key in base.rows) or any(key[3] for key in new.rows)
-    groups: dict[tuple[str | None, str | None], list[tuple[list[float], list[float]]]] = {}
+    groups: dict[tuple[str | None, str | None], list[tuple[list[float], list[float]]]] = {
+        names: [] for names in (*base.summary.ordered_cells(), *new.summary.ordered_cells())
+    }
     for key, first in a.items():
         second = b.get(key)
         if second is not None:
@@ -293,6 +298,10 @@ def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by
         pairs = groups.get(names, [])
         if not pairs:
             continue
+        errored = [label for label, side in ((label_a, 0), (label_b, 1)) if all(pair[side][3] == pair[side][0] for pair in pairs)]
+        if errored:
+            found.append(errored_comparison(label_a, label_b, len(pairs), errored))
+            continue
         found.append(compare_cells(
             label_a, label_b,
             [x[1] / x[0] for x, _ in pairs], [y[1] / y[0] for _, y in pairs],
@@ -300,6 +309,10 @@ def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by
             repeated=repeated,
         ))
     return found
+
+
+def _sort_key(key: Key) -> tuple[str, str, str, int]:
+    return (key[0], key[1] or "", key[2] or "", key[3])
 
 
 REASON_CHARS = 300  # of one regression's reason
@@ -315,26 +328,33 @@ class FirstMiss:
     miss: str | None = None  # that miss as the evaluator worded it
     expected: Any = MISSING
     actual: Any = MISSING
+    answer: str | None = None  # NEW's answer on one line, for a miss that shows no value of its own
 
 
 def first_miss(result: CaseResult) -> FirstMiss:
-    """The case's error, else the first miss (or error, or reasoning) of the first evaluator that did not pass."""
+    """The case's error, else the first miss (or error, or the judge's words per criterion, or its
+    reasoning) of the first evaluator that did not pass; with the answer on one line, as the HTML shows it."""
     if result.error:
         return FirstMiss(None, f"error: {result.error}")
+    answer = answer_line(result.output, ANSWER_IN_REASON)
     for evaluator in result.evaluator_results:
         if evaluator.verdict == "pass":
             continue
         if evaluator.error:
-            return FirstMiss(evaluator.name, f"error: {evaluator.error}")
+            return FirstMiss(evaluator.name, f"error: {evaluator.error}", answer=answer)
         if evaluator.misses:
             miss = evaluator.misses[0]
             path = miss_path(miss)
             row = next((row for row in field_rows(evaluator) if row.path == path), None)
             if row is not None and row.actual is not MISSING:
                 return FirstMiss(evaluator.name, miss, path, miss, row.expected, row.actual)
-            return FirstMiss(evaluator.name, miss)
-        return FirstMiss(evaluator.name, evaluator.reasoning or f"{evaluator.verdict} (score {evaluator.score:.3f})")
-    return FirstMiss(None, f"{result.verdict} (score {result.score:.3f})")
+            return FirstMiss(evaluator.name, miss, answer=answer)
+        said = "; ".join(criteria_lines(evaluator)) or evaluator.reasoning
+        return FirstMiss(evaluator.name, " ".join(said.split()) if said else f"{evaluator.verdict} (score {evaluator.score:.3f})", answer=answer)
+    return FirstMiss(None, f"{result.verdict} (score {result.score:.3f})", answer=answer)
+
+
+ANSWER_IN_REASON = 80  # characters of NEW's answer in a regression's reason
 
 
 def _regression_reasons(base_results: Any, key_of: Any, misses: dict[Key, FirstMiss]) -> dict[Key, str]:
@@ -372,6 +392,8 @@ def _reason(miss: FirstMiss, base: CaseResult | None) -> str:
         text += f"; base: {evaluator.verdict} ({evaluator.score:.3f})"
     elif base is not None and miss.evaluator is not None:
         text += "; base: not run"
+    if miss.answer is not None:
+        text += f"; new answer: {miss.answer}"
     return _clip(text)
 
 
@@ -712,7 +734,9 @@ def compare_command(
         else:
             from rich.console import Console
 
-            render_comparison(comparison, gate, Console(highlight=False, width=None if sys.stdout.isatty() else 120))
+            from agenteval.reports.terminal import output_width
+
+            render_comparison(comparison, gate, Console(highlight=False, width=output_width(sys.stdout)))
         sys.stdout.flush()
     passed = not gate.reasons(comparison)
     if update_baseline:

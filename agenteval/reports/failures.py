@@ -17,6 +17,8 @@ from agenteval.results import CaseResult
 
 MISSES_SHOWN = 5  # per evaluator, in the terminal and in Markdown
 VALUE_WIDTH = 60  # characters of one expected or actual value
+ANSWER_CHARS = 120  # of the answer, on its one line
+REASONING_CHARS = 300  # of a judge's reasoning for one criterion
 _RANK = {"error": 0, "fail": 1, "pass": 2}
 
 
@@ -147,6 +149,36 @@ def miss_lines(evaluator: EvaluatorResult) -> list[str]:
     return lines
 
 
+def one_line(text: str, width: int) -> str:
+    """`text` with its runs of whitespace (line breaks too) as one space, cut to `width` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def answer_line(output: Any, width: int = ANSWER_CHARS) -> str | None:
+    """A text answer on one line, as the HTML report shows it first: the answer itself when it is
+    text, or the `content` of a model's or an agent's answer; None for a structured answer (its
+    field misses show the values that matter) or none at all."""
+    if isinstance(output, dict) and isinstance(output.get("content"), str):
+        output = output["content"]
+    return one_line(output, width) if isinstance(output, str) else None
+
+
+def criteria_lines(evaluator: EvaluatorResult) -> list[str]:
+    """A judge's words per criterion (`details.criteria` of llm_judge and its kind): `name (score):
+    reasoning`, each on one line; [] when the evaluator gave none."""
+    criteria = (evaluator.details or {}).get("criteria")
+    if not isinstance(criteria, dict):
+        return []
+    lines = []
+    for name, entry in criteria.items():
+        if isinstance(entry, dict) and isinstance(entry.get("reasoning"), str) and entry["reasoning"].strip():
+            score = entry.get("raw_score", entry.get("score"))
+            shown = f" ({score:g})" if type(score) in (int, float) else ""
+            lines.append(one_line(f"{name}{shown}: {entry['reasoning']}", REASONING_CHARS))
+    return lines
+
+
 @dataclass(slots=True)
 class EvaluatorMisses:
     name: str
@@ -168,6 +200,7 @@ class Failure:
     duration_ms: float
     error: str | None
     evaluators: list[EvaluatorMisses] = field(default_factory=list)
+    answer: str | None = None  # the answer on one line (`answer_line`)
 
     @property
     def key(self) -> tuple[int, float, str]:
@@ -187,8 +220,9 @@ def describe(result: CaseResult, misses_shown: int = MISSES_SHOWN) -> Failure:
             continue
         if evaluator.error:
             lines = [f"error: {evaluator.error}"]
-        else:
-            lines = miss_lines(evaluator) or ([evaluator.reasoning] if evaluator.reasoning else [])
+        else:  # the misses, else the judge's words: per criterion when it gave them, else its reasoning
+            lines = miss_lines(evaluator) or criteria_lines(evaluator) or (
+                [one_line(evaluator.reasoning, REASONING_CHARS)] if evaluator.reasoning else [])
         evaluators.append(EvaluatorMisses(
             evaluator.name, evaluator.type, evaluator.verdict, evaluator.score,
             lines[:misses_shown], max(0, len(lines) - misses_shown),
@@ -196,7 +230,7 @@ def describe(result: CaseResult, misses_shown: int = MISSES_SHOWN) -> Failure:
     shown = result.case_id  # in a matrix run, with its cell: the same case fails in each cell on its own
     if result.target is not None or result.prompt is not None:
         shown = f"{shown} [{cell_label(result.target, result.prompt)}]"
-    return Failure(shown, result.suite, result.verdict, result.score, result.duration_ms, result.error, evaluators)
+    return Failure(shown, result.suite, result.verdict, result.score, result.duration_ms, result.error, evaluators, answer_line(result.output))
 
 
 class FailureCollector:
@@ -252,6 +286,8 @@ def render_failures(collector: FailureCollector, console: Any) -> None:
     for failure in shown:
         style = "magenta" if failure.verdict == "error" else "red"
         console.print(Text(visible(headline(failure)), style=style), soft_wrap=True)
+        if failure.answer is not None:
+            console.print(Text("  answer: " + visible(failure.answer), style="dim"), soft_wrap=True)
         for misses in failure.evaluators:
             console.print(Text("  " + visible(evaluator_heading(misses))), soft_wrap=True)
             for line in misses.lines:

@@ -26,7 +26,7 @@ def report_results(
         raise ReportError("--format html writes a whole web page; give a file with -o PATH (e.g. -o report.html), or redirect stdout")
     reports = Reports(show_failures, [(fmt, output)])
     inputs = ResultInputs(paths, repetitions=True)
-    summary = Summary(INFERRED)
+    summary = Summary(INFERRED, inputs.cell_order())  # the suite's order, as the run printed it
     summary.min_pass_rate = min_pass_rate  # each cell's gate in a matrix run
     try:
         for result in inputs:

@@ -16,6 +16,7 @@ import base64
 import tempfile
 import zlib
 from html import escape
+from collections.abc import Sequence
 from importlib import resources
 from typing import IO, Any
 
@@ -190,14 +191,15 @@ class HtmlWriter:
         types = {name: stats["type"] for name, stats in summary.get("evaluators", {}).items()}
         out.write(page_head(summary, self._bins, matrix=len(self._cells.index) > 1).encode())
         out.write(b'<script id="agenteval-data" type="application/gzip;base64">\n')
-        self._write_data(out, types)
+        self._write_data(out, types, [cell.get("label") for cell in summary.get("cells") or () if isinstance(cell, dict)])
         out.write(b"\n</script>\n<script>\n")
         out.write(_asset("report.js").encode())
         out.write(b"</script>\n</body>\n</html>\n")
 
-    def _write_data(self, out: IO[bytes], types: dict[str, str]) -> None:
-        """gzip + base64 of: one line of JSON {evaluators, types, tags, paths, [cells,] cases}, then one
-        details line per case; `cells` (the cell labels) only in a matrix run."""
+    def _write_data(self, out: IO[bytes], types: dict[str, str], order: Sequence[Any] = ()) -> None:
+        """gzip + base64 of: one line of JSON {evaluators, types, tags, paths, [cells, order,] cases}, then
+        one details line per case; `cells` (the cell labels, as the rows number them) and `order` (their
+        indexes in the suite's order, as the summary lists the cells) only in a matrix run."""
         names = self._evaluators.names()
         found: dict[str, Any] = {
             "evaluators": names, "types": [types.get(name, "") for name in names],
@@ -205,6 +207,8 @@ class HtmlWriter:
         }
         if self._cells.index:
             found["cells"] = self._cells.names()
+            listed = [self._cells.index[label] for label in order if label in self._cells.index]
+            found["order"] = list(dict.fromkeys(listed + list(range(len(found["cells"])))))  # cells the summary does not list: last
         head = orjson.dumps(found)
         packer = zlib.compressobj(6, zlib.DEFLATED, 31)
         pending = b""
@@ -308,7 +312,7 @@ def page_head(summary: dict[str, Any], bins: list[list[int]], matrix: bool = Fal
         f'<header><h1>{escape(suite)}</h1><p class="facts">{escape(" · ".join(facts))}</p></header>\n'
         f'<section class="cards">{cards}</section>\n'
         f'<section class="charts">{_histogram_section(bins)}{_evaluator_section(summary)}{_field_section(summary)}{_tag_section(summary)}</section>\n'
-        f"{_usage_section(summary)}{_cells_section(summary)}{_dataset_section(summary)}"
+        f"{_usage_section(summary)}{_criteria_section(summary)}{_cells_section(summary)}{_dataset_section(summary)}"
         f"{_comparison_section() if matrix else ''}{_cases_section(matrix)}"
     )
 
@@ -416,6 +420,17 @@ def _usage_section(summary: dict[str, Any]) -> str:
         return ""
     items = "".join(f"<li>{escape(line)}</li>" for line in figures)
     return f'<section id="usage"><h2>Usage, limits and repeats</h2><ul>{items}</ul></section>\n'
+
+
+def _criteria_section(summary: dict[str, Any]) -> str:
+    """Each criterion's mean score and verdicts (agenteval.reports.table.criterion_rows)."""
+    from agenteval.reports.table import criterion_rows
+
+    rows = criterion_rows(summary)
+    if not rows:
+        return ""
+    return ('<section id="criteria"><h2>Scores per criterion</h2>'
+            + _table(["evaluator", "criterion", "mean score", "pass", "partial", "fail"], rows) + "</section>\n")
 
 
 def _tag_section(summary: dict[str, Any]) -> str:

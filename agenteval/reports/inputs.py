@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from agenteval.results import CaseResult
+from typing import Any
+
+import orjson
+
+from agenteval.results import MAX_CELLS, CaseResult
 from agenteval.stores import StoredRun, read_source
+from agenteval.stores.jsonl import summary_path
 
 
 class ResultInputs:
@@ -49,6 +54,16 @@ class ResultInputs:
                     self.run_ids.append(result.run_id)
                 yield result
 
+    def cell_order(self) -> list[tuple[str | None, str | None]]:
+        """The cells in the order the suite declares them, as the run's summary lists them (beside
+        a results file, or in the store), so `report` orders cells and compares them in the run's
+        direction, not in the order results finished; [] when no summary of these results says."""
+        order: dict[tuple[str | None, str | None], None] = {}
+        for source in self.paths:
+            for names in _summary_cells(source):
+                order.setdefault(names, None)
+        return list(order)
+
     def describe_runs(self) -> str:
         """The run ids, or how many runs when there are many (e.g. the shards of a large run)."""
         return ", ".join(self.run_ids) if len(self.run_ids) <= 3 else f"{len(self.run_ids)} runs"
@@ -69,3 +84,28 @@ class ResultInputs:
             f"{self.duplicates} duplicate result{'s' if self.duplicates != 1 else ''} skipped "
             f"(e.g. case {case_id!r} {where}); each case is counted once"
         )
+
+
+def _summary_cells(source: Path | StoredRun) -> list[tuple[str | None, str | None]]:
+    """(target, prompt) of each cell the run's own summary lists, when that summary is of the run
+    whose results these are; [] otherwise (no summary, another run's, or not a summary at all)."""
+    summary: Any = None
+    if isinstance(source, StoredRun):
+        read = getattr(source.store, "summary", None)
+        summary = read(source.run_id) if callable(read) else None
+        run_id = source.run_id
+    else:
+        try:
+            summary = orjson.loads(summary_path(source).read_bytes())
+            with source.open("rb") as handle:
+                run_id = orjson.loads(handle.readline()).get("run_id")
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            return []
+    if not isinstance(summary, dict) or summary.get("run_id") != run_id or not isinstance(summary.get("cells"), list):
+        return []
+    found = []
+    for cell in summary["cells"][:MAX_CELLS]:
+        names = (cell.get("target"), cell.get("prompt")) if isinstance(cell, dict) else None
+        if names is not None and all(name is None or type(name) is str for name in names):
+            found.append(names)
+    return found

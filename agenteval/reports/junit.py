@@ -20,6 +20,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from agenteval.reports.cell_table import cells, result_cell
 from agenteval.reports.failures import describe, evaluator_heading, headline
+from agenteval.reports.terminal import visible, visible_lines
 from agenteval.results import CaseResult
 
 MISSES_IN_BODY = 50  # per evaluator; the message is one line, the body the whole story
@@ -27,12 +28,15 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(text: str) -> str:
-    """Text safe inside an element: escaped, and characters XML 1.0 forbids replaced."""
-    return escape(_NOT_XML.sub("\ufffd", text))
+    """Text safe inside an element: escaped, its lines kept, control characters and bidirectional
+    overrides shown as escapes as on the terminal (a CI view must not reorder what follows a
+    case id), and what XML 1.0 still forbids (a lone surrogate) replaced."""
+    return escape(_NOT_XML.sub("\ufffd", visible_lines(text)))
 
 
 def xml_attr(text: str) -> str:
-    return quoteattr(_NOT_XML.sub("\ufffd", text))
+    """An attribute value, quoted: as `xml_text`, on one line (a line break shown as `\\n`)."""
+    return quoteattr(_NOT_XML.sub("\ufffd", visible(text)))
 
 
 def seconds_attr(seconds: float) -> str:
@@ -64,7 +68,7 @@ def testcase_xml(result: CaseResult, classname: str | None = None, label: str = 
     if result.verdict == "pass":
         return f"    {head}/>\n"
     failure = describe(result, MISSES_IN_BODY)
-    lines = [headline(failure)]
+    lines = [headline(failure)] + ([f"  answer: {failure.answer}"] if failure.answer is not None else [])
     for misses in failure.evaluators:
         lines.append("  " + evaluator_heading(misses))
         lines.extend("    " + line for line in misses.lines)

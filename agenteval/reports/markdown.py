@@ -8,6 +8,8 @@ from typing import Any
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines
 from agenteval.reports.failures import Failure, evaluator_heading, headline
 from agenteval.reports.numbers import num, pct
+from agenteval.reports.table import criterion_rows
+from agenteval.reports.terminal import BIDI
 from agenteval.reports.usage import usage_lines
 
 FIELD_ROWS_SHOWN = 30
@@ -15,20 +17,28 @@ _SPECIAL = re.compile(r"([\\`*\[\]<>|~&]|(?<!\w)_|_(?!\w))")
 # Line ends CommonMark honours (LF, CR, CRLF) and those other renderers and editors may (VT, FF,
 # NEL, LINE and PARAGRAPH SEPARATOR): one space each, so data never starts a line of its own.
 _LINE_ENDS = re.compile("\r\n|[\n\r\v\f\x85\u2028\u2029]")
-_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+# Other controls, and the bidirectional marks and overrides that would reverse the text after them
+# in a PR comment as on a terminal (agenteval.reports.terminal.BIDI): shown as escapes.
+_CONTROLS = re.compile(f"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f{BIDI}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def md(text: str) -> str:
     """Plain text that Markdown shows as written: special characters escaped, on one line, and
-    other control characters shown as escapes (`\\x1b`), so data can add no heading, row or markup."""
+    other control characters shown as escapes (`\\x1b`, `\\u202e`), so data can add no heading, row
+    or markup, nor reorder what follows it."""
     text = _LINE_ENDS.sub(" ", text)
-    text = _CONTROLS.sub(lambda match: f"\\x{ord(match.group(0)):02x}", text)
+    text = _CONTROLS.sub(_escaped, text)
     return _SPECIAL.sub(lambda match: "\\" + match.group(0), text)
 
 
 def code(text: str) -> str:
     """An inline code span holding `text` on one line, whatever backticks it contains."""
-    text = _CONTROLS.sub(lambda match: f"\\x{ord(match.group(0)):02x}", _LINE_ENDS.sub(" ", text))
+    text = _CONTROLS.sub(_escaped, _LINE_ENDS.sub(" ", text))
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
     return f"{fence}{padded}{fence}"
@@ -65,6 +75,10 @@ def summary_markdown(summary: dict[str, Any], failures: list[Failure], failing: 
         ],
         right_from=2,
     )
+    scored = criterion_rows(summary)
+    if scored:
+        lines += ["", "### Scores per criterion", ""]
+        lines += table(["evaluator", "criterion", "mean score", "pass", "partial", "fail"], [[md(value) for value in row] for row in scored], right_from=2)
     fields = [(name, path, stats) for name, paths in summary["fields"].items() for path, stats in paths.items()]
     if fields:
         fields.sort(key=lambda row: (row[2]["accuracy"] is None, row[2]["accuracy"] or 0.0))
@@ -129,6 +143,8 @@ def failures_markdown(failures: list[Failure], failing: int) -> list[str]:
     lines = ["", f"### Failures ({len(failures)} of {failing}, worst first)" if failures else f"### Failures ({failing})", ""]
     for failure in failures:
         lines.append(f"- **{md(headline(failure))}**")
+        if failure.answer is not None:
+            lines.append(f"  - answer: {md(failure.answer)}")
         for misses in failure.evaluators:
             lines.append(f"  - {md(evaluator_heading(misses))}")
             lines += [f"    - {md(line)}" for line in misses.lines]

@@ -183,15 +183,16 @@ class Reports:
             from rich.console import Console
 
             from agenteval.reports.table import render_summary
+            from agenteval.reports.terminal import output_width
 
             if out is None:
-                console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+                console = Console(highlight=False, width=output_width(sys.stdout))
                 render_summary(summary, console)
                 self.render_failures(console)
                 return
             text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
             try:
-                console = Console(file=text, width=120, highlight=False, color_system=None)
+                console = Console(file=text, width=output_width(text), highlight=False, color_system=None)
                 render_summary(summary, console)
                 self.render_failures(console)
             finally:

@@ -13,12 +13,23 @@ from rich.text import Text
 
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines
 from agenteval.reports.numbers import num, pct
-from agenteval.reports.terminal import Column, fitted_table, visible
+from agenteval.reports.terminal import Column, fitted_table, fitted_tables, visible
 from agenteval.reports.usage import render_usage
 
 _VERDICT_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "error": "magenta"}
 FIELD_ROWS_SHOWN = 30
 _ID, _NUM, _TEXT = "id", "num", "text"
+
+
+def criterion_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Per evaluator with `criteria` in the summary (an llm_judge's criteria, a composite's
+    children): criterion, mean score and verdict counts, as every single-run report shows them."""
+    rows = []
+    for name, stats in summary.get("evaluators", {}).items():
+        for criterion, figures in (stats.get("criteria") or {}).items():
+            verdicts = figures.get("verdicts") or {}
+            rows.append([name, str(criterion), num(figures.get("mean_score")), *(str(verdicts.get(v, 0)) for v in ("pass", "partial", "fail"))])
+    return rows
 
 
 def _columns(*specs: tuple[str, str]) -> list[Column]:
@@ -54,6 +65,14 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
             for name, stats in summary["evaluators"].items()
         ],
     ))
+
+    scored = criterion_rows(summary)
+    if scored:
+        console.print(fitted_table(
+            console, "Scores per criterion",
+            _columns(("evaluator", _ID), ("criterion", _ID), ("mean score", _NUM), ("pass", _NUM), ("partial", _NUM), ("fail", _NUM)),
+            scored,
+        ))
 
     criteria = [(name, stats["criterion"]) for name, stats in summary["evaluators"].items() if stats.get("criterion")]
     if criteria:
@@ -105,19 +124,38 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
     render_cells(summary, console)
 
 
+def _by_evaluator(console: Console, columns: list[Column], rows: list[list[str]], cells: list[str]) -> Any:
+    """Each evaluator's (and criterion's) mean score per cell: one row per evaluator and a column per
+    cell when the cells fit side by side (any number of evaluators reads down the page), else a row
+    per cell, its evaluators split over as many tables as the width needs."""
+    by_row = fitted_tables(
+        console, "Cells by evaluator", [Column("evaluator"), *(Column(cell, "num") for cell in cells)],
+        [[column.header, *(row[index] for row in rows)] for index, column in enumerate(columns)],
+    )
+    if len(by_row) == 1:
+        return by_row[0]
+    return fitted_table(console, "Cells by evaluator", [Column("cell"), *columns], [[cell, *row] for cell, row in zip(cells, rows)], keep=1)
+
+
 def render_cells(summary: dict[str, Any], console: Console) -> None:
     """A matrix run, cell by cell: the cells table, the comparisons in words (significant ones
     first) and the cells that failed the gate. Prints nothing for a run of one cell."""
     table = cell_table(summary)
     if table is None:
         return
-    console.print(fitted_table(
-        console, "Cells", [Column(visible(header), kind) for header, kind in table.columns], table.rows,
-    ))
+    columns = [Column(visible(header), kind) for header, kind in table.columns]
+    if len(fitted_tables(console, "Cells", columns, table.rows, keep=1)) == 1:
+        console.print(fitted_table(console, "Cells", columns, table.rows, keep=1))
+    else:  # too wide: the cells' figures, then the evaluators' and criteria's means in a table of their own
+        start, stop = table.per_evaluator
+        chosen = [0, *range(1, start), *range(stop, len(columns))]
+        console.print(fitted_table(console, "Cells", [columns[i] for i in chosen], [[row[i] for i in chosen] for row in table.rows], keep=1))
+        if stop > start:
+            console.print(_by_evaluator(console, columns[start:stop], [row[start:stop] for row in table.rows], [row[0] for row in table.rows]))
     comparisons = comparison_lines(summary)
     if comparisons:
         console.print(Text("Comparisons", style="bold"))
         for text, significant in comparisons:
-            console.print(Text(visible(text), style="bold" if significant else ""))
+            console.print(Text(visible(text), style="bold" if significant else ""), soft_wrap=True)  # one line each: a log reader greps for it
     for line in gate_lines(summary):
         console.print(Text(visible(line), style="red"))

@@ -7,19 +7,23 @@ a fake summary, set the window title), so every control character is shown as an
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich is imported when a table is drawn: `visible` alone stays cheap for messages
-    from rich.console import Console
+    from rich.console import Console, RenderableType
     from rich.table import Table
     from rich.text import Text
 
 # C0 and C1 controls and DEL (ESC among them), line and paragraph separators, and the bidirectional
-# overrides and isolates that reorder what is shown ("Trojan Source").
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# marks, embeddings, overrides and isolates that reorder what is shown ("Trojan Source"). Every
+# report (terminal, Markdown, JUnit) shows these as escapes: `BIDI` is the part of them that is
+# printable elsewhere, for reports whose own escaping knows the rest.
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -53,29 +57,101 @@ class Column:
 
 
 _TEXT_MIN = 12  # characters a free-text column keeps however narrow the terminal
+PIPED_WIDTH = 120  # a pipe or a file without COLUMNS: wide enough for the tables
+
+
+def output_width(stream: Any, default: int = PIPED_WIDTH) -> int | None:
+    """The width of what is printed to `stream`: None for a terminal (rich asks it, COLUMNS first),
+    else `COLUMNS` when it holds a width (a CI log says how wide it shows), else `default`."""
+    try:
+        if stream.isatty():
+            return None
+    except (AttributeError, ValueError, OSError):
+        pass
+    columns = os.environ.get("COLUMNS", "").strip()
+    return int(columns) if columns.isdigit() and 0 < int(columns) <= 10_000 else default
 
 
 def fitted_table(
     console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str | Text]],
-    *, caption: str | None = None, title_style: str | None = None,
-) -> Table:
-    """A table as wide as the console allows in which identifiers are never cut.
+    *, caption: str | None = None, title_style: str | None = None, keep: int | None = None,
+) -> RenderableType:
+    """A table as wide as the console allows in which identifiers are never cut and headers never
+    fold inside a word; one too wide for that is split into several (see `fitted_tables`)."""
+    tables = fitted_tables(console, title, columns, rows, caption=caption, title_style=title_style, keep=keep)
+    if len(tables) == 1:
+        return tables[0]
+    from rich.console import Group
 
-    When the natural widths do not fit, numbers keep their width and their headers fold, free
-    text wraps, and identifiers keep their full width; only a terminal too narrow even for the
-    identifiers alone makes them wrap onto more lines, still whole (never `…`). Cells are plain
-    text (shown via `visible`) or rich Text (already safe).
+    return Group(*tables)
+
+
+def fitted_tables(
+    console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str | Text]],
+    *, caption: str | None = None, title_style: str | None = None, keep: int | None = None,
+) -> list[Table]:
+    """The table, or when even its narrowest layout is wider than the console, the table split by
+    columns into several, each repeating the first `keep` (default: the leading identifiers) and
+    titled `title (1 of 3)`.
+
+    Narrowest layout: identifiers and numbers at their content's width and headers folded between
+    words, never inside one; free text wraps into at least 12 characters. Only an identifier wider
+    than the console alone wraps onto more lines, still whole (never `…`). Cells are plain text
+    (shown via `visible`) or rich Text (already safe).
     """
+    from rich.text import Text
+
+    cells = [[cell if isinstance(cell, Text) else Text(visible(cell)) for cell in row] for row in rows]
+    longest = [max((cell.cell_len for cell in column), default=0) for column in zip(*cells)] or [0] * len(columns)
+    if len(longest) < len(columns):
+        longest += [0] * (len(columns) - len(longest))
+    narrowest = [_narrowest(column, width) for column, width in zip(columns, longest)]
+    if keep is None:
+        keep = next((index for index, column in enumerate(columns) if column.kind != "id"), len(columns)) or 1
+    keep = min(max(keep, 1), len(columns))
+    groups: list[list[int]] = []
+    for index in range(keep, len(columns)):
+        if groups and _outer(len(groups[-1]) + keep + 1) + sum(narrowest[i] for i in (*range(keep), *groups[-1], index)) <= console.width:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    if len(groups) <= 1:
+        return [_table(console, title, columns, cells, longest, caption, title_style)]
+    tables = []
+    for number, group in enumerate(groups, start=1):
+        chosen = [*range(keep), *group]
+        tables.append(_table(
+            console, f"{title} ({number} of {len(groups)})", [columns[i] for i in chosen], [[row[i] for i in chosen] for row in cells],
+            [longest[i] for i in chosen], caption if number == len(groups) else None, title_style,
+        ))
+    return tables
+
+
+def _outer(count: int) -> int:
+    """What a table of `count` columns spends beside its cells: a border and two spaces of padding per column, one edge."""
+    return 3 * count + 1
+
+
+def _narrowest(column: Column, longest: int) -> int:
+    word = max((len(word) for word in column.header.split()), default=1)
+    if column.kind == "text":
+        return max(word, min(max(longest, len(column.header)), _TEXT_MIN))
+    return max(1, longest, word)
+
+
+def _table(
+    console: Console, title: str, columns: Sequence[Column], cells: list[list[Text]], longest: list[int],
+    caption: str | None, title_style: str | None,
+) -> Table:
     from rich.table import Table
     from rich.text import Text
-    cells = [[cell if isinstance(cell, Text) else Text(visible(cell)) for cell in row] for row in rows]
+
     table = Table(
         title=Text(visible(title), style=title_style or "table.title"), title_justify="left",
         caption=None if caption is None else Text(visible(caption), style="table.caption"),
     )
-    longest = [max((cell.cell_len for cell in column), default=0) for column in zip(*cells)] or [0] * len(columns)
     natural = [max(len(column.header), width) for column, width in zip(columns, longest)]
-    available = console.width - (3 * len(columns) + 1)  # a border and two spaces of padding per column, one edge
+    available = console.width - _outer(len(columns))
     widths: list[int | None] = [None] * len(columns)
     if sum(natural) > available:
         widths = _squeezed(columns, longest, natural, available)
@@ -90,7 +166,7 @@ def fitted_table(
 
 
 def _squeezed(columns: Sequence[Column], longest: list[int], natural: list[int], available: int) -> list[int | None]:
-    """Widths when the natural ones do not fit: identifiers first, then numbers, then headers and text."""
+    """Widths when the natural ones do not fit: identifiers and numbers first, then headers and text."""
     words = [max((len(word) for word in column.header.split()), default=1) for column in columns]
     widths = [0] * len(columns)
     for index, column in enumerate(columns):
@@ -101,7 +177,7 @@ def _squeezed(columns: Sequence[Column], longest: list[int], natural: list[int],
         else:
             widths[index] = max(1, longest[index], min(words[index], natural[index]))
     spare = available - sum(widths)
-    if spare < 0:  # too narrow even so: identifiers share what numbers and text leave, and wrap whole
+    if spare < 0:  # too narrow even for one identifier beside what is kept: identifiers wrap, whole
         ids = [i for i, column in enumerate(columns) if column.kind == "id"]
         room = max(len(ids), available - sum(widths[i] for i in range(len(columns)) if i not in ids))
         total = sum(widths[i] for i in ids) or 1

@@ -67,4 +67,4 @@ def render_usage(summary: dict[str, Any], console: Console) -> None:
     from agenteval.reports.terminal import visible
 
     for line in usage_lines(summary):
-        console.print(Text(visible(line)))
+        console.print(Text(visible(line)), soft_wrap=True)  # one line each, however narrow: a log reader greps for it

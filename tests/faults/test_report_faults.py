@@ -341,3 +341,34 @@ def test_html_report_holds_inputs_nested_past_what_orjson_writes(tmp_path):
     for page in (tmp_path / "r.html", tmp_path / "again.html"):
         text = page.read_text()
         assert "deep" in text and "</html>" in text
+
+
+# G27: bidirectional overrides and other controls in labels are escaped in every report, as on the terminal
+
+BIDI_CHARS = ["\u202e", "\u202d", "\u202a", "\u2066", "\u2067", "\u2068", "\u2069", "\u200f", "\u061c"]
+
+
+def test_bidirectional_overrides_in_labels_are_escaped_in_markdown_and_junit(tmp_path):
+    """A right-to-left override in a target name, a case id, an evaluator name and a miss would
+    reverse what follows it in a PR comment or a CI test view: every report shows it as `\\u202e`."""
+    write(tmp_path, "cases.jsonl", json.dumps({"id": "case\u2067id", "output": "y", "expected": "x"}) + "\n")
+    suite = write(tmp_path, "suite.yaml", (
+        'name: "bidi\u202esuite"\ntargets:\n  "ok\u202eevil": {type: recorded}\n  plain: {type: recorded}\n'
+        'evaluators: [{name: "eq\u200fname", type: equals}, {type: contains, reference: "x\u202d\\a"}]\ncases: cases.jsonl\n'
+    ))
+    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "--markdown", tmp_path / "m.md", "--junit", tmp_path / "j.xml")
+    assert done.returncode == 1, done.stderr
+    report = run_cli("report", tmp_path / "r.jsonl", "--format", "markdown")
+    junit = run_cli("report", tmp_path / "r.jsonl", "--format", "junit")
+    outputs = {"run": done.stdout + done.stderr, "markdown": (tmp_path / "m.md").read_text(), "junit": (tmp_path / "j.xml").read_text(),
+               "report markdown": report.stdout, "report junit": junit.stdout}
+    for name, text in outputs.items():
+        assert not [char for char in BIDI_CHARS + ["\x07"] if char in text], name
+    for name in ("markdown", "report markdown"):
+        text = MarkdownIt("commonmark").enable("table").render(outputs[name])  # as a PR comment shows it
+        assert "ok\\u202eevil" in text and "case\\u2067id" in text and "eq\\u200fname" in text and "bidi\\u202esuite" in text, text
+    for name in ("junit", "report junit"):
+        text = outputs[name]
+        assert 'name="case\\u2067id [ok\\u202eevil]"' in text and "\\x07" in text and 'value="ok\\u202eevil"' in text, text
+    assert_valid_junit(tmp_path / "j.xml")
+    assert "ok\u202eevil" in (tmp_path / "r.jsonl").read_text(encoding="utf-8")  # the results keep the data as it was

@@ -72,6 +72,9 @@ class Contains(ReferenceText):
             score = 1.0 if hits else 0.0
             return self.result(score, "pass" if hits else "fail", hits=hits, misses=misses, reasoning=reasoning)
         score = len(hits) / len(references)
+        if misses and len(references) > 1:  # say why a list half found is not a pass, and the other way to read it
+            why = f"not found ({len(hits)} of {len(references)} found; every one is needed, `mode: any` passes with one)"
+            misses = [f"{miss} {why}" for miss in misses]
         return self.result(score, graded_verdict(score), hits=hits, misses=misses, reasoning=reasoning)
 
 

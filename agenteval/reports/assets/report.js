@@ -5,7 +5,8 @@
 // transcript, same (1: the expected is the candidate, stored once), chat], an evaluator being [name, verdict, score, reasoning, misses, error, field cells,
 // details, misses count, criteria reasoning]. Lines of an older page or results file may lack the
 // later members (no input, no expected: the expected side is rebuilt from the checked fields).
-// A matrix run (several targets or prompts) adds `cells` (the cell labels) to the first line and
+// A matrix run (several targets or prompts) adds `cells` (the cell labels) and `order` (their indexes
+// in the suite's order: the comparison columns and the cell filter) to the first line and
 // [..., cell, repetition] to each case row; the page then also shows the comparison view: each case
 // with every cell's verdict and answer side by side, cases where the cells' verdicts differ first.
 // `chat` (a played tool loop or conversation) is [entries, end, marks]: an entry [kind, turn, text,
@@ -46,13 +47,18 @@
     return data;
   }
 
-  function fillOptions(select, names, label) {
-    names.forEach((name, index) => {
+  function fillOptions(select, names, label, order) {
+    (order || names.map((_, index) => index)).forEach((index) => {
       const option = document.createElement("option");
       option.value = String(index);
-      option.textContent = label(name);
+      option.textContent = label(names[index]);
       select.appendChild(option);
     });
+  }
+
+  // The cells' indexes in the suite's order (`order`, from the run's summary), else as numbered.
+  function cellOrder(data) {
+    return Array.isArray(data.order) && data.order.length === data.cells.length ? data.order : data.cells.map((_, index) => index);
   }
 
   // [evaluator, verdict, evaluator, verdict, ...] -> the evaluators that did not pass
@@ -70,7 +76,7 @@
     const repeated = matrix && cases.some((row) => row[8] > 0);
     fillOptions(byId("tag"), data.tags, (tag) => tag);
     fillOptions(byId("evaluator"), data.evaluators, (name) => "did not pass: " + name);
-    if (matrix) fillOptions(byId("cell"), data.cells, (label) => label);
+    if (matrix) fillOptions(byId("cell"), data.cells, (label) => label, cellOrder(data));
 
     function apply() {
       const query = byId("search").value.trim().toLowerCase();
@@ -303,6 +309,7 @@
   function startComparison(data, repeated) {
     const cases = data.cases;
     const width = data.cells.length;
+    const order = cellOrder(data);  // columns in the suite's order, whatever order results finished in
     const groups = new Map();
     for (let i = 0; i < cases.length; i++) {
       const row = cases[i];
@@ -328,7 +335,7 @@
     const state = { shown: ordered, page: 0 };
     const size = 50;
     byId("comparison-table").querySelector("thead").innerHTML =
-      `<tr><th>case</th>${data.cells.map((label) => `<th>${esc(label)}</th>`).join("")}</tr>`;
+      `<tr><th>case</th>${order.map((cell) => `<th>${esc(data.cells[cell])}</th>`).join("")}</tr>`;
 
     function render() {
       const pages = Math.max(1, Math.ceil(state.shown.length / size));
@@ -344,7 +351,7 @@
     }
 
     function groupHtml(group) {
-      const columns = group.runs.map((runs) => {
+      const columns = order.map((cell) => group.runs[cell]).map((runs) => {
         if (!runs.length) return '<td class="side"><span class="note">not run</span></td>';
         return `<td class="side">${runs.map(runHtml).join("")}</td>`;
       });
