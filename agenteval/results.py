@@ -186,27 +186,33 @@ class JsonlWriter:
     def __init__(self, stream: IO[bytes], name: str = "results") -> None:
         self._stream = stream
         self._name = name
+        self._end: int | None = None  # where the file ends (known after a write that told it): a failed write is cut back to it
 
     def write(self, result: CaseResult) -> None:
         line = dump_line(result)
-        try:
-            start = self._stream.tell() if self._stream.seekable() else None
-        except OSError:
-            start = None
+        start = self._end
+        if start is None:
+            try:
+                start = self._stream.tell() if self._stream.seekable() else None
+            except OSError:
+                start = None
         try:
             rest = memoryview(line)
             while rest:  # an unbuffered file may take a long line in parts
                 rest = rest[self._stream.write(rest) or 0 :]
             self._stream.flush()
         except BrokenPipeError:
+            self._end = None
             raise
         except OSError as exc:
+            self._end = None
             if start is not None:
                 try:
                     self._stream.truncate(start)
                 except OSError:
                     pass
             raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}") from None
+        self._end = None if start is None else start + len(line)
 
 
 def dump_line(result: CaseResult) -> bytes:
@@ -218,7 +224,7 @@ def dump_line(result: CaseResult) -> bytes:
         line = orjson.dumps(result, option=DUMP_OPTIONS, default=_exact_digits) + b"\n"
     except orjson.JSONEncodeError:  # nesting past 254 levels, a lone surrogate, an int beyond 64 bits, an odd type
         return _dump_any(result)
-    if has_non_finite(result.output):
+    if b"null" in line and has_non_finite(result.output):  # orjson writes NaN and infinities as null
         import json
 
         placeholder = "\x00output\x00"  # its first occurrence is `output`: only ids precede it

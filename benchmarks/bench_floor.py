@@ -1,0 +1,219 @@
+"""agenteval against the floor: the same work done by a bare Python loop, measured side by side.
+
+    python benchmarks/bench_floor.py                      # the full sizes (a few minutes)
+    python benchmarks/bench_floor.py --aims invoices --sizes 10000
+    python benchmarks/bench_floor.py --guard --json       # the short sizes tests/test_speed_guard.py runs
+
+Aims (issue 37), each measured in rounds that take turns with its floor (medians of the rounds):
+
+- tiny: N cases of one exact and one fuzzy field through `agenteval run` (a child process) against
+  `floor_loop.py tiny` (a child process that reads the same JSONL, makes the same calls and writes
+  one JSON line per case); peak memory of the run from `wait4`.
+- invoices: N invoices x 8 field checks (2 exact, 2 fuzzy, 2 numeric, 2 date), the same way.
+- library: `agenteval.evaluate()` on N in-memory invoices (8 field checks, read to the summary)
+  against a RapidFuzz loop over the same values, in one child process, taking turns.
+
+For the two CLI aims each round also runs both sides on a one-case file, so start-up can be taken
+apart from per-case cost: "wall" is the ratio of whole commands, "per case" the ratio of
+(N-case time - one-case time). Ratios, not times, are what can be compared across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_fields import FIELDS as INVOICE_FIELDS, make_case as make_invoice  # noqa: E402
+
+TINY_FIELDS = [{"path": "code", "match": "exact"}, {"path": "name", "match": "fuzzy"}]
+FULL_SIZES = {"tiny": [1_000_000], "invoices": [10_000, 100_000], "library": [10_000]}
+GUARD_SIZES = {"tiny": [20_000], "invoices": [5_000], "library": [2_000]}
+NAMES = ["Acme Corp", "Globex Corporation", "Initech LLC", "Umbrella Ltd", "Stark Industries", "Wayne Enterprises"]
+
+
+def make_tiny(i: int, rng: random.Random) -> dict:
+    name = rng.choice(NAMES)
+    got = name.upper() if rng.random() < 0.3 else name
+    code = f"C{i % 1000:03d}"
+    return {"id": f"t{i}", "expected": {"code": code, "name": name}, "output": {"code": code, "name": got}}
+
+
+def write_cases(folder: Path, kind: str, size: int) -> Path:
+    make = make_tiny if kind == "tiny" else make_invoice
+    fields = TINY_FIELDS if kind == "tiny" else INVOICE_FIELDS
+    rng = random.Random(size)
+    cases = folder / f"{kind}-{size}.jsonl"
+    with cases.open("wb") as handle:
+        for i in range(size):
+            handle.write(orjson.dumps(make(i, rng)) + b"\n")
+    (folder / f"{kind}-{size}.yaml").write_text(json.dumps({
+        "name": f"{kind}-{size}", "evaluators": [{"name": "fields", "type": "field_accuracy", "fields": fields}],
+        "cases": cases.name,
+    }))
+    return cases
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one child process."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} exited {code}: {child.stderr.read().decode() if child.stderr else ''}")
+    child.stderr.close()
+    return wall, usage.ru_maxrss / 1024
+
+
+def cli_aim(kind: str, size: int, rounds: int, folder: Path) -> dict:
+    """Rounds of (floor, agenteval) on N cases and on one case, taking turns."""
+    big, one = write_cases(folder, kind, size), write_cases(folder, kind, 1)
+    out = folder / "results.jsonl"
+
+    def agenteval(cases: Path) -> tuple[float, float]:
+        out.unlink(missing_ok=True)
+        out.with_name(out.stem + ".summary.json").unlink(missing_ok=True)
+        return timed([sys.executable, "-m", "agenteval", "run", str(cases.with_suffix(".yaml")), "-o", str(out), "-q"])
+
+    def floor(cases: Path) -> tuple[float, float]:
+        return timed([sys.executable, str(HERE / "floor_loop.py"), kind, str(cases), str(out)])
+
+    rows = []
+    for turn in range(rounds):
+        order = [("floor", floor), ("agenteval", agenteval)]
+        if turn % 2:
+            order.reverse()
+        row = {}
+        for name, side in order:
+            row[name + "_1"] = side(one)[0]
+            row[name], row[name + "_rss"] = side(big)
+        lines = sum(1 for _ in out.open("rb"))
+        assert lines == size, (lines, size)
+        rows.append(row)
+    return summarize(kind, size, rows)
+
+
+def summarize(kind: str, size: int, rows: list[dict]) -> dict:
+    def median(key: str) -> float:
+        return statistics.median(row[key] for row in rows)
+
+    wall = statistics.median(row["agenteval"] / row["floor"] for row in rows)
+    per_case = statistics.median(
+        (row["agenteval"] - row["agenteval_1"]) / max(row["floor"] - row["floor_1"], 1e-9) for row in rows
+    )
+    return {
+        "aim": kind, "cases": size, "rounds": len(rows),
+        "agenteval_s": median("agenteval"), "floor_s": median("floor"),
+        "agenteval_one_case_s": median("agenteval_1"), "floor_one_case_s": median("floor_1"),
+        "ratio_wall": wall, "ratio_per_case": per_case, "peak_rss_mb": max(row["agenteval_rss"] for row in rows),
+        "floor_peak_rss_mb": max(row["floor_rss"] for row in rows),
+    }
+
+
+# -- the library path, in its own child process ---------------------------------------------------------------------
+
+
+def library_child(size: int, rounds: int) -> None:
+    import agenteval
+    from rapidfuzz.distance import JaroWinkler, Levenshtein
+
+    sys.path.insert(0, str(HERE))
+    from floor_loop import day
+
+    rng = random.Random(size)
+    cases = [make_invoice(i, rng) for i in range(size)]
+    checks = [{"type": "field_accuracy", "name": "fields", "fields": INVOICE_FIELDS}]
+    lev, jaro = Levenshtein.normalized_similarity, JaroWinkler.normalized_similarity
+
+    def ours() -> int:
+        return agenteval.evaluate(cases, checks).summary["counts"]["total"]
+
+    def floor() -> int:
+        count = 0
+        for case in cases:
+            out, exp = case["output"], case["expected"]
+            oi, ei = out["invoice"], exp["invoice"]
+            fields = (
+                oi["number"] == ei["number"], oi["currency"] == ei["currency"],
+                lev(out["vendor"]["name"].lower(), exp["vendor"]["name"].lower()) >= 0.85,
+                jaro(out["buyer"]["name"].lower(), exp["buyer"]["name"].lower()) >= 0.85,
+                abs(oi["total"] - ei["total"]) <= 0.01, abs(oi["tax"] - ei["tax"]) <= 0.02 * abs(ei["tax"]),
+                day(oi["date"]) == day(ei["date"]), day(oi["due_date"]) == day(ei["due_date"]),
+            )
+            count += all(fields)
+        return len(cases)
+
+    ours(), floor()  # warm-up: first-use imports
+    rows = []
+    for turn in range(rounds):
+        row = {}
+        for name, side in ([("floor", floor), ("agenteval", ours)] if turn % 2 == 0 else [("agenteval", ours), ("floor", floor)]):
+            started = time.perf_counter()
+            assert side() == size
+            row[name] = time.perf_counter() - started
+        rows.append(row)
+    print(json.dumps({
+        "aim": "library", "cases": size, "rounds": rounds,
+        "agenteval_s": statistics.median(r["agenteval"] for r in rows), "floor_s": statistics.median(r["floor"] for r in rows),
+        "ratio": statistics.median(r["agenteval"] / r["floor"] for r in rows),
+    }))
+
+
+def library_aim(size: int, rounds: int) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, "--library-child", str(size), "--rounds", str(rounds)], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def show(result: dict) -> str:
+    if result["aim"] == "library":
+        return (f"| library | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio']:.2f} "
+                "| | | |")
+    return (
+        f"| {result['aim']} | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio_wall']:.2f} "
+        f"| {result['ratio_per_case']:.2f} | {result['agenteval_one_case_s']:.3f} / {result['floor_one_case_s']:.3f} "
+        f"| {result['peak_rss_mb']:.0f} / {result['floor_peak_rss_mb']:.0f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--aims", nargs="+", choices=list(FULL_SIZES), default=list(FULL_SIZES))
+    parser.add_argument("--sizes", type=int, nargs="+", help="case counts for every chosen aim (default: the aim's own)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--guard", action="store_true", help="the short sizes the CI guard runs")
+    parser.add_argument("--json", action="store_true", help="one JSON object per measurement instead of a table")
+    parser.add_argument("--library-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.library_child:
+        library_child(args.library_child, args.rounds)
+        return
+    sizes = GUARD_SIZES if args.guard else FULL_SIZES
+    if not args.json:
+        print("| aim | cases | agenteval s | floor s | ratio (wall) | ratio (per case) | one case s (ours / floor) "
+              "| peak MB (ours / floor) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for aim in args.aims:
+            for size in args.sizes or sizes[aim]:
+                result = library_aim(size, args.rounds) if aim == "library" else cli_aim(aim, size, args.rounds, Path(tmp))
+                print(json.dumps(result) if args.json else show(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
