@@ -621,20 +621,25 @@ class Summary:
             self._add_confusion(evaluator.name, metrics)
 
     def _add_fields(self, evaluator: str, rows: list[Any]) -> None:
-        per_path = self.fields.setdefault(evaluator, {})
+        per_path = self.fields.get(evaluator)
+        if per_path is None:
+            per_path = self.fields[evaluator] = {}
         for row in rows:
-            if not isinstance(row, dict) or "path" not in row or "status" not in row:
+            if not isinstance(row, dict):
                 continue
-            if not isinstance(row["path"], str):  # a judge's or a python evaluator's own rows may hold anything
+            path = row.get("path")
+            if not isinstance(path, str) or "status" not in row:  # a judge's or a python evaluator's own rows may hold anything
                 continue
-            stats = per_path.get(row["path"])
+            status = row["status"]
+            stats = per_path.get(path)
             if stats is None:
-                stats = per_path[row["path"]] = _FieldStats()
-            if row["status"] == "skipped":
+                stats = per_path[path] = _FieldStats()
+            if status == "skipped":
                 stats.skipped += 1
                 continue
             stats.scored += 1
-            stats.hits += row["status"] == "hit"
+            if status == "hit":
+                stats.hits += 1
             score = row.get("score")
             if _score(score):
                 stats.score_sum += score

@@ -11,11 +11,15 @@ Aims (issue 37), each measured in rounds that take turns with its floor (medians
   one JSON line per case); peak memory of the run from `wait4`.
 - invoices: N invoices x 8 field checks (2 exact, 2 fuzzy, 2 numeric, 2 date), the same way.
 - library: `agenteval.evaluate()` on N in-memory invoices (8 field checks, read to the summary)
-  against a RapidFuzz loop over the same values, in one child process, taking turns.
+  against a RapidFuzz loop over the same values, in one child process, taking turns (2 x rounds + 1
+  of them: each is short).
 
 For the two CLI aims each round also runs both sides on a one-case file, so start-up can be taken
-apart from per-case cost: "wall" is the ratio of whole commands, "per case" the ratio of
-(N-case time - one-case time). Ratios, not times, are what can be compared across machines.
+apart from per-case cost: "wall" and "CPU" are ratios of whole commands (the child's user + system
+time from `wait4`, which a machine shared with other work disturbs far less than wall time); "per
+case" is agenteval's N-case time minus its one-case time over the floor's loop as the floor times
+it itself; "one case" is the ratio of the one-case commands (start-up). Ratios, not times, are
+what can be compared across machines.
 """
 
 from __future__ import annotations
@@ -66,17 +70,19 @@ def write_cases(folder: Path, kind: str, size: int) -> Path:
     return cases
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one child process."""
-    started = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} exited {code}: {child.stderr.read().decode() if child.stderr else ''}")
-    child.stderr.close()
-    return wall, usage.ru_maxrss / 1024
+def timed(argv: list[str]) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS MB, what it printed) of one child process."""
+    with tempfile.TemporaryFile() as printed:
+        started = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=printed, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):
+            raise SystemExit(f"{' '.join(argv)} exited {code}: {child.stderr.read().decode() if child.stderr else ''}")
+        child.stderr.close()
+        printed.seek(0)
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, printed.read().decode()
 
 
 def cli_aim(kind: str, size: int, rounds: int, folder: Path) -> dict:
@@ -84,12 +90,12 @@ def cli_aim(kind: str, size: int, rounds: int, folder: Path) -> dict:
     big, one = write_cases(folder, kind, size), write_cases(folder, kind, 1)
     out = folder / "results.jsonl"
 
-    def agenteval(cases: Path) -> tuple[float, float]:
+    def agenteval(cases: Path) -> tuple[float, float, float]:
         out.unlink(missing_ok=True)
         out.with_name(out.stem + ".summary.json").unlink(missing_ok=True)
         return timed([sys.executable, "-m", "agenteval", "run", str(cases.with_suffix(".yaml")), "-o", str(out), "-q"])
 
-    def floor(cases: Path) -> tuple[float, float]:
+    def floor(cases: Path) -> tuple[float, float, float]:
         return timed([sys.executable, str(HERE / "floor_loop.py"), kind, str(cases), str(out)])
 
     rows = []
@@ -99,8 +105,11 @@ def cli_aim(kind: str, size: int, rounds: int, folder: Path) -> dict:
             order.reverse()
         row = {}
         for name, side in order:
-            row[name + "_1"] = side(one)[0]
-            row[name], row[name + "_rss"] = side(big)
+            row[name + "_1"], row[name + "_cpu_1"], _, _ = side(one)
+            row[name], row[name + "_cpu"], row[name + "_rss"], printed = side(big)
+            if name == "floor":
+                loop = json.loads(printed)
+                row["floor_loop"], row["floor_loop_cpu"] = loop["loop_wall"], loop["loop_cpu"]
         lines = sum(1 for _ in out.open("rb"))
         assert lines == size, (lines, size)
         rows.append(row)
@@ -111,16 +120,25 @@ def summarize(kind: str, size: int, rows: list[dict]) -> dict:
     def median(key: str) -> float:
         return statistics.median(row[key] for row in rows)
 
-    wall = statistics.median(row["agenteval"] / row["floor"] for row in rows)
-    per_case = statistics.median(
-        (row["agenteval"] - row["agenteval_1"]) / max(row["floor"] - row["floor_1"], 1e-9) for row in rows
-    )
+    def ratio(ours: str, floor: str) -> float:
+        return statistics.median(row[ours] / max(row[floor], 1e-9) for row in rows)
+
+    def per_case(suffix: str) -> float:
+        """agenteval's time beyond its one-case run, over the floor's loop alone (its own clock):
+        what each side spends on the cases, without start-up."""
+        return statistics.median(
+            (row["agenteval" + suffix] - row["agenteval" + suffix + "_1"]) / max(row["floor_loop" + suffix], 1e-9) for row in rows
+        )
+
     return {
         "aim": kind, "cases": size, "rounds": len(rows),
         "agenteval_s": median("agenteval"), "floor_s": median("floor"),
+        "agenteval_cpu_s": median("agenteval_cpu"), "floor_cpu_s": median("floor_cpu"),
         "agenteval_one_case_s": median("agenteval_1"), "floor_one_case_s": median("floor_1"),
-        "ratio_wall": wall, "ratio_per_case": per_case, "peak_rss_mb": max(row["agenteval_rss"] for row in rows),
-        "floor_peak_rss_mb": max(row["floor_rss"] for row in rows),
+        "ratio_wall": ratio("agenteval", "floor"), "ratio_cpu": ratio("agenteval_cpu", "floor_cpu"),
+        "ratio_per_case_wall": per_case(""), "ratio_per_case_cpu": per_case("_cpu"),
+        "ratio_one_case_cpu": ratio("agenteval_cpu_1", "floor_cpu_1"),
+        "peak_rss_mb": max(row["agenteval_rss"] for row in rows), "floor_peak_rss_mb": max(row["floor_rss"] for row in rows),
     }
 
 
@@ -162,31 +180,33 @@ def library_child(size: int, rounds: int) -> None:
     for turn in range(rounds):
         row = {}
         for name, side in ([("floor", floor), ("agenteval", ours)] if turn % 2 == 0 else [("agenteval", ours), ("floor", floor)]):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             assert side() == size
-            row[name] = time.perf_counter() - started
+            row[name], row[name + "_cpu"] = time.perf_counter() - started, time.process_time() - cpu
         rows.append(row)
     print(json.dumps({
         "aim": "library", "cases": size, "rounds": rounds,
         "agenteval_s": statistics.median(r["agenteval"] for r in rows), "floor_s": statistics.median(r["floor"] for r in rows),
-        "ratio": statistics.median(r["agenteval"] / r["floor"] for r in rows),
+        "ratio_wall": statistics.median(r["agenteval"] / r["floor"] for r in rows),
+        "ratio_cpu": statistics.median(r["agenteval_cpu"] / max(r["floor_cpu"], 1e-9) for r in rows),
     }))
 
 
 def library_aim(size: int, rounds: int) -> dict:
     done = subprocess.run(
-        [sys.executable, __file__, "--library-child", str(size), "--rounds", str(rounds)], capture_output=True, text=True, check=True
+        [sys.executable, __file__, "--library-child", str(size), "--rounds", str(2 * rounds + 1)], capture_output=True, text=True, check=True
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def show(result: dict) -> str:
     if result["aim"] == "library":
-        return (f"| library | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio']:.2f} "
-                "| | | |")
+        return (f"| library | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio_wall']:.2f} "
+                f"| {result['ratio_cpu']:.2f} | | | | |")
     return (
         f"| {result['aim']} | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio_wall']:.2f} "
-        f"| {result['ratio_per_case']:.2f} | {result['agenteval_one_case_s']:.3f} / {result['floor_one_case_s']:.3f} "
+        f"| {result['ratio_cpu']:.2f} | {result['ratio_per_case_wall']:.2f} / {result['ratio_per_case_cpu']:.2f} "
+        f"| {result['agenteval_one_case_s']:.3f} / {result['floor_one_case_s']:.3f} | {result['ratio_one_case_cpu']:.2f} "
         f"| {result['peak_rss_mb']:.0f} / {result['floor_peak_rss_mb']:.0f} |"
     )
 
@@ -205,9 +225,9 @@ def main() -> None:
         return
     sizes = GUARD_SIZES if args.guard else FULL_SIZES
     if not args.json:
-        print("| aim | cases | agenteval s | floor s | ratio (wall) | ratio (per case) | one case s (ours / floor) "
-              "| peak MB (ours / floor) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("| aim | cases | agenteval s | floor s | ratio, wall | ratio, CPU | per case, wall / CPU | one case s (ours / floor) "
+              "| one case, CPU | peak MB (ours / floor) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for aim in args.aims:
             for size in args.sizes or sizes[aim]:

@@ -63,10 +63,8 @@ class ValueMatch(StrictModel):
         default_chars = DEFAULT_LIMITS.edit_distance_chars
         if self.match == "fuzzy":
             threshold = 0.85 if self.threshold is None else self.threshold
-            algorithm, case_sensitive = self.algorithm or "levenshtein", bool(self.case_sensitive)
-            return lambda got, want, max_chars=default_chars: matching.fuzzy(
-                got, want, threshold, algorithm, case_sensitive, unicode, max_chars
-            )
+            compare = matching.fuzzy_comparison(threshold, self.algorithm or "levenshtein", bool(self.case_sensitive), unicode)
+            return lambda got, want, max_chars=default_chars: compare(got, want, max_chars)
         if self.match == "numeric_tolerance":
             tolerance, relative = self.tolerance or 0.0, bool(self.relative)
             return lambda got, want, max_chars=None: matching.numeric(got, want, tolerance, relative)
