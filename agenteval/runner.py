@@ -280,6 +280,8 @@ class Runner:
     def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
         self.loaded.prepare()  # first-use imports happen here, not inside the first case's time
+        if workers > 1 and any(hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url") for cell in self.loaded.cells):
+            _load_http_transport()
         only = self.only
         self._evaluators = [evaluator for evaluator in self.loaded.suite.evaluators if only is None or evaluator.label in only]
         cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
@@ -300,6 +302,16 @@ class Runner:
             yield from threads.results(runs)
         finally:
             watchdog.close()
+
+
+def _load_http_transport() -> None:
+    """Import what a worker thread's first request would (httpx's transport: httpcore, h11, the IDNA
+    codec), once, before the threads start: the first wave of requests would otherwise queue on the
+    import lock, every thread waiting for one to load them."""
+    import httpx
+
+    httpx.Client(verify=False).close()
+    "localhost".encode("idna")
 
 
 def provenance(case: Case, cell: Cell | None = None) -> dict[str, Any]:
