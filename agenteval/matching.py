@@ -89,6 +89,8 @@ def exact(candidate: Any, expected: Any, unicode: UnicodeForm = "raw") -> Match:
     """Strict equality at every depth: "100" vs 100 is a type mismatch, [true] vs [1] differs;
     100 vs 100.0 is equal. Strings compare in Unicode form `unicode` (`raw`: as written)."""
     kind = type(candidate)
+    if kind is str and candidate == expected and type(expected) is str:  # the common hit, settled at once
+        return HIT
     if kind is not type(expected):
         if _is_number(candidate) and _is_number(expected):
             return HIT if candidate == expected else DIFFERENT
@@ -171,6 +173,11 @@ def fuzzy_comparison(
 
 def numeric(candidate: Any, expected: Any, tolerance: float = 0.0, relative: bool = False) -> Match:
     """|candidate - expected| <= tolerance (relative: divided by |expected|, absolute when expected is 0)."""
+    if type(candidate) is float and type(expected) is float and candidate - candidate == 0 and expected - expected == 0:
+        diff = abs(candidate - expected)  # two finite floats, the common case: the comparison below without its checks
+        if relative and expected != 0:
+            diff /= abs(expected)
+        return HIT if diff <= tolerance else DIFFERENT
     if not _is_number(candidate) or not _is_number(expected):
         return TYPE_MISMATCH
     if _beyond_float(candidate) or _beyond_float(expected):
