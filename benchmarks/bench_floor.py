@@ -3,6 +3,7 @@
     python benchmarks/bench_floor.py                      # the full sizes (a few minutes)
     python benchmarks/bench_floor.py --aims invoices --sizes 10000
     python benchmarks/bench_floor.py --guard --json       # the short sizes tests/test_speed_guard.py runs
+    python benchmarks/bench_floor.py --before ../main     # also an older checkout, in the same rounds
 
 Aims (issue 37), each measured in rounds that take turns with its floor (medians of the rounds):
 
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -44,7 +46,7 @@ from bench_fields import FIELDS as INVOICE_FIELDS, make_case as make_invoice  # 
 
 TINY_FIELDS = [{"path": "code", "match": "exact"}, {"path": "name", "match": "fuzzy"}]
 FULL_SIZES = {"tiny": [1_000_000], "invoices": [10_000, 100_000], "library": [10_000]}
-GUARD_SIZES = {"tiny": [20_000], "invoices": [5_000], "library": [2_000]}
+GUARD_SIZES = {"tiny": [20_000], "invoices": [5_000], "library": [4_000]}
 NAMES = ["Acme Corp", "Globex Corporation", "Initech LLC", "Umbrella Ltd", "Stark Industries", "Wayne Enterprises"]
 
 
@@ -70,11 +72,11 @@ def write_cases(folder: Path, kind: str, size: int) -> Path:
     return cases
 
 
-def timed(argv: list[str]) -> tuple[float, float, float, str]:
+def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
     """(wall seconds, CPU seconds, peak RSS MB, what it printed) of one child process."""
     with tempfile.TemporaryFile() as printed:
         started = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=printed, stderr=subprocess.PIPE)
+        child = subprocess.Popen(argv, stdout=printed, stderr=subprocess.PIPE, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
         code = os.waitstatus_to_exitcode(status)
@@ -85,24 +87,29 @@ def timed(argv: list[str]) -> tuple[float, float, float, str]:
         return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, printed.read().decode()
 
 
-def cli_aim(kind: str, size: int, rounds: int, folder: Path) -> dict:
-    """Rounds of (floor, agenteval) on N cases and on one case, taking turns."""
+def cli_aim(kind: str, size: int, rounds: int, folder: Path, before: Path | None = None) -> dict:
+    """Rounds of (floor, agenteval[, agenteval from the `before` checkout]) on N cases and on one
+    case, taking turns."""
     big, one = write_cases(folder, kind, size), write_cases(folder, kind, 1)
     out = folder / "results.jsonl"
 
-    def agenteval(cases: Path) -> tuple[float, float, float]:
-        out.unlink(missing_ok=True)
-        out.with_name(out.stem + ".summary.json").unlink(missing_ok=True)
-        return timed([sys.executable, "-m", "agenteval", "run", str(cases.with_suffix(".yaml")), "-o", str(out), "-q"])
+    def run(env: dict[str, str] | None) -> Callable[[Path], tuple[float, float, float, str]]:
+        def agenteval(cases: Path) -> tuple[float, float, float, str]:
+            out.unlink(missing_ok=True)
+            out.with_name(out.stem + ".summary.json").unlink(missing_ok=True)
+            return timed([sys.executable, "-m", "agenteval", "run", str(cases.with_suffix(".yaml")), "-o", str(out), "-q"], env)
 
-    def floor(cases: Path) -> tuple[float, float, float]:
+        return agenteval
+
+    def floor(cases: Path) -> tuple[float, float, float, str]:
         return timed([sys.executable, str(HERE / "floor_loop.py"), kind, str(cases), str(out)])
 
+    sides = [("floor", floor), ("agenteval", run(None))]
+    if before is not None:
+        sides.append(("before", run({**os.environ, "PYTHONPATH": str(before)})))
     rows = []
     for turn in range(rounds):
-        order = [("floor", floor), ("agenteval", agenteval)]
-        if turn % 2:
-            order.reverse()
+        order = sides[turn % len(sides):] + sides[: turn % len(sides)]  # each side takes each place in turn
         row = {}
         for name, side in order:
             row[name + "_1"], row[name + "_cpu_1"], _, _ = side(one)
@@ -110,8 +117,9 @@ def cli_aim(kind: str, size: int, rounds: int, folder: Path) -> dict:
             if name == "floor":
                 loop = json.loads(printed)
                 row["floor_loop"], row["floor_loop_cpu"] = loop["loop_wall"], loop["loop_cpu"]
-        lines = sum(1 for _ in out.open("rb"))
-        assert lines == size, (lines, size)
+            else:
+                lines = sum(1 for _ in out.open("rb"))
+                assert lines == size, (lines, size)
         rows.append(row)
     return summarize(kind, size, rows)
 
@@ -123,14 +131,14 @@ def summarize(kind: str, size: int, rows: list[dict]) -> dict:
     def ratio(ours: str, floor: str) -> float:
         return statistics.median(row[ours] / max(row[floor], 1e-9) for row in rows)
 
-    def per_case(suffix: str) -> float:
+    def per_case(suffix: str, side: str = "agenteval") -> float:
         """agenteval's time beyond its one-case run, over the floor's loop alone (its own clock):
         what each side spends on the cases, without start-up."""
         return statistics.median(
-            (row["agenteval" + suffix] - row["agenteval" + suffix + "_1"]) / max(row["floor_loop" + suffix], 1e-9) for row in rows
+            (row[side + suffix] - row[side + suffix + "_1"]) / max(row["floor_loop" + suffix], 1e-9) for row in rows
         )
 
-    return {
+    found = {
         "aim": kind, "cases": size, "rounds": len(rows),
         "agenteval_s": median("agenteval"), "floor_s": median("floor"),
         "agenteval_cpu_s": median("agenteval_cpu"), "floor_cpu_s": median("floor_cpu"),
@@ -140,6 +148,12 @@ def summarize(kind: str, size: int, rows: list[dict]) -> dict:
         "ratio_one_case_cpu": ratio("agenteval_cpu_1", "floor_cpu_1"),
         "peak_rss_mb": max(row["agenteval_rss"] for row in rows), "floor_peak_rss_mb": max(row["floor_rss"] for row in rows),
     }
+    if "before" in rows[0]:
+        found |= {
+            "before_ratio_cpu": ratio("before_cpu", "floor_cpu"), "before_ratio_per_case_cpu": per_case("_cpu", "before"),
+            "before_ratio_one_case_cpu": ratio("before_cpu_1", "floor_cpu_1"), "before_peak_rss_mb": max(row["before_rss"] for row in rows),
+        }
+    return found
 
 
 # -- the library path, in its own child process ---------------------------------------------------------------------
@@ -192,22 +206,34 @@ def library_child(size: int, rounds: int) -> None:
     }))
 
 
-def library_aim(size: int, rounds: int) -> dict:
-    done = subprocess.run(
-        [sys.executable, __file__, "--library-child", str(size), "--rounds", str(2 * rounds + 1)], capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def library_aim(size: int, rounds: int, before: Path | None = None) -> dict:
+    def child(env: dict[str, str] | None) -> dict:
+        argv = [sys.executable, __file__, "--library-child", str(size), "--rounds", str(2 * rounds + 1)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=True, env=env)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    found = child(None)
+    if before is not None:
+        earlier = child({**os.environ, "PYTHONPATH": str(before)})
+        found |= {"before_ratio_cpu": earlier["ratio_cpu"], "before_ratio_wall": earlier["ratio_wall"]}
+    return found
 
 
 def show(result: dict) -> str:
+    before = ""
+    if "before_ratio_cpu" in result:
+        before = f" {result['before_ratio_cpu']:.2f}"
+        if "before_ratio_per_case_cpu" in result:
+            before += f" / {result['before_ratio_per_case_cpu']:.2f} / {result['before_ratio_one_case_cpu']:.2f}"
+        before += " |"
     if result["aim"] == "library":
         return (f"| library | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio_wall']:.2f} "
-                f"| {result['ratio_cpu']:.2f} | | | | |")
+                f"| {result['ratio_cpu']:.2f} | | | | |" + before)
     return (
         f"| {result['aim']} | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio_wall']:.2f} "
         f"| {result['ratio_cpu']:.2f} | {result['ratio_per_case_wall']:.2f} / {result['ratio_per_case_cpu']:.2f} "
         f"| {result['agenteval_one_case_s']:.3f} / {result['floor_one_case_s']:.3f} | {result['ratio_one_case_cpu']:.2f} "
-        f"| {result['peak_rss_mb']:.0f} / {result['floor_peak_rss_mb']:.0f} |"
+        f"| {result['peak_rss_mb']:.0f} / {result['floor_peak_rss_mb']:.0f} |" + before
     )
 
 
@@ -218,6 +244,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--guard", action="store_true", help="the short sizes the CI guard runs")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement instead of a table")
+    parser.add_argument("--before", type=Path, help="also run agenteval from this checkout (PYTHONPATH) in the same rounds")
     parser.add_argument("--library-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.library_child:
@@ -225,13 +252,17 @@ def main() -> None:
         return
     sizes = GUARD_SIZES if args.guard else FULL_SIZES
     if not args.json:
+        extra = (" before: CPU / per case CPU / one case CPU |", "---:|") if args.before else ("", "")
         print("| aim | cases | agenteval s | floor s | ratio, wall | ratio, CPU | per case, wall / CPU | one case s (ours / floor) "
-              "| one case, CPU | peak MB (ours / floor) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| one case, CPU | peak MB (ours / floor) |" + extra[0])
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + extra[1])
     with tempfile.TemporaryDirectory() as tmp:
         for aim in args.aims:
             for size in args.sizes or sizes[aim]:
-                result = library_aim(size, args.rounds) if aim == "library" else cli_aim(aim, size, args.rounds, Path(tmp))
+                result = (
+                    library_aim(size, args.rounds, args.before) if aim == "library"
+                    else cli_aim(aim, size, args.rounds, Path(tmp), args.before)
+                )
                 print(json.dumps(result) if args.json else show(result), flush=True)
 
 
