@@ -76,7 +76,8 @@ def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
     """(wall seconds, CPU seconds, peak RSS MB, what it printed) of one child process."""
     with tempfile.TemporaryFile() as printed:
         started = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=printed, stderr=subprocess.PIPE, env=env)
+        # (run from a folder of its own: `python -m` puts the working folder first on sys.path, ahead of PYTHONPATH)
+        child = subprocess.Popen(argv, stdout=printed, stderr=subprocess.PIPE, env=env, cwd=tempfile.gettempdir())
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
         code = os.waitstatus_to_exitcode(status)
