@@ -308,10 +308,16 @@ def _load_http_transport() -> None:
     """Import what a worker thread's first request would (httpx's transport: httpcore, h11, the IDNA
     codec), once, before the threads start: the first wave of requests would otherwise queue on the
     import lock, every thread waiting for one to load them."""
+    if _http_transport_loaded:
+        return
     import httpx
 
     httpx.Client(verify=False).close()
     "localhost".encode("idna")
+    _http_transport_loaded.append(True)
+
+
+_http_transport_loaded: list[bool] = []  # (once per process: a Ray worker scores batch after batch)
 
 
 def provenance(case: Case, cell: Cell | None = None) -> dict[str, Any]:
@@ -339,17 +345,18 @@ def _identifier(value: Any) -> str | None:
     return str(value) if type(value) in (str, int) else None
 
 
-_second: list[Any] = [None, ""]  # the last whole second `now` formatted, and its text
+_second: tuple[int, str] = (-1, "")  # the last whole second `now` formatted, and its text (replaced whole: threads share it)
 
 
 def now() -> str:
     """The time in UTC as `datetime.now(timezone.utc).isoformat(timespec="microseconds")` writes it,
     formatting the date and time once a second rather than once a case."""
+    global _second
     seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
-    if _second[0] != seconds:
-        _second[1] = datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        _second[0] = seconds
-    return f"{_second[1]}.{nanoseconds // 1000:06d}+00:00"
+    second = _second
+    if second[0] != seconds:
+        second = _second = (seconds, datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"))
+    return f"{second[1]}.{nanoseconds // 1000:06d}+00:00"
 
 
 def combine(
