@@ -613,7 +613,9 @@ class SuiteRun:
         except CacheError as exc:
             raise RunError(str(exc)) from None
         done, chosen = self._done, {cell.names for cell in self.loaded.cells}
-        cases = (case for case in self.loaded.iter_cases() if not chosen <= done.get(case.id, set()))  # the selected ones
+        cases = self.loaded.iter_cases()  # the selected ones (without --resume: each of them)
+        if done:
+            cases = (case for case in cases if not chosen <= done.get(case.id, set()))
         executor, address, batch_size = self._executor
         if executor == "ray":
             from agenteval.ray_executor import RayOptions, run_on_ray

@@ -11,6 +11,7 @@ import re
 import unicodedata
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 from rapidfuzz.distance import JaroWinkler, Levenshtein
@@ -88,6 +89,8 @@ def exact(candidate: Any, expected: Any, unicode: UnicodeForm = "raw") -> Match:
     """Strict equality at every depth: "100" vs 100 is a type mismatch, [true] vs [1] differs;
     100 vs 100.0 is equal. Strings compare in Unicode form `unicode` (`raw`: as written)."""
     kind = type(candidate)
+    if kind is str and candidate == expected and type(expected) is str:  # the common hit, settled at once
+        return HIT
     if kind is not type(expected):
         if _is_number(candidate) and _is_number(expected):
             return HIT if candidate == expected else DIFFERENT
@@ -138,20 +141,43 @@ def fuzzy(
 ) -> Match:
     """Field score = similarity; a hit when similarity >= threshold. Numbers compare as text.
     Texts longer than `max_chars` are a miss naming the limit (`Match.limit`), never computed."""
-    if _is_number(candidate):
-        candidate = str(candidate)
-    if _is_number(expected):
-        expected = str(expected)
-    if type(candidate) is not str or type(expected) is not str:
-        return TYPE_MISMATCH
-    if (over := too_long(candidate, expected, max_chars)) is not None:
-        return over
-    score = similarity(candidate, expected, algorithm, case_sensitive, unicode)
-    return Match(score, score >= threshold, None, score)
+    return fuzzy_comparison(threshold, algorithm, case_sensitive, unicode)(candidate, expected, max_chars)
+
+
+def fuzzy_comparison(
+    threshold: float = 0.85, algorithm: FuzzyAlgorithm = "levenshtein", case_sensitive: bool = False, unicode: UnicodeForm = "raw",
+) -> Callable[[Any, Any, int | None], Match]:
+    """`fuzzy` with its options bound, as one call per comparison (field_accuracy makes one per field and case)."""
+    measure = _SIMILARITY[algorithm]
+
+    def compare(candidate: Any, expected: Any, max_chars: int | None = None) -> Match:
+        if type(candidate) is not str:
+            if not _is_number(candidate):
+                return TYPE_MISMATCH
+            candidate = str(candidate)
+        if type(expected) is not str:
+            if not _is_number(expected):
+                return TYPE_MISMATCH
+            expected = str(expected)
+        if max_chars is not None and (len(candidate) > max_chars or len(expected) > max_chars):
+            return too_long(candidate, expected, max_chars)  # type: ignore[return-value]
+        if not case_sensitive:
+            candidate, expected = " ".join(candidate.split()).lower(), " ".join(expected.split()).lower()
+        if unicode != "raw" and not (candidate.isascii() and expected.isascii()):
+            candidate, expected = normalize_unicode(candidate, unicode), normalize_unicode(expected, unicode)
+        score = measure(candidate, expected)
+        return Match(score, score >= threshold, None, score)
+
+    return compare
 
 
 def numeric(candidate: Any, expected: Any, tolerance: float = 0.0, relative: bool = False) -> Match:
     """|candidate - expected| <= tolerance (relative: divided by |expected|, absolute when expected is 0)."""
+    if type(candidate) is float and type(expected) is float and candidate - candidate == 0 and expected - expected == 0:
+        diff = abs(candidate - expected)  # two finite floats, the common case: the comparison below without its checks
+        if relative and expected != 0:
+            diff /= abs(expected)
+        return HIT if diff <= tolerance else DIFFERENT
     if not _is_number(candidate) or not _is_number(expected):
         return TYPE_MISMATCH
     if _beyond_float(candidate) or _beyond_float(expected):

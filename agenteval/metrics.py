@@ -48,6 +48,11 @@ class ExactSum:
         self._numerator, self._denominator = 0, 1
 
     def __iadd__(self, value: float) -> ExactSum:
+        if value == 1.0:  # a hit's score and a pass, the usual values: exact without the fraction
+            self._numerator += self._denominator
+            return self
+        if value == 0.0:
+            return self
         numerator, denominator = float(value).as_integer_ratio()  # denominator: a power of two
         if denominator > self._denominator:
             self._numerator *= denominator // self._denominator

@@ -24,6 +24,7 @@ from agenteval.metrics import ExactSum, macro_f1, metrics_row, ratio
 
 CaseVerdict = Literal["pass", "fail", "error"]
 DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+_STRING_KEYS = orjson.OPT_SERIALIZE_NUMPY  # DUMP_OPTIONS for the usual line, whose keys are all strings (a tenth faster)
 SLOWEST_KEPT = 5
 MAX_CELLS = 256
 """Cells a summary keeps figures of; the results of further cells (a results file naming thousands
@@ -186,27 +187,33 @@ class JsonlWriter:
     def __init__(self, stream: IO[bytes], name: str = "results") -> None:
         self._stream = stream
         self._name = name
+        self._end: int | None = None  # where the file ends (known after a write that told it): a failed write is cut back to it
 
     def write(self, result: CaseResult) -> None:
         line = dump_line(result)
-        try:
-            start = self._stream.tell() if self._stream.seekable() else None
-        except OSError:
-            start = None
+        start = self._end
+        if start is None:
+            try:
+                start = self._stream.tell() if self._stream.seekable() else None
+            except OSError:
+                start = None
         try:
             rest = memoryview(line)
             while rest:  # an unbuffered file may take a long line in parts
                 rest = rest[self._stream.write(rest) or 0 :]
             self._stream.flush()
         except BrokenPipeError:
+            self._end = None
             raise
         except OSError as exc:
+            self._end = None
             if start is not None:
                 try:
                     self._stream.truncate(start)
                 except OSError:
                     pass
             raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}") from None
+        self._end = None if start is None else start + len(line)
 
 
 def dump_line(result: CaseResult) -> bytes:
@@ -215,10 +222,13 @@ def dump_line(result: CaseResult) -> bytes:
     the results gives the same verdict; a score is always a finite number (see `settled`)."""
     result = settled(result)
     try:
-        line = orjson.dumps(result, option=DUMP_OPTIONS, default=_exact_digits) + b"\n"
-    except orjson.JSONEncodeError:  # nesting past 254 levels, a lone surrogate, an int beyond 64 bits, an odd type
-        return _dump_any(result)
-    if has_non_finite(result.output):
+        line = orjson.dumps(result, option=_STRING_KEYS, default=_exact_digits) + b"\n"
+    except orjson.JSONEncodeError:
+        try:  # keys that are not strings (a Python pipeline's own dicts): orjson writes them as text when asked, at a cost
+            line = orjson.dumps(result, option=DUMP_OPTIONS, default=_exact_digits) + b"\n"
+        except orjson.JSONEncodeError:  # nesting past 254 levels, a lone surrogate, an int beyond 64 bits, an odd type
+            return _dump_any(result)
+    if b"null" in line and has_non_finite(result.output):  # orjson writes NaN and infinities as null
         import json
 
         placeholder = "\x00output\x00"  # its first occurrence is `output`: only ids precede it
@@ -622,20 +632,25 @@ class Summary:
             self._add_confusion(evaluator.name, metrics)
 
     def _add_fields(self, evaluator: str, rows: list[Any]) -> None:
-        per_path = self.fields.setdefault(evaluator, {})
+        per_path = self.fields.get(evaluator)
+        if per_path is None:
+            per_path = self.fields[evaluator] = {}
         for row in rows:
-            if not isinstance(row, dict) or "path" not in row or "status" not in row:
+            if not isinstance(row, dict):
                 continue
-            if not isinstance(row["path"], str):  # a judge's or a python evaluator's own rows may hold anything
+            path = row.get("path")
+            if not isinstance(path, str) or "status" not in row:  # a judge's or a python evaluator's own rows may hold anything
                 continue
-            stats = per_path.get(row["path"])
+            status = row["status"]
+            stats = per_path.get(path)
             if stats is None:
-                stats = per_path[row["path"]] = _FieldStats()
-            if row["status"] == "skipped":
+                stats = per_path[path] = _FieldStats()
+            if status == "skipped":
                 stats.skipped += 1
                 continue
             stats.scored += 1
-            stats.hits += row["status"] == "hit"
+            if status == "hit":
+                stats.hits += 1
             score = row.get("score")
             if _score(score):
                 stats.score_sum += score

@@ -21,6 +21,7 @@ from agenteval.answers import admit
 from agenteval.cells import Cell, cell_key, cell_label
 from agenteval.conversations.driver import drives, play
 from agenteval.conversations.scoping import RunOne, plan
+from agenteval.conversations.transcript import is_conversation
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.base import run_evaluator
 from agenteval.process import Processes, decode_json
@@ -29,6 +30,7 @@ from agenteval.scheduling import CaseThreads, CaseTimeout, Slot, Watchdog
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
 from agenteval.targets import Answer, TargetRun
+from agenteval.targets.recorded import RecordedTarget
 
 if TYPE_CHECKING:
     from agenteval.endpoints import Endpoints
@@ -157,8 +159,11 @@ class Runner:
     repeat: int = 1  # --repeat: each case this many times
     done: Mapping[str, set[tuple[str | None, str | None]]] | None = None  # --resume: case id -> cells already run
     _watchdog: Watchdog | None = field(default=None, init=False, repr=False)  # the case time limit, while scoring
+    _evaluators: list[EvaluatorConfig] | None = field(default=None, init=False, repr=False)  # a case's, unless it has its own
+    _base_dir: Path = field(default=Path(), init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self._base_dir = self.loaded.base_dir
         if self.endpoints is None:
             from agenteval.endpoints import Endpoints
 
@@ -168,14 +173,17 @@ class Runner:
         """The candidate answer from --predictions, else from the cell's target (every target has `answer`),
         admitted here for every source: a value no evaluator or store can take is the case's error."""
         cell = cell or self.loaded.cells[0]
+        limits = self.loaded.suite.limits
         if self.predictions is not None:
             answer = self.predictions.answer(case.id, cell.target, cell.prompt)
+        elif type(cell.spec) is RecordedTarget:  # the case's own `output`: no run context to build
+            answer = cell.spec.answer(case, None)  # type: ignore[arg-type]
         else:
             run = TargetRun(
-                self.loaded.base_dir, self.processes, self.endpoints, repetition, self.loaded.suite.limits.answer_depth,
+                self._base_dir, self.processes, self.endpoints, repetition, limits.answer_depth,
             )  # a case with `turns:` or `user:` is a conversation the target holds (agenteval.conversations)
-            answer = play(case, cell.spec, run, self.loaded.suite.limits) if drives(case, cell.spec) else cell.spec.answer(case, run)
-        return admit(answer, self.loaded.suite.limits)
+            answer = play(case, cell.spec, run, limits) if drives(case, cell.spec) else cell.spec.answer(case, run)
+        return admit(answer, limits)
 
     def run_case(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> CaseResult:
         cell = cell or self.loaded.cells[0]
@@ -198,7 +206,7 @@ class Runner:
 
     def _run_case(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
         started = time.perf_counter()
-        suite_name = self.loaded.suite.name
+        suite_name, limits = self.loaded.suite.name, self.loaded.suite.limits
         try:
             answer = self.answer(case, repetition, cell)
         except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
@@ -207,30 +215,35 @@ class Runner:
             return CaseResult(
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
                 (time.perf_counter() - started) * 1000, case.tags, case.metadata,
-                usage=answer.usage, repetition=repetition, expected=case.expected,
-                **provenance(case, cell),
+                answer.usage, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt,
             )
+        output = answer.output
         ctx = EvalContext(
-            case.id, case.input, case.expected, answer.output, case.metadata, self.loaded.base_dir, self.processes,
-            endpoints=self.endpoints, usage=answer.usage, limits=self.loaded.suite.limits,
+            case.id, case.input, case.expected, output, case.metadata, self._base_dir, self.processes,
+            self.endpoints, answer.usage, limits,
         )
-        evaluators = self.loaded.evaluators_for(case)
-        if self.only is not None:
-            evaluators = [evaluator for evaluator in evaluators if evaluator.label in self.only]
-        evaluators, run_one = plan(evaluators, case, answer.output, run_evaluator, self.only)  # a conversation's scopes and turns
+        own = case.evaluators
+        if own or self._evaluators is None:
+            evaluators = self.loaded.evaluators_for(case)
+            if self.only is not None:
+                evaluators = [evaluator for evaluator in evaluators if evaluator.label in self.only]
+        else:  # the suite's evaluators, as every case without its own has them
+            evaluators = self._evaluators
+        run_one: RunOne = run_evaluator
+        if case.turns or is_conversation(output):  # a conversation's scopes and turns
+            evaluators, run_one = plan(evaluators, case, output, run_evaluator, self.only)
         results = self._scores(evaluators, ctx, run_one)
-        for own in case.evaluators or ():
-            own.close()
+        for evaluator in own or ():
+            evaluator.close()
         score, verdict = combine(evaluators, results, case.threshold if case.threshold is not None else self.loaded.suite.pass_score)
         limit = getattr(answer, "limit_reached", None)
         if limit is not None:  # an agent stopped by a limit (max_steps, budget, timeout): scored, and failed
             results.append(EvaluatorResult("agent_limits", "agent_limits", 0.0, "fail", misses=[limit]))
             verdict = "error" if verdict == "error" else "fail"
         return CaseResult(
-            self.run_id, suite_name, case.id, score, verdict, answer.output, results, None,
+            self.run_id, suite_name, case.id, score, verdict, output, results, None,
             (time.perf_counter() - started) * 1000, case.tags, case.metadata,
-            usage=answer.usage, repetition=repetition, expected=case.expected,
-            **provenance(case, cell),
+            answer.usage, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt,
         )
 
     def _scores(self, evaluators: list[EvaluatorConfig], ctx: EvalContext, run: RunOne = run_evaluator) -> list[EvaluatorResult]:
@@ -267,6 +280,10 @@ class Runner:
     def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
         self.loaded.prepare()  # first-use imports happen here, not inside the first case's time
+        if workers > 1 and any(hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url") for cell in self.loaded.cells):
+            _load_http_transport()
+        only = self.only
+        self._evaluators = [evaluator for evaluator in self.loaded.suite.evaluators if only is None or evaluator.label in only]
         cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
         runs = (
             (case, repetition, cell)
@@ -287,21 +304,59 @@ class Runner:
             watchdog.close()
 
 
+def _load_http_transport() -> None:
+    """Import what a worker thread's first request would (httpx's transport: httpcore, h11, the IDNA
+    codec), once, before the threads start: the first wave of requests would otherwise queue on the
+    import lock, every thread waiting for one to load them."""
+    if _http_transport_loaded:
+        return
+    import httpx
+
+    httpx.Client(verify=False).close()
+    "localhost".encode("idna")
+    _http_transport_loaded.append(True)
+
+
+_http_transport_loaded: list[bool] = []  # (once per process: a Ray worker scores batch after batch)
+
+
 def provenance(case: Case, cell: Cell | None = None) -> dict[str, Any]:
     """What a result records beside its scores (the PRD's AggregatedEvaluationResult): when, the
     input as evaluated, the agent and session named in the case's metadata, and the cell."""
+    agent_id, session_id = _who(case.metadata)
     return {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+        "timestamp": now(),
         "input": case.input,
-        "agent_id": _identifier(case.metadata.get("agent_id")),
-        "session_id": _identifier(case.metadata.get("session_id")),
+        "agent_id": agent_id,
+        "session_id": session_id,
         "target": None if cell is None else cell.target,
         "prompt": None if cell is None else cell.prompt,
     }
 
 
+def _who(metadata: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The agent and session a case's metadata names (None when it names none)."""
+    if not metadata:
+        return None, None
+    return _identifier(metadata.get("agent_id")), _identifier(metadata.get("session_id"))
+
+
 def _identifier(value: Any) -> str | None:
     return str(value) if type(value) in (str, int) else None
+
+
+_second: tuple[int, str] = (-1, "")  # the last whole second `now` formatted, and its text (replaced whole: threads share it)
+
+
+def now() -> str:
+    """The time in UTC as `datetime.now(timezone.utc).isoformat(timespec="microseconds")` writes it,
+    formatting the date and time once a second rather than once a case."""
+    global _second
+    seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
+    second = _second
+    if second[0] != seconds:
+        second = _second = (seconds, datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"))
+    return f"{second[1]}.{nanoseconds // 1000:06d}+00:00"
 
 
 def combine(
@@ -310,6 +365,14 @@ def combine(
     """Case score = weighted mean of evaluator scores (0 when they weigh nothing); pass iff every
     verdict passes, or, with the case's `threshold`, iff the score reaches it (promptfoo's per-test
     threshold: a failed check of small weight may be outweighed). An error is an error either way."""
+    if len(results) == 1 and len(evaluators) == 1:  # one evaluator: the same figures without the sums and the set
+        weight, result = evaluators[0].weight, results[0]
+        score = result.score * weight / weight if weight > 0 else 0.0
+        if result.verdict == "error":
+            return score, "error"
+        if threshold is not None:
+            return score, "pass" if score >= threshold else "fail"
+        return score, "pass" if result.verdict == "pass" else "fail"
     total_weight = sum(e.weight for e in evaluators)
     score = sum(r.score * e.weight for e, r in zip(evaluators, results)) / total_weight if total_weight > 0 else 0.0
     verdicts = {r.verdict for r in results}

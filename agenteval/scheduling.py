@@ -50,15 +50,26 @@ class Watchdog:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self._slots: set[Slot] = set()
+        self._kept: dict[int, Slot] = {}  # thread ident -> its slot, reused case after case until it fires
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         # started now, not in the first case, so that case's time is its own
         threading.Thread(target=self._watch, name="agenteval-watchdog", daemon=True).start()
 
     def begin(self) -> Slot:
-        slot = Slot(threading.get_ident(), time.monotonic() + self.seconds)
-        with self._lock:
-            self._slots.add(slot)
+        """The calling thread's slot, armed with a fresh deadline. A thread keeps its slot from case
+        to case (no allocation or locking per case); a slot that fired is retired by `end`."""
+        ident = threading.get_ident()
+        slot = self._kept.get(ident)
+        if slot is None:
+            slot = Slot(ident, time.monotonic() + self.seconds)
+            with self._lock:
+                self._slots.add(slot)
+                self._kept[ident] = slot
+            return slot
+        slot.evaluator = ""
+        slot.deadline = time.monotonic() + self.seconds  # before `active`: the watcher never sees an old deadline armed
+        slot.active = True
         return slot
 
     def end(self, slot: Slot) -> None:
@@ -68,8 +79,10 @@ class Watchdog:
             try:
                 with self._lock:
                     slot.active = False
-                    self._slots.discard(slot)
                     if slot.fired_at is not None:
+                        self._slots.discard(slot)
+                        if self._kept.get(slot.ident) is slot:
+                            del self._kept[slot.ident]
                         raise_in_thread(slot.ident, None)
                 return
             except CaseTimeout:

@@ -1,6 +1,7 @@
 """Live-model runs: throughput against a slow local server, memory, and the cached re-run.
 
-    python benchmarks/bench_endpoints.py                     # 1,000 cases, 50 ms per answer, concurrency 32
+    python benchmarks/bench_endpoints.py                     # 250 and 1,000 cases, 50 ms per answer, concurrency 32 and 128
+    python benchmarks/bench_endpoints.py --cases 1000 10000 --concurrency 32 128
     python benchmarks/bench_endpoints.py --cases 250 --delay 0.02
 
 A local OpenAI-compatible server (tests/llm_server.py, its own process) answers every chat
@@ -11,7 +12,7 @@ temperature 0 (so answers are cached) and `concurrency: C`, in a child process:
 2. cached: the same suite again; every answer comes from the response cache
 3. baseline: the same cases and evaluators with the answers recorded in the cases (no target)
 
-plus peak resident memory of each child (wait4), at N and at N / 4 to show it stays flat.
+plus peak resident memory of each child (wait4), at each N to show it stays flat.
 """
 
 from __future__ import annotations
@@ -81,29 +82,30 @@ def measure(base_url: str, cases: int, concurrency: int, delay: float) -> None:
         baseline = run(write_suite(offline, base_url, cases, concurrency, recorded=True))
     assert recorded[3] == cached[3] == baseline[3] == 0, "a run did not pass every case"
     ideal = cases * delay / concurrency
-    cells = [f"{cases:,}", f"{ideal:.2f}", f"{recorded[1]:.2f}", f"{recorded[1] / ideal:.2f}", f"{recorded[0]:.2f}", f"{recorded[2]:.0f}"]
+    cells = [str(concurrency), f"{cases:,}", f"{ideal:.2f}", f"{recorded[1]:.2f}", f"{recorded[1] / ideal:.2f}", f"{recorded[0]:.2f}", f"{recorded[2]:.0f}"]
     cells += [f"{cached[1]:.2f}", f"{cached[0]:.2f}", f"{cached[2]:.0f}", f"{baseline[1]:.2f}", f"{baseline[0]:.2f}", f"{baseline[2]:.0f}"]
     print("| " + " | ".join(cells) + " |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--cases", type=int, nargs="+", default=[250, 1000])
     parser.add_argument("--delay", type=float, default=0.05, help="seconds the server takes per answer")
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128])
     args = parser.parse_args()
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--delay", str(args.delay)], stdout=subprocess.PIPE, text=True
     )
     try:
         base_url = server.stdout.readline().strip()
-        print(f"server: {args.delay * 1000:.0f} ms per answer; concurrency {args.concurrency}; s = seconds running cases "
+        print(f"server: {args.delay * 1000:.0f} ms per answer; s = seconds running cases "
               "(the summary's duration_s), wall = the whole command")
-        print("| cases | ideal s | fetched s | ratio to ideal | wall | peak MB | cached s | wall | peak MB "
+        print("| concurrency | cases | ideal s | fetched s | ratio to ideal | wall | peak MB | cached s | wall | peak MB "
               "| no target s | wall | peak MB |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for cases in (args.cases // 4, args.cases):
-            measure(base_url, cases, args.concurrency, args.delay)
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for concurrency in args.concurrency:
+            for cases in args.cases:
+                measure(base_url, cases, concurrency, args.delay)
     finally:
         server.terminate()
         server.wait()

@@ -63,10 +63,8 @@ class ValueMatch(StrictModel):
         default_chars = DEFAULT_LIMITS.edit_distance_chars
         if self.match == "fuzzy":
             threshold = 0.85 if self.threshold is None else self.threshold
-            algorithm, case_sensitive = self.algorithm or "levenshtein", bool(self.case_sensitive)
-            return lambda got, want, max_chars=default_chars: matching.fuzzy(
-                got, want, threshold, algorithm, case_sensitive, unicode, max_chars
-            )
+            compare = matching.fuzzy_comparison(threshold, self.algorithm or "levenshtein", bool(self.case_sensitive), unicode)
+            return lambda got, want, max_chars=default_chars: compare(got, want, max_chars)
         if self.match == "numeric_tolerance":
             tolerance, relative = self.tolerance or 0.0, bool(self.relative)
             return lambda got, want, max_chars=None: matching.numeric(got, want, tolerance, relative)
@@ -101,13 +99,25 @@ class CompiledField:
 def score_field(field: CompiledField, candidate: Any, expected: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """One field's outcome: status `hit`, `miss` or `skipped`, its score and why (`limit`: the
     `limits:` key the values went past, so nothing was compared)."""
-    row: dict[str, Any] = {"path": field.path, "match": field.match, "status": "miss", "score": 0.0}
     keys = field.keys
     if keys is None:
-        row["reason"] = "invalid path"
-        return row
+        return {"path": field.path, "match": field.match, "status": "miss", "score": 0.0, "reason": "invalid path"}
     want = resolve(expected, keys)
     got = resolve(candidate, keys)
+    if want is not MISSING and want is not None and got is not MISSING and got is not None:  # both present: compare
+        outcome = field.compare(got, want, limits.edit_distance_chars)
+        if outcome.hit and outcome.similarity is None:  # the common case, built in one go
+            return {"path": field.path, "match": field.match, "status": "hit", "score": outcome.score, "expected": want, "actual": got}
+        row = {"path": field.path, "match": field.match, "status": "hit" if outcome.hit else "miss", "score": outcome.score,
+               "expected": want, "actual": got}
+        if outcome.limit is not None:
+            row["limit"] = outcome.limit
+        if outcome.similarity is not None:
+            row["similarity"] = round(outcome.similarity, 6)
+        if not outcome.hit and outcome.reason:
+            row["reason"] = outcome.reason
+        return row
+    row = {"path": field.path, "match": field.match, "status": "miss", "score": 0.0}
     if want is not MISSING:
         row["expected"] = want
     if got is not MISSING:
@@ -123,23 +133,11 @@ def score_field(field: CompiledField, candidate: Any, expected: Any, limits: Lim
             row["score"] = 1.0
         else:
             row["reason"] = "expected null"
-    elif got is MISSING or got is None:
-        if not field.required:
-            row["status"] = "skipped"
-            row["reason"] = "optional, missing"
-        else:
-            row["reason"] = "required, missing" if got is MISSING else "null value"
+    elif not field.required:
+        row["status"] = "skipped"
+        row["reason"] = "optional, missing"
     else:
-        outcome = field.compare(got, want, limits.edit_distance_chars)
-        row["score"] = outcome.score
-        if outcome.limit is not None:
-            row["limit"] = outcome.limit
-        if outcome.similarity is not None:
-            row["similarity"] = round(outcome.similarity, 6)
-        if outcome.hit:
-            row["status"] = "hit"
-        elif outcome.reason:
-            row["reason"] = outcome.reason
+        row["reason"] = "required, missing" if got is MISSING else "null value"
     return row
 
 
@@ -176,11 +174,11 @@ class FieldAccuracy(EvaluatorConfig):
         misses: list[str] = []
         rows = []
         weighted = total_weight = 0.0
-        output, expected = ctx.output, ctx.expected
-        for field in self._plan:
-            row = score_field(field, output, expected, ctx.limits)
+        output, expected, limits = ctx.output, ctx.expected, ctx.limits
+        for field in self.__pydantic_private__["_plan"]:  # (read directly: `self._plan` goes through pydantic's __getattr__)
+            row = score_field(field, output, expected, limits)
             rows.append(row)
-            if "limit" in row:
+            if len(row) > 6 and "limit" in row:  # (a hit's row has six keys)
                 longest = max(len(str(row.get("actual", ""))), len(str(row.get("expected", ""))))
                 what = f"{field.path}: a text of {longest:,} characters is too long for an edit distance"
                 return self.error_result(ctx.limits.message(row["limit"], what), details={"fields": rows})

@@ -1,0 +1,75 @@
+"""The speed guard: agenteval's cost over the floor (a bare Python loop doing the same calls) must
+not regress past a stated margin.
+
+It runs `benchmarks/bench_floor.py --guard` in a child process: short sizes, each aim measured in
+rounds that take turns with its floor, medians, CPU time (a machine shared with other work
+disturbs it far less than wall time). Only ratios measured in the same job are checked, never
+absolute times. An aim over its limit is measured again, up to `ATTEMPTS` times, and fails only
+if it is over every time: a busy moment cannot fail it, a real regression does every time.
+The limits and the figures they were set from are in benchmarks/README.md ("The guard").
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_floor.py"
+ATTEMPTS = 3
+
+# aim -> {figure: the most it may be}. Each limit is today's figure (benchmarks/README.md, "The
+# guard") with a margin of about 40% for the noise of a shared 2-core machine; the peak memory of
+# the tiny run is the aim's own bound.
+LIMITS: dict[str, dict[str, float]] = {
+    "tiny": {"ratio_per_case_cpu": 23.0, "ratio_one_case_cpu": 11.0, "peak_rss_mb": 80.0},
+    "invoices": {"ratio_per_case_cpu": 13.0, "ratio_one_case_cpu": 10.0},
+    "library": {"ratio_cpu": 25.0},
+}
+
+
+def measure(aims: list[str]) -> dict[str, dict]:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--guard", "--json", "--aims", *aims],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = {}
+    for line in done.stdout.splitlines():
+        result = json.loads(line)
+        found[result["aim"]] = result
+    assert sorted(found) == sorted(aims), done.stdout
+    return found
+
+
+def over(result: dict) -> list[str]:
+    """The figures of one measurement past their limits, in words (empty: within every limit)."""
+    return [
+        f"{figure} = {result[figure]:.2f} > {limit}"
+        for figure, limit in LIMITS[result["aim"]].items()
+        if not result[figure] <= limit  # (a NaN is over)
+    ]
+
+
+def test_every_aim_stays_within_its_margin_over_the_floor():
+    pending = list(LIMITS)
+    history: dict[str, list[list[str]]] = {aim: [] for aim in pending}
+    for _ in range(ATTEMPTS):
+        measured = measure(pending)
+        for aim, result in measured.items():
+            assert result["rounds"] >= 3 and result["agenteval_s"] > 0 and result["floor_s"] > 0, result
+            history[aim].append(over(result))
+        pending = [aim for aim in pending if history[aim][-1]]
+        if not pending:
+            return
+    failures = {aim: history[aim] for aim in pending}
+    raise AssertionError(f"over the limit in each of {ATTEMPTS} measurements: {failures}")
+
+
+def test_the_check_fails_a_figure_past_its_limit():
+    """The comparison itself: a figure past its limit (or not a number) is reported, one within is not."""
+    within = {"aim": "library", "ratio_cpu": LIMITS["library"]["ratio_cpu"]}
+    assert over(within) == []
+    assert over({**within, "ratio_cpu": LIMITS["library"]["ratio_cpu"] * 1.01}) != []
+    assert over({**within, "ratio_cpu": float("nan")}) != []
