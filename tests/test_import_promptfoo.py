@@ -104,7 +104,6 @@ def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
         "promptfooconfig.yaml:2: providers[1]: provider 'vertex:gemini-2.0-flash' is not OpenAI-compatible, Anthropic or http; "
         "answers come from --predictions or recorded outputs",
         "promptfooconfig.yaml:3: derivedMetrics: agenteval computes no metrics from other metrics",
-        "promptfooconfig.yaml:7: tests[0].assert[0]: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
         "promptfooconfig.yaml:9: tests[0].assert[1]: `python` with inline code: only a one-line expression of `output` is carried "
         "(as `expression:`); move this one into a file with get_assert(output, context)",
         "promptfooconfig.yaml:11: tests[0].assert[2]: `contains-json`: agenteval's json_valid needs the whole answer to be one JSON document; "
@@ -118,8 +117,11 @@ def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
     ]
     assert result.cases[1]["threshold"] == 0.5  # carried as the case's threshold
     assert list(result.suites) == ["suite.yaml"]  # the vertex provider is listed, not written
-    assert "evaluators" not in result.cases[0] and "evaluators" not in result.cases[1]
+    # the javascript check converts (agenteval runs it as it is); the rest of case 0's checks are listed above
+    assert result.cases[0]["evaluators"] == [{"name": "javascript", "type": "javascript", "path": "content", "code": "output.length > 3"}]
+    assert "evaluators" not in result.cases[1]
     assert result.suites["suite.yaml"]["evaluators"][0]["name"] == "answered"  # so no case is left without a check
+    assert result.suites["suite.yaml"]["trust_cases"] is True  # a case brings code
 
 
 def test_tests_from_csv_jsonl_json_and_yaml_files(tmp_path):
@@ -147,10 +149,10 @@ def test_tests_from_csv_jsonl_json_and_yaml_files(tmp_path):
     assert result.cases[1]["evaluators"][0]["threshold"] == 0.9
     assert result.cases[1]["expected"] == {"similar": {"similar": "near"}}
     assert result.cases[4]["evaluators"][0]["type"] == "starts_with"
-    assert listed(result) == [
-        "t.csv:3: __expected2: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
-        "t.json:1: [0].assert[0]: `javascript`: runs code agenteval does not run; rewrite it as a `python` evaluator",
-    ]
+    assert listed(result) == []  # `fn:` and `javascript` checks convert
+    assert [e for e in result.cases[1]["evaluators"] if e["type"] == "javascript"] == [
+        {"name": "javascript", "type": "javascript", "path": "content", "code": "output.ok"}]
+    assert result.cases[5]["evaluators"] == [{"name": "javascript", "type": "javascript", "path": "content", "code": "1"}]
 
 
 def test_default_test_vars_and_assertions_reach_every_case(tmp_path):
@@ -416,26 +418,26 @@ ANSWERS = {
 }
 PROOFS = [
     ("assertion-scoring-override/promptfooconfig.yaml", 1, 3, 0, 1, 1, 3),  # its grader provider is `models.grader`
-    ("claude-vs-gpt/promptfooconfig.yaml", 1, 1, 0, 1, 0, 30),
+    ("claude-vs-gpt/promptfooconfig.yaml", 1, 0, 0, 1, 0, 30),  # its javascript check converts
     ("conversation-relevance/promptfooconfig.yaml", 1, 4, 1, 0, 8, 8),  # a list var of objects (`_conversation`) is one value
-    ("external-defaulttest/promptfooconfig.yaml", 1, 5, 0, 1, 0, 8),
+    ("external-defaulttest/promptfooconfig.yaml", 1, 3, 0, 1, 0, 8),  # two javascript checks convert
     ("g-eval/promptfooconfig.yaml", 1, 0, 0, 0, 5, 5),
     ("getting-started/promptfooconfig.yaml", 1, 0, 0, 0, 12, 12),
     ("gpt-4o-vs-4o-mini/promptfooconfig.yaml", 1, 0, 0, 1, 0, 30),
-    ("http-provider-tls/promptfooconfig-mock.yaml", 1, 15, 1, 1, 8, 12),
-    ("json-output/promptfooconfig.yaml", 1, 2, 1, 1, 1, 2),
+    ("http-provider-tls/promptfooconfig-mock.yaml", 1, 12, 0, 1, 4, 12),  # its javascript checks run: "I don't know." is not the reply shape they read
+    ("json-output/promptfooconfig.yaml", 1, 1, 1, 1, 1, 2),  # JSON.parse("I don't know.") throws: a fail, as in promptfoo
     ("max-score-selection/promptfooconfig.yaml", 1, 5, 0, 0, 12, 12),
     ("multiple-translations/promptfooconfig.yaml", 1, 0, 0, 0, 150, 150),
-    ("named-metrics/promptfooconfig.yaml", 1, 2, 0, 1, 8, 10),  # the carried `max(0, len(output) - 300)` is 0 for "Ahoy, world"
+    ("named-metrics/promptfooconfig.yaml", 1, 1, 0, 1, 8, 10),  # the carried `max(0, len(output) - 300)` is 0 for "Ahoy, world"
     ("openai-eval-factuality/promptfooconfig.yaml", 1, 0, 0, 0, 2, 2),
-    ("openai-function-call/promptfooconfig.yaml", 1, 7, 1, 1, 6, 8),
-    ("openai-tools-call/promptfooconfig.yaml", 1, 8, 1, 1, 3, 4),
+    ("openai-function-call/promptfooconfig.yaml", 1, 5, 1, 1, 6, 8),
+    ("openai-tools-call/promptfooconfig.yaml", 1, 6, 1, 1, 3, 4),
     ("python-assert/promptfooconfig-external.yaml", 1, 0, 0, 1, 4, 5),
     ("python-assert/promptfooconfig-inline.yaml", 1, 2, 1, 0, 2, 2),
-    ("self-grading/promptfooconfig.yaml", 1, 1, 0, 0, 20, 20),
-    ("separate-test-configs/promptfooconfig.yaml", 1, 6, 1, 0, 69, 69),
+    ("self-grading/promptfooconfig.yaml", 1, 0, 0, 0, 20, 20),
+    ("separate-test-configs/promptfooconfig.yaml", 1, 3, 1, 1, 60, 69),  # its javascript checks run on "I don't know." and fail 9 cases
     ("simple-csv/promptfooconfig.yaml", 1, 1, 0, 0, 4, 4),
-    ("simple-test/promptfooconfig.yaml", 1, 2, 0, 1, 8, 10),  # the same python assertion
+    ("simple-test/promptfooconfig.yaml", 1, 1, 0, 1, 8, 10),  # the same python assertion; its javascript check converts
     ("sql-validation/promptfooconfig.yaml", 1, 3, 1, 1, 4, 6),
 ]
 

@@ -72,7 +72,6 @@ def test_a_reason_is_kept_and_a_failure_says_what_was_returned():
 
 
 @pytest.mark.parametrize("code, message", [
-    ("output.nope.deeper", "the check threw: TypeError: cannot read property 'deeper' of undefined"),
     ("'yes'", "the check returned string yes"),
     ("undefined", "the check returned undefined (no return value)"),
     ("NaN", "the check returned NaN"),
@@ -84,6 +83,15 @@ def test_a_reason_is_kept_and_a_failure_says_what_was_returned():
 def test_an_unusable_check_is_an_error_naming_why(code, message):
     [evaluator] = score({"code": code}, "x").evaluator_results
     assert evaluator.verdict == "error" and message in evaluator.error, evaluator.error
+
+
+def test_a_check_that_throws_fails_the_answer_as_in_promptfoo():
+    [evaluator] = score({"code": "JSON.parse(output).color === 'yellow'"}, "I don't know.").evaluator_results
+    assert (evaluator.verdict, evaluator.score, evaluator.error) == ("fail", 0.0, None)
+    assert evaluator.reasoning.startswith("the check threw: SyntaxError: unexpected token")
+    assert evaluator.misses == [evaluator.reasoning]
+    [evaluator] = score({"code": "output.nope.deeper"}, "x").evaluator_results
+    assert (evaluator.verdict, evaluator.reasoning.split(" | ")[0]) == ("fail", "the check threw: TypeError: cannot read property 'deeper' of undefined")
 
 
 def test_a_file_exports_the_check(tmp_path):
@@ -116,7 +124,7 @@ def test_a_file_that_requires_modules_runs_under_node(tmp_path):
     got = {r.case_id: {e.name: (e.verdict, e.error) for e in r.evaluator_results} for r in run}
     assert got["a"]["same"] == ("pass", None) and got["b"]["same"][0] == "fail"
     assert got["a"]["asynchronous"] == ("pass", None)
-    assert got["a"]["throws"] == ("error", "the check threw: nope")
+    assert got["a"]["throws"] == ("fail", None)  # a check that throws fails the answer, as in promptfoo
 
 
 def test_a_file_that_requires_modules_is_refused_in_the_embedded_engine(tmp_path):

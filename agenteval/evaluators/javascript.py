@@ -30,6 +30,7 @@ from agenteval.extras import MissingDependency, installed, missing_warning
 from agenteval.paths import MISSING, compile_path, resolve
 
 RUNNER = Path(__file__).with_name("javascript_runner.js")  # the node side: a jsonl judge around the user's file
+_RESOURCE = re.compile(r"^(RangeError: Maximum call stack size exceeded|InternalError: (out of memory|stack overflow))")
 _REQUIRES = re.compile(r"\brequire\s*\(|^\s*import\s", re.M)
 _FILE = re.compile(r"^(?:file://)?(?P<path>[^:]+\.(?:js|cjs|mjs))(?::(?P<function>[A-Za-z_$][\w$]*))?$")
 
@@ -239,7 +240,12 @@ class JavaScript(EvaluatorConfig):
                 return self.error_result(f"the check used more than its memory_mb of {self.memory_mb}")
             return self.error_result(f"the check failed: {_first_lines(text)}")
         if "thrown" in answer:
-            return self.error_result(f"the check threw: {_first_lines(answer['thrown'])}")
+            thrown = _first_lines(answer["thrown"])
+            if _RESOURCE.search(thrown):  # the engine's own limits: the check did not judge the answer
+                return self.error_result(f"the check threw: {thrown}")
+            # As promptfoo reads it: a check that throws (JSON.parse of an answer that is no JSON) fails the answer.
+            reason = f"the check threw: {thrown}"
+            return EvaluatorResult(self.label, self.type, 0.0, self.verdict(0.0, "fail"), reasoning=reason, misses=[reason])
         if "bad" in answer:
             return self.error_result(f"the check returned {answer['bad']}")
         kind, value = next(iter(answer.items()))

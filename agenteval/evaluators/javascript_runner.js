@@ -62,8 +62,10 @@ lines.on('line', (line) => {
       const result = await check(payload.candidate_answer, context);
       answerLine(JSON.stringify(answer(payload, result)) + '\n');
     } catch (e) {
-      answerLine(JSON.stringify({case_id: payload.case_id, score: 0, verdict: 'error',
-        error: `the check threw: ${e && e.message ? e.message : e}`}) + '\n');
+      // As promptfoo reads it, a check that throws fails the answer; a file that cannot load is an error.
+      const reason = `the check threw: ${e && e.message ? e.message : e}`;
+      answerLine(JSON.stringify(loadError ? {case_id: payload.case_id, score: 0, verdict: 'error', error: reason}
+        : {case_id: payload.case_id, score: 0, verdict: 'fail', reasoning: reason, misses: [reason]}) + '\n');
     }
   });
 });

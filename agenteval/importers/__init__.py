@@ -51,6 +51,7 @@ class Imported:
     env: dict[str, str] = field(default_factory=dict, repr=False)  # a `.env` file beside the suite (values are secrets)
     predictions: list[dict[str, Any]] | None = None  # {"id", "output"} lines for `--predictions` (promptfoo's --model-outputs)
     predictions_options: list[str] = field(default_factory=list)  # `agenteval run` options choosing the cell they answer
+    files: dict[str, str] = field(default_factory=dict)  # checks copied beside the suite (name -> text): a suite reads files in its folder only
 
     def listing(self) -> list[Skipped]:
         """Everything listed, in file order: the config first, then the files it names."""

@@ -35,7 +35,8 @@ PREDICTIONS_FILE = "predictions.jsonl"
 
 def write_import(imported: Imported, out_dir: Path, source_name: str, tool: str, force: bool = False) -> list[Path]:
     """Write the suites, `cases.jsonl` and, when the import has them, `.env` (mode 0600: its values
-    are usually keys) and `predictions.jsonl` into `out_dir`; the paths written, the suites first.
+    are usually keys), `predictions.jsonl` and the check files copied from the config's folder into
+    `out_dir`; the paths written, the suites first.
 
     Every file is built in a fresh folder the import creates (beside `out_dir`, or inside it when
     it exists), then moved into place with `rename`, which replaces a directory entry and never
@@ -46,6 +47,7 @@ def write_import(imported: Imported, out_dir: Path, source_name: str, tool: str,
         names.append(ENV_FILE)
     if imported.predictions is not None:
         names.append(PREDICTIONS_FILE)
+    names += list(imported.files)
     targets = [out_dir / name for name in names]
     if out_dir.is_symlink():
         raise ImportFailed(f"{out_dir} is a symlink; the import writes into a folder it creates or a real one: give another -o DIR")
@@ -77,6 +79,8 @@ def write_import(imported: Imported, out_dir: Path, source_name: str, tool: str,
             _write_new(build / ENV_FILE, text.encode("utf-8"), private=True)
         if imported.predictions is not None:
             _write_new(build / PREDICTIONS_FILE, b"".join(orjson.dumps(line) + b"\n" for line in imported.predictions))
+        for name, text in imported.files.items():
+            _write_new(build / name, text.encode("utf-8"))
         if fresh:
             os.chmod(build, 0o777 & ~_umask())
             os.rename(build, out_dir)  # the whole folder appears at once

@@ -856,7 +856,9 @@ class PromptfooImporter:
         def no(why: str) -> None:
             self.skip(parsed, path, f"`{kind}`: {why}")
 
-        if base in ("javascript", "webhook", "ruby"):
+        if base == "javascript":
+            return self.javascript(item, negated, text, parsed, path)
+        if base in ("webhook", "ruby"):
             return no("runs code agenteval does not run; rewrite it as a `python` evaluator")
         if kind == "python":
             return self.python(item, parsed, path)
@@ -1073,6 +1075,50 @@ class PromptfooImporter:
         if self.text_path:
             config["text_path"] = self.text_path
         return {"type": "code_judge", "command": ["python", "-m", "agenteval.importers.promptfoo_python"], "config": config}
+
+    def javascript(self, item: dict[str, Any], negated: bool, text: dict[str, Any], parsed: Parsed, path: KeyPath) -> dict[str, Any] | None:
+        """promptfoo's JavaScript assertion as agenteval's `javascript` evaluator, which runs the same
+        code; a `file://` check is copied beside the suite (a suite reads files in its own folder)."""
+        value = item.get("value")
+        if not isinstance(value, str) or not value.strip():
+            self.skip(parsed, path, "`javascript` needs its code or a file:// value")
+            return None
+        out: dict[str, Any] = {"type": "javascript", **text}
+        if value.startswith("file://"):
+            file_name, _, function = strip_file_prefix(value).partition(":")
+            why = self.source.missing(file_name)
+            if why is not None:
+                self.skip(parsed, path, f"javascript assertion file {why}")
+                return None
+            code = self.source.text(file_name)
+            if re.search(r"""require\(\s*['"]\.{1,2}/|^\s*import\s.*from\s*['"]\.{1,2}/""", code, re.M):
+                self.skip(parsed, path, f"javascript assertion file {file_name} loads other files of its folder: copy them and "
+                          "the file beside the imported suite and name it in a `javascript` evaluator's `file`")
+                return None
+            name = self.copied(file_name, code)
+            out["file"] = f"{name}:{function}" if function else name
+        else:
+            out["code"] = value
+        threshold = item.get("threshold")
+        if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+            out["threshold"] = threshold
+        if isinstance(item.get("config"), dict):
+            out["config"] = item["config"]
+        if negated:
+            out["negate"] = True
+        self.runs_code = True
+        self.done("assert:javascript")
+        return out
+
+    def copied(self, file_name: str, code: str) -> str:
+        """The name a check file gets beside the suite: its own, made unique among the copies."""
+        stem, dot, suffix = Path(file_name).name.rpartition(".")
+        name, number = Path(file_name).name, 1
+        while name in self.result.files and self.result.files[name] != code:
+            number += 1
+            name = f"{stem}-{number}{dot}{suffix}"
+        self.result.files[name] = code
+        return name
 
     def rebased(self, name: str) -> str:
         """A path relative to the config's folder, as seen from the output folder."""
