@@ -348,3 +348,29 @@ def test_a_loop_ended_by_a_limit_fails_its_case_with_the_limit_named(tmp_path, m
     assert calls_result.verdict == "pass"  # the call was right; the loop never ended
     assert (limit.name, limit.verdict, limit.score) == ("agent_limits", "fail", 0.0)
     assert limit.misses == ["the tool loop reached its max_steps of 2 model calls (loop.max_steps) and the model was still calling tools"]
+
+
+def test_the_docs_tool_calls_example_checks_the_result_a_tool_loop_records(server, tmp_path):
+    """docs/evaluators.md's `tool_calls` example, run on the trajectory a real loop recorded with mock tools."""
+    import re as _re
+
+    import yaml
+
+    from agenteval.evaluators import EvalContext, EvaluatorSpec
+    from pydantic import TypeAdapter
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "evaluators.md").read_text()
+    block = next(body for body in _re.findall(r"```yaml\n(.*?)```", text, _re.S) if "result:" in body and "type: tool_calls" in body)
+    [config] = yaml.safe_load(block)
+    evaluator = TypeAdapter(EvaluatorSpec).validate_python({**config, "path": "tool_calls"})
+    refund = {"name": "issue_refund", "parameters": {"type": "object", "properties": {}}}
+    lookup = {"name": "lookup_order", "parameters": {"type": "object", "properties": {}}}
+    tools = [{**lookup, "mock": [{"result": {"order_id": "A-1001", "status": "delivered"}}]},
+             {**refund, "mock": [{"result": {"status": "refunded", "amount": 25.0}}]}]
+    arguments = {"order_id": "A-1001", "amount": 25.0, "reason": "the item arrived damaged", "channel": "card"}
+    server.play(calls(("lookup_order", {"order_id": "A-1001"})), calls(("issue_refund", arguments)), {"role": "assistant", "content": "Refunded."})
+    got = answer(target(server, tools), tmp_path)
+    assert got.error is None, got.error
+    assert got.output["tool_calls"][1]["result"] == {"status": "refunded", "amount": 25.0}  # a mapping, as the loop records it
+    result = evaluator.evaluate(EvalContext("c", None, None, got.output, {}, tmp_path))
+    assert (result.verdict, result.misses) == ("pass", [])
