@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from agenteval.traces.otlp import MAX_VALUE_DEPTH, Span, TraceError
+from agenteval.traces.otlp import CUT_MARK, MAX_VALUE_CHARS, MAX_VALUE_DEPTH, Span, TraceError
 
 _OPENINFERENCE_KINDS = {
     "LLM": "model", "TOOL": "tool", "RETRIEVER": "retriever", "CHAIN": "chain", "AGENT": "agent",
@@ -147,7 +147,7 @@ def _usage(span: Span, prices: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _count(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
+    return value if type(value) is int and 0 <= value < 2**53 else None  # a count a JSON reader keeps exactly
 
 
 def _messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -156,6 +156,9 @@ def _messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     if any(key.startswith("llm.input_messages.") or key.startswith("llm.output_messages.") for key in attributes):
         return _flattened(attributes, "llm.input_messages."), _flattened(attributes, "llm.output_messages.")
     if "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes:
+        for key in ("gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages"):
+            if isinstance(attributes.get(key), str) and attributes[key].endswith(CUT_MARK):  # cut JSON: the messages are lost
+                raise TraceError(f"span {span.name!r}: `{key}` is longer than {MAX_VALUE_CHARS:,} characters, the most an attribute is read to")
         inputs = [message for item in _json_list(attributes.get("gen_ai.system_instructions")) for message in _system(item)]
         inputs += [message for item in _json_list(attributes.get("gen_ai.input.messages")) for message in _from_parts(item)]
         outputs = [message for item in _json_list(attributes.get("gen_ai.output.messages")) for message in _from_parts(item)]

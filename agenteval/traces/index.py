@@ -85,23 +85,19 @@ def index_file(path: Path, match: str = "trace_id") -> TraceIndex:
     with path.open("rb") as file:
         first = file.read(1)
         file.seek(0)
-        documents = _documents(file, index)
-        for number, offset, text in documents:
+        for number, offset, text in _documents(file, index):
             try:
                 document = orjson.loads(text)
             except orjson.JSONDecodeError as exc:
                 if number == 1 and first == b"{" and path.stat().st_size <= MAX_DOCUMENT_BYTES:
-                    # not JSONL: one (pretty-printed) document
-                    index.ranges.clear()
-                    index.counts.clear()
-                    index.keys.clear()
-                    file.seek(0)
-                    whole = file.read()
+                    whole = path.read_bytes()  # not JSONL, perhaps: one (pretty-printed) document
                     try:
-                        _add(index, 1, 0, len(whole), orjson.loads(whole), names)
-                    except orjson.JSONDecodeError as whole_exc:
-                        _problem(index, f"line 1: not JSON ({whole_exc})")
-                    return index
+                        whole_document = orjson.loads(whole)
+                    except orjson.JSONDecodeError:
+                        whole_document = None
+                    if whole_document is not None:
+                        _add(index, 1, 0, len(whole), whole_document, names)
+                        return index
                 _problem(index, f"line {number}: not JSON ({exc})")
                 continue
             _add(index, number, offset, len(text), document, names)

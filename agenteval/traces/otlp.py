@@ -142,10 +142,13 @@ def _value(raw: Any, depth: int) -> Any:
     if "boolValue" in raw:
         return raw["boolValue"] if isinstance(raw["boolValue"], bool) else None
     if "intValue" in raw:
-        try:
-            return int(raw["intValue"])  # int64 is a string in OTLP/JSON
-        except (TypeError, ValueError):
-            return None
+        value = raw["intValue"]  # int64, written as a string in OTLP/JSON
+        if isinstance(value, str) and len(value) <= 20:
+            try:
+                value = int(value)
+            except ValueError:
+                return None
+        return value if type(value) is int and -(2**63) <= value < 2**63 else None
     if "doubleValue" in raw:
         value = raw["doubleValue"]
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) != float("inf") else None
