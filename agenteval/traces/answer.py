@@ -58,17 +58,15 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
         )
     steps: list[dict[str, Any]] = []
     tool_calls: list[dict[str, Any]] = []
-    model_calls: list[tuple[Span, list[dict[str, Any]], list[dict[str, Any]]]] = []
+    model_spans: list[Span] = []
     total: dict[str, Any] = {}
     model = None
     for span, kind in zip(ordered, kinds):
         if kind == "model":
-            inputs, outputs = _messages(span)
-            model_calls.append((span, inputs, outputs))
+            model_spans.append(span)
             usage = _usage(span, prices)
-            name = _model_name(span)
-            model = name or model
-            step = {"kind": "model", "step": len(model_calls), "latency_ms": span.duration_ms, "usage": usage}
+            model = _model_name(span) or model
+            step = {"kind": "model", "step": len(model_spans), "latency_ms": span.duration_ms, "usage": usage}
             if span.error:
                 step["error"] = True
             steps.append(step)
@@ -76,17 +74,17 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
                 if usage.get(key) is not None:
                     total[key] = total.get(key, 0) + usage[key]
         elif kind == "tool":
-            call = _tool_call(span, max(1, len(model_calls)))
+            call = _tool_call(span, max(1, len(model_spans)))
             tool_calls.append(call)
             step = {"kind": "tool", "step": call["step"], "name": call["name"], "id": call["id"], "latency_ms": span.duration_ms}
             if span.error:
                 step["error"] = True
             steps.append(step)
-    from_messages = _calls_from_messages(model_calls)
     if not tool_calls:
-        tool_calls = from_messages
-    else:  # a tool span without its (opt-in) arguments or result: the model's messages have them
-        by_id = {call["id"]: call for call in from_messages if call["id"]}
+        tool_calls = _calls_from_messages([_messages(span) for span in model_spans])
+    elif any(call["arguments"] is None or call["result"] is None for call in tool_calls):
+        # a tool span without its (opt-in) arguments or result: the model's messages have them
+        by_id = {call["id"]: call for call in _calls_from_messages([_messages(span) for span in model_spans]) if call["id"]}
         for call in tool_calls:
             known = by_id.get(call["id"])
             for key in ("arguments", "result"):
@@ -94,8 +92,8 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
                     call[key] = known[key] if known else ({} if key == "arguments" else None)
     messages: list[dict[str, Any]] = []
     content = None
-    if model_calls:
-        _, inputs, outputs = model_calls[-1]
+    if model_spans:
+        inputs, outputs = _messages(model_spans[-1])
         messages = [*inputs, *outputs]
         content = next((message.get("content") for message in reversed(outputs) if message.get("role") == "assistant"), None)
     else:
@@ -285,16 +283,16 @@ def _tool_call(span: Span, step: int) -> dict[str, Any]:
     return call
 
 
-def _calls_from_messages(model_calls: list[tuple[Span, list[dict[str, Any]], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+def _calls_from_messages(model_calls: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """Without tool spans (an instrumented client sees only the model calls): each call the model
     made, its result from the tool message that answered it in a later model call."""
     results: dict[str, Any] = {}
-    for _, inputs, _ in model_calls:
+    for inputs, _ in model_calls:
         for message in inputs:
             if message.get("role") == "tool" and message.get("tool_call_id"):
                 results[str(message["tool_call_id"])] = _json_or_text(message.get("content"))
     calls = []
-    for number, (_, _, outputs) in enumerate(model_calls, 1):
+    for number, (_, outputs) in enumerate(model_calls, 1):
         for message in outputs:
             for raw in message.get("tool_calls") or ():
                 function = raw.get("function") if isinstance(raw, dict) and isinstance(raw.get("function"), dict) else {}
