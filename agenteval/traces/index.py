@@ -59,10 +59,10 @@ class TraceIndex:
         with self.path.open("rb") as file:
             for offset, length in sorted({item for trace_id in ids for item in self.ranges[trace_id]}):
                 file.seek(offset)
-                for resource, raw in raw_spans(orjson.loads(file.read(length))):
+                for raw in raw_spans(orjson.loads(file.read(length))):
                     try:
                         if trace_id_of(raw) in wanted:
-                            spans.append(read_span(raw, resource))
+                            spans.append(read_span(raw))
                     except TraceError:
                         continue  # named when the file was indexed
         return spans
@@ -130,7 +130,7 @@ def _add(index: TraceIndex, number: int, offset: int, length: int, document: Any
     except TraceError as exc:
         _problem(index, f"line {number}: {exc}")
         return
-    for position, (_, raw) in enumerate(found, 1):
+    for position, raw in enumerate(found, 1):
         try:
             trace_id = trace_id_of(raw)
         except TraceError as exc:

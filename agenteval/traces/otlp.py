@@ -48,9 +48,8 @@ class Span:
         return round(max(0, self.end_ns - self.start_ns) / 1e6, 3)
 
 
-def raw_spans(document: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(resource attributes, raw span) of every span of one document; TraceError for a document
-    that is not `{"resourceSpans": [...]}`."""
+def raw_spans(document: Any) -> list[Any]:
+    """Every raw span of one document; TraceError for a document that is not `{"resourceSpans": [...]}`."""
     if not isinstance(document, dict) or not isinstance(document.get("resourceSpans", []), list):
         raise TraceError('not an OTLP/JSON trace export (expected {"resourceSpans": [...]})')
     if "resourceSpans" not in document:
@@ -59,8 +58,6 @@ def raw_spans(document: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     for resource_spans in document["resourceSpans"]:
         if not isinstance(resource_spans, dict):
             raise TraceError("a `resourceSpans` item is not an object")
-        resource = resource_spans.get("resource")
-        resource_attributes = resource.get("attributes") if isinstance(resource, dict) else None
         scopes = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans", []))
         if not isinstance(scopes, list):
             raise TraceError("`scopeSpans` is not a list")
@@ -68,8 +65,8 @@ def raw_spans(document: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
             spans = scope.get("spans", []) if isinstance(scope, dict) else None
             if not isinstance(spans, list):
                 raise TraceError("a `scopeSpans` item has no list of `spans`")
-            found.extend((resource_attributes, span) for span in spans)
-    return found  # type: ignore[return-value]
+            found.extend(spans)
+    return found
 
 
 def trace_id_of(raw: Any) -> str:
@@ -98,7 +95,7 @@ def hex_id(value: Any, size: int, key: str) -> str:
     raise TraceError(f"`{key}` {shown} is not a {size}-byte id in hex or base64")
 
 
-def read_span(raw: dict[str, Any], resource: Any = None) -> Span:
+def read_span(raw: dict[str, Any]) -> Span:
     """One raw span, flattened; TraceError naming what is wrong with it."""
     trace_id = trace_id_of(raw)
     span_id = hex_id(raw.get("spanId"), 8, "spanId")
