@@ -154,6 +154,20 @@ def test_a_failed_tool_span_is_a_failed_step_with_an_error_result(tmp_path):
     assert got["steps"][0]["error"] is True and got["spans"][0]["error"] is True
 
 
+def test_a_genai_tool_span_with_its_opt_in_arguments_and_result_gives_them(tmp_path):
+    chat = span("chat", "01" * 8, [("gen_ai.operation.name", text("chat")), ("gen_ai.output.messages", text(json.dumps(
+        [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "refund", "arguments": {"amount": 5}}]}])))])
+    tool = span("execute_tool refund", "02" * 8, [
+        ("gen_ai.operation.name", text("execute_tool")), ("gen_ai.tool.name", text("refund")), ("gen_ai.tool.call.id", text("c1")),
+        ("gen_ai.tool.call.arguments", text('{"amount": 5}')), ("gen_ai.tool.call.result", text('{"refunded": true}'))],
+        start=3_000_000, end=4_500_000)
+    got = answer_of(export(tmp_path, chat, tool), "ab" * 16)
+    assert got["tool_calls"] == [{"name": "refund", "arguments": {"amount": 5}, "result": {"refunded": True}, "id": "c1", "step": 1}]
+    assert got["steps"][1] == {"kind": "tool", "step": 1, "name": "refund", "id": "c1", "latency_ms": 1.5}
+    assert got["messages"] == [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "refund", "arguments": '{"amount":5}'}}]}]
+
+
 # -- the spans evaluator ----------------------------------------------------------------------------
 
 
