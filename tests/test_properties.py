@@ -116,10 +116,14 @@ CONFIGS: dict[str, list[Any]] = {
         lambda p: {"path": p, "code": "typeof output === 'string' ? output.length > 0 : output !== null"},
         lambda p: {"path": p, "code": "const n = JSON.stringify(output) || ''; n.length / 100", "threshold": 0.1},
     ],
+    "spans": [
+        lambda p: {"checks": [{"kind": "tool", "count": 1}, {"error": False}, {"max_ms": 10, "percentile": 95}]},
+        lambda p: {"checks": [{"name": "a", "where": {"x": 1}, "attribute": "duration_ms", "at_least": 1, "at_most": 5}, {"attribute": "x", "equals": "a"}]},
+    ],
 }
 
 KEYS = ["a", "b", "0", "line_items", "description", "amount", "box", "label", "regions", "messages",
-        "tool_calls", "name", "arguments", "role", "content", "format", "coordinates", "x", "y"]
+        "tool_calls", "name", "arguments", "role", "content", "format", "coordinates", "x", "y", "spans", "kind", "attributes", "duration_ms"]
 scalars = (
     st.none() | st.booleans() | st.integers() | st.integers(-5, 5)
     | st.floats(allow_nan=True, allow_infinity=True) | st.floats(-10, 10)

@@ -47,6 +47,7 @@ BUILT_IN: dict[str, str] = {
     "context_recall": "agenteval.evaluators.model.grounded:ContextRecall",
     "context_relevance": "agenteval.evaluators.model.grounded:ContextRelevance",
     "retrieval": "agenteval.evaluators.retrieval:Retrieval",
+    "spans": "agenteval.evaluators.spans:Spans",
     "latency": "agenteval.evaluators.budgets:Latency",
     "token_usage": "agenteval.evaluators.budgets:TokenUsage",
     "cost": "agenteval.evaluators.budgets:Cost",

@@ -13,12 +13,13 @@ from agenteval.targets.http import HttpTarget
 from agenteval.targets.openai import OpenAITarget
 from agenteval.targets.python import PythonTarget
 from agenteval.targets.recorded import RecordedTarget
+from agenteval.targets.traces import TracesTarget
 
 TargetSpec = Annotated[
-    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | HttpTarget | PythonTarget, Field(discriminator="type")
+    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | HttpTarget | PythonTarget | TracesTarget, Field(discriminator="type")
 ]
 
 __all__ = [
     "AnthropicTarget", "Answer", "CommandTarget", "HttpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget", "TargetRun",
-    "TargetSpec",
+    "TargetSpec", "TracesTarget",
 ]

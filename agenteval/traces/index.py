@@ -1,0 +1,160 @@
+"""Where each trace of an export file is: read once, spans not held, each case reads its own trace.
+
+The index keeps, per trace, the byte ranges of the documents holding its spans, its span count,
+and the keys a case may name it by (its trace id, `session.id` / `gen_ai.conversation.id`, or any
+attribute); a document that cannot be read is skipped and named, never the end of the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agenteval.traces.otlp import (
+    MAX_DOCUMENT_BYTES, MAX_SPANS_PER_TRACE, Span, TraceError, hex_id, raw_spans, read_span, trace_id_of,
+)
+
+SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
+"""Attributes `match: session_id` reads: OpenInference's and the GenAI conventions'."""
+MAX_PROBLEMS = 20
+"""Unreadable documents named in an error (the rest are counted)."""
+
+
+@dataclass(slots=True)
+class TraceIndex:
+    path: Path
+    match: str  # trace_id, session_id, or attribute NAME
+    ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # trace id -> (offset, length) of its documents
+    counts: dict[str, int] = field(default_factory=dict)  # trace id -> spans
+    keys: dict[str, list[str]] = field(default_factory=dict)  # key value -> trace ids, in file order
+    problems: list[str] = field(default_factory=list)
+    skipped: int = 0
+
+    def trace_ids(self, key: str) -> list[str]:
+        """The traces a case key names ([] for none)."""
+        if self.match == "trace_id":
+            try:
+                key = hex_id(key, 16, "trace id")
+            except TraceError:
+                return []
+            return [key] if key in self.ranges else []
+        return self.keys.get(key, [])
+
+    def spans(self, key: str) -> list[Span]:
+        """Every span of the trace(s) `key` names; TraceError when there is none, or too many."""
+        ids = self.trace_ids(key)
+        if not ids:
+            raise TraceError(f"no trace with {self._key_name()} {key!r} in {self.path.name}{self._problems()}")
+        count = sum(self.counts[trace_id] for trace_id in ids)
+        if count > MAX_SPANS_PER_TRACE:
+            raise TraceError(
+                f"the trace with {self._key_name()} {key!r} has {count} spans, more than the {MAX_SPANS_PER_TRACE} "
+                "a trace may have to be read into an answer"
+            )
+        wanted = set(ids)
+        spans = []
+        with self.path.open("rb") as file:
+            for offset, length in sorted({item for trace_id in ids for item in self.ranges[trace_id]}):
+                file.seek(offset)
+                for raw in raw_spans(orjson.loads(file.read(length))):
+                    try:
+                        if trace_id_of(raw) in wanted:
+                            spans.append(read_span(raw))
+                    except TraceError:
+                        continue  # named when the file was indexed
+        return spans
+
+    def _key_name(self) -> str:
+        return self.match if self.match in ("trace_id", "session_id") else f"attribute {self.match.split(None, 1)[1]!r}"
+
+    def _problems(self) -> str:
+        if not self.problems:
+            return ""
+        more = f" and {self.skipped - len(self.problems)} more" if self.skipped > len(self.problems) else ""
+        return f" ({self.skipped} part(s) of the file could not be read: {'; '.join(self.problems)}{more})"
+
+
+def index_file(path: Path, match: str = "trace_id") -> TraceIndex:
+    """Index an OTLP/JSON export: one document, or JSONL of documents (OSError when unreadable)."""
+    index = TraceIndex(path, match)
+    attribute = match.split(None, 1)[1] if match.startswith("attribute ") else None
+    names = SESSION_KEYS if match == "session_id" else (attribute,) if attribute else ()
+    with path.open("rb") as file:
+        first = file.read(1)
+        file.seek(0)
+        for number, offset, text in _documents(file, index):
+            try:
+                document = orjson.loads(text)
+            except orjson.JSONDecodeError as exc:
+                if number == 1 and first == b"{" and path.stat().st_size <= MAX_DOCUMENT_BYTES:
+                    whole = path.read_bytes()  # not JSONL, perhaps: one (pretty-printed) document
+                    try:
+                        whole_document = orjson.loads(whole)
+                    except orjson.JSONDecodeError:
+                        whole_document = None
+                    if whole_document is not None:
+                        _add(index, 1, 0, len(whole), whole_document, names)
+                        return index
+                _problem(index, f"line {number}: not JSON ({exc})")
+                continue
+            _add(index, number, offset, len(text), document, names)
+    return index
+
+
+def _documents(file: Any, index: TraceIndex) -> Any:
+    """(line number, offset, text) of each non-empty line; a line past MAX_DOCUMENT_BYTES is skipped, named."""
+    offset, number = 0, 0
+    while True:
+        line = file.readline(MAX_DOCUMENT_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        start = offset
+        offset += len(line)
+        if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # skip the rest of the line without holding it
+                line = file.readline(1 << 20)
+                offset += len(line)
+            _problem(index, f"line {number}: longer than {MAX_DOCUMENT_BYTES // (1 << 20)} MB, the most one document may be")
+            continue
+        if line.strip():
+            yield number, start, line
+
+
+def _add(index: TraceIndex, number: int, offset: int, length: int, document: Any, names: tuple[str, ...]) -> None:
+    try:
+        found = raw_spans(document)
+    except TraceError as exc:
+        _problem(index, f"line {number}: {exc}")
+        return
+    for position, raw in enumerate(found, 1):
+        try:
+            trace_id = trace_id_of(raw)
+        except TraceError as exc:
+            _problem(index, f"line {number}, span {position}: {exc}")
+            continue
+        ranges = index.ranges.setdefault(trace_id, [])
+        if not ranges or ranges[-1][0] != offset:
+            ranges.append((offset, length))
+        index.counts[trace_id] = index.counts.get(trace_id, 0) + 1
+        if index.match == "trace_id":
+            continue
+        attributes = raw.get("attributes")
+        for item in attributes if isinstance(attributes, list) else ():
+            if isinstance(item, dict) and item.get("key") in names and isinstance(item.get("value"), dict):
+                value = next(iter(item["value"].values()), None)
+                if isinstance(value, (str, int)) and not isinstance(value, bool):
+                    traces = index.keys.setdefault(str(value), [])
+                    if trace_id not in traces:
+                        traces.append(trace_id)
+
+
+def _problem(index: TraceIndex, text: str) -> None:
+    index.skipped += 1
+    if len(index.problems) < MAX_PROBLEMS:
+        index.problems.append(text)
+
+

@@ -1,0 +1,136 @@
+"""Hostile trace exports for the `traces` target: malformed OTLP, a trace of a million spans,
+parent ids in a cycle, a 100 MB span, numbers no count can be. Each is that case's error or an
+answer within bounds; the other cases are scored; the run never dies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import MEASURE, read_jsonl, run_cli, write
+
+TRACE = "ab" * 16
+SUITE = """
+name: hostile-traces
+target: {type: traces, file: spans.jsonl}
+evaluators:
+  - {type: contains, path: content, reference: fine}
+cases: cases.jsonl
+"""
+
+
+def chat_span(trace_id: str, span_id: str, reply: str, parent: str | None = None, **extra: object) -> dict:
+    span = {
+        "traceId": trace_id, "spanId": span_id, "name": "chat", "startTimeUnixNano": "1000000", "endTimeUnixNano": "3000000",
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                       {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": reply}]}])}}],
+        **extra,
+    }
+    if parent:
+        span["parentSpanId"] = parent
+    return span
+
+
+def document(*spans: dict) -> str:
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
+
+
+def run_suite(tmp_path: Path, lines: list[str], case_ids: list[str], measure: bool = False) -> tuple[object, dict, float | None]:
+    write(tmp_path, "s.yaml", SUITE)
+    (tmp_path / "spans.jsonl").write_text("\n".join(lines) + "\n")
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": case_id}) + "\n" for case_id in case_ids))
+    out, peak = tmp_path / "out.jsonl", tmp_path / "peak"
+    import subprocess
+    import sys
+
+    command = [*MEASURE, str(peak), sys.executable, "-m", "agenteval", "run", str(tmp_path / "s.yaml"), "-o", str(out), "-q"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300) if measure else run_cli(
+        "run", tmp_path / "s.yaml", "-o", out, "-q")
+    assert "Traceback" not in result.stderr, result.stderr
+    lines_by_id = {line["case_id"]: line for line in read_jsonl(out)}
+    assert set(lines_by_id) == set(case_ids)  # every case written, nothing lost
+    return result, lines_by_id, float(peak.read_text()) if measure else None
+
+
+def test_malformed_otlp_lines_are_skipped_and_named_and_good_traces_still_read(tmp_path):
+    good = "cd" * 16
+    lines = [
+        "{not json",
+        "[1, 2]",
+        json.dumps({"resourceSpans": 5}),
+        document({"traceId": "xyz", "spanId": "01" * 8}),
+        document(chat_span(good, "02" * 8, "all fine")),
+    ]
+    result, cases, _ = run_suite(tmp_path, lines, [good, TRACE])
+    assert result.returncode == 3
+    assert cases[good]["verdict"] == "pass"
+    assert cases[TRACE]["error"].startswith(
+        f"traces target: no trace with trace_id '{TRACE}' in spans.jsonl (4 part(s) of the file could not be read: line 1: not JSON (")
+    assert "line 2: not an OTLP/JSON trace export (expected {\"resourceSpans\": [...]})" in cases[TRACE]["error"]
+    assert "line 4, span 1: `traceId` 'xyz' is not a 16-byte id in hex or base64" in cases[TRACE]["error"]
+
+
+def test_a_trace_of_a_million_spans_is_that_cases_error_in_bounded_memory(tmp_path):
+    small = "cd" * 16
+    spans_per_line = 2_000
+    line = document(*({"traceId": TRACE, "spanId": f"{n:016x}", "name": "s"} for n in range(spans_per_line)))
+    lines = [line] * 500 + [document(chat_span(small, "02" * 8, "fine"))]
+    result, cases, peak = run_suite(tmp_path, lines, [TRACE, small], measure=True)
+    assert cases[TRACE]["error"] == (
+        f"traces target: the trace with trace_id '{TRACE}' has 1000000 spans, more than the 10000 a trace may have to be read into an answer")
+    assert cases[small]["verdict"] == "pass"
+    assert peak < 300, f"peak RSS {peak:.0f} MB"  # the index holds counts and byte ranges, never the spans
+
+
+def test_parent_ids_in_a_cycle_still_give_an_answer(tmp_path):
+    first, second = "01" * 8, "02" * 8
+    lines = [document(chat_span(TRACE, first, "not yet", parent=second), chat_span(TRACE, second, "fine now", parent=first,
+                                                                                     startTimeUnixNano="5000000", endTimeUnixNano="6000000"))]
+    result, cases, _ = run_suite(tmp_path, lines, [TRACE])
+    assert result.returncode == 0, result.stdout
+    assert cases[TRACE]["verdict"] == "pass"
+    assert cases[TRACE]["usage"]["latency_ms"] == 5.0
+
+
+def test_a_span_of_100_mb_is_skipped_and_named_and_a_10_mb_message_attribute_is_that_cases_error(tmp_path):
+    big, cut = "cd" * 16, "ef" * 16
+    lines = [
+        document(chat_span(TRACE, "01" * 8, "fine" + "x" * (100 * 1024 * 1024))),
+        document(chat_span(cut, "02" * 8, "fine" + "y" * (10 * 1024 * 1024))),
+        document(chat_span(big, "03" * 8, "fine")),
+    ]
+    result, cases, peak = run_suite(tmp_path, lines, [TRACE, cut, big], measure=True)
+    assert cases[TRACE]["error"] == (
+        f"traces target: no trace with trace_id '{TRACE}' in spans.jsonl (1 part(s) of the file could not be read: "
+        "line 1: longer than 64 MB, the most one document may be)")
+    assert cases[big]["verdict"] == "pass"
+    assert cases[cut]["error"] == (
+        "traces target: span 'chat': `gen_ai.output.messages` is longer than 1,000,000 characters, the most an attribute is read to")
+    assert peak < 600, f"peak RSS {peak:.0f} MB"
+
+
+def test_token_counts_that_no_count_can_be_are_unknown_not_written(tmp_path):
+    numbers = [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "99999999999999999999999"}},
+               {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "-5"}},
+               {"key": "gen_ai.request.temperature", "value": {"doubleValue": "NaN"}}]
+    span = chat_span(TRACE, "01" * 8, "fine")
+    span["attributes"] += numbers
+    result, cases, _ = run_suite(tmp_path, [document(span)], [TRACE])
+    assert result.returncode == 0, result.stdout
+    assert cases[TRACE]["verdict"] == "pass"
+    assert "input_tokens" not in cases[TRACE]["usage"] and "output_tokens" not in cases[TRACE]["usage"]
+
+
+def test_a_traces_file_outside_the_suite_folder_or_missing_is_each_cases_error(tmp_path):
+    suite_dir = tmp_path / "suite"
+    (tmp_path / "outside.jsonl").write_text(document(chat_span(TRACE, "01" * 8, "fine")) + "\n")
+    write(suite_dir, "s.yaml", SUITE.replace("spans.jsonl", "../outside.jsonl"))
+    write(suite_dir, "cases.jsonl", json.dumps({"id": TRACE}) + "\n")
+    result = run_cli("run", suite_dir / "s.yaml", "-o", tmp_path / "a.jsonl", "-q")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert read_jsonl(tmp_path / "a.jsonl")[0]["error"] == (
+        "traces target: `file` '../outside.jsonl' is outside the suite's folder; the export must be inside it")
+    write(suite_dir, "s.yaml", SUITE.replace("spans.jsonl", "missing.jsonl"))
+    result = run_cli("run", suite_dir / "s.yaml", "-o", tmp_path / "b.jsonl", "-q")
+    assert result.returncode == 3
+    assert read_jsonl(tmp_path / "b.jsonl")[0]["error"] == "traces target: cannot read `file` <suite dir>/missing.jsonl: No such file or directory"
