@@ -45,6 +45,17 @@ class IdHashes:
             return True
         return False
 
+    def set_flag(self, key: int, flag: bool) -> None:
+        """Change the flag stored with a hash that is in the set."""
+        slots = self._slots
+        base, mask = _base(key), len(slots) - 1
+        slot = (base >> 1) & mask
+        while slots[slot] != _EMPTY:
+            if slots[slot] & -2 == base:
+                slots[slot] = base | flag
+                return
+            slot = (slot + 1) & mask
+
     def flag(self, key: int) -> bool | None:
         """The flag stored with the hash, or None when the hash is not in the set."""
         slots = self._slots
@@ -88,7 +99,10 @@ class CaseIndex:
         self.ids: IdHashes | None = IdHashes()
         self.suspects: set[int] = set()  # id hashes seen twice, for the exact duplicate check
         self._matched = 0
+        self._eligible = 0  # cases past --filter, --tag and --shard: what --first and --sample choose from
         self._chosen: bytearray | None = None if selection.everything else bytearray()
+        self._candidates = _Candidates(selection.seed) if selection.sample is not None else None
+        self.sampled_from = 0  # a smoke run: how many cases it was drawn from
 
     def add(self, case_id: str, tags: list[str]) -> None:
         position = self.count
@@ -99,10 +113,16 @@ class CaseIndex:
             if take:
                 take = self.selection.in_shard(self._matched)
                 self._matched += 1
+            if take:
+                self._eligible += 1
+                if self.selection.first is not None:
+                    take = self._eligible <= self.selection.first
             if position >> 3 == len(self._chosen):
                 self._chosen.append(0)
             if take:
                 self._chosen[position >> 3] |= 1 << (position & 7)
+                if self._candidates is not None:
+                    self._candidates.append(position, case_id, tags)
         self.selected_count += take
         key = hash(case_id)
         assert self.ids is not None, "cases are added before release_ids()"
@@ -128,6 +148,20 @@ class CaseIndex:
             return True
         return self.ids is not None and self.ids.flag(hash(case_id)) is True
 
+    def finish(self) -> None:
+        """Once every case is read: draw `--sample` from the cases kept so far (and say how many a
+        smoke run chose from)."""
+        if self.selection.first is not None or self.selection.sample is not None:
+            self.sampled_from = self._eligible
+        if self._candidates is None or self._chosen is None or self.ids is None:
+            return
+        dropped = self._candidates.not_drawn(self.selection.sample or 0)
+        for position, id_hash in dropped:
+            self._chosen[position >> 3] &= ~(1 << (position & 7)) & 0xFF
+            self.ids.set_flag(id_hash, False)
+        self.selected_count -= len(dropped)
+        self._candidates = None
+
     def release_ids(self) -> None:
         """Drop the id hashes once duplicates are checked, when no selection needs them later."""
         if self._chosen is None:
@@ -148,3 +182,47 @@ class SelectedCases:
 
     def __and__(self, ids: set[str]) -> set[str]:
         return {case_id for case_id in ids if case_id in self}
+
+
+class _Candidates:
+    """The cases a sample is drawn from, compactly (about 30 bytes a case): position, a seeded
+    64-bit key of the id (the draw: the smallest keys win, so every run with the same seed draws
+    the same cases whatever their order), the stratum (the case's tags), and the id's hash (to
+    clear its selection flag)."""
+
+    def __init__(self, seed: int) -> None:
+        self._seed = seed.to_bytes(8, "little", signed=True)
+        self.positions = array("q")
+        self.keys = array("Q")
+        self.strata = array("l")
+        self.id_hashes = array("q")
+        self._stratum_of: dict[tuple[str, ...], int] = {}
+
+    def append(self, position: int, case_id: str, tags: list[str]) -> None:
+        import hashlib
+
+        digest = hashlib.blake2b(case_id.encode("utf-8", "surrogatepass"), digest_size=8, key=self._seed).digest()
+        self.positions.append(position)
+        self.keys.append(int.from_bytes(digest, "little"))
+        self.strata.append(self._stratum_of.setdefault(tuple(sorted(set(tags))), len(self._stratum_of)))
+        self.id_hashes.append(hash(case_id))
+
+    def not_drawn(self, size: int) -> list[tuple[int, int]]:
+        """(position, id hash) of the cases left out of a sample of `size`: each stratum gets its share
+        of the sample (largest remainders, ties to the stratum seen first), filled by smallest key."""
+        total = len(self.positions)
+        if size >= total:
+            return []
+        members: dict[int, list[int]] = {}
+        for index, stratum in enumerate(self.strata):
+            members.setdefault(stratum, []).append(index)
+        exact = {stratum: size * len(indexes) / total for stratum, indexes in members.items()}
+        quota = {stratum: int(share) for stratum, share in exact.items()}
+        left = size - sum(quota.values())
+        for stratum in sorted(exact, key=lambda s: (-(exact[s] - quota[s]), s))[:left]:
+            quota[stratum] += 1
+        drawn: set[int] = set()
+        for stratum, indexes in members.items():
+            indexes.sort(key=lambda index: self.keys[index])
+            drawn.update(indexes[: quota[stratum]])
+        return [(self.positions[index], self.id_hashes[index]) for index in range(total) if index not in drawn]

@@ -289,6 +289,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     assert suite is not None
     if isinstance(reference, list) and parts is None:
         suite.cases = loaded_cases or []
+    index.finish()
     index.release_ids()
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
     return LoadedSuite(

@@ -1,4 +1,5 @@
-"""Which cases a run takes (--filter, --tag, --shard), decided case by case while the cases are read."""
+"""Which cases a run takes (--filter, --tag, --shard, then --first or --sample), decided case by
+case while the cases are read (a sample once they all are: agenteval.suite.case_index)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,22 @@ class Selection:
     filters: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     shard: tuple[int, int] | None = None  # (I, N), 1-based
+    first: int | None = None  # --first N: the first N of the cases the above keep, in file order
+    sample: int | None = None  # --sample N: N of them drawn with `seed`, stratified by tags
+    seed: int = 0
 
     @property
     def everything(self) -> bool:
-        return not self.filters and not self.tags and self.shard is None
+        return not self.filters and not self.tags and self.shard is None and self.first is None and self.sample is None
+
+    @property
+    def smoke(self) -> dict[str, int] | None:
+        """What the summary says of a smoke run (`--first` or `--sample`), or None for a full one."""
+        if self.first is not None:
+            return {"first": self.first}
+        if self.sample is not None:
+            return {"sample": self.sample, "seed": self.seed}
+        return None
 
     def matches(self, case_id: str, tags: list[str]) -> bool:
         """Whether a case passes --filter and --tag (the shard is decided on the matching cases, in order)."""

@@ -1,0 +1,70 @@
+"""Smoke runs: `--first N` and `--sample N` (seeded, stratified by tag), decided while the cases
+are read, and said in the summary."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agenteval.suite.loader import load_suite
+from agenteval.suite.selection import Selection
+
+from conftest import read_jsonl, run_cli, write
+
+
+def suite_of(tmp_path, count=200, tags=lambda i: ["billing" if i % 4 == 0 else "shipping"]):
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i:03d}", "output": "ok" if i % 5 else "bad", "tags": tags(i)}) + "\n" for i in range(count)))
+    return write(tmp_path, "suite.yaml", """
+        name: smoke
+        evaluators: [{type: equals, reference: ok}]
+        cases: cases.jsonl
+    """)
+
+
+def chosen(suite, selection):
+    loaded = load_suite(suite, selection)
+    return [case.id for case in loaded.iter_cases()], loaded
+
+
+def test_first_takes_the_first_cases_in_file_order_after_the_filters(tmp_path):
+    suite = suite_of(tmp_path)
+    ids, loaded = chosen(suite, Selection(first=5))
+    assert ids == ["c000", "c001", "c002", "c003", "c004"] and loaded.index.sampled_from == 200
+    ids, loaded = chosen(suite, Selection(tags=("billing",), first=3))
+    assert ids == ["c000", "c004", "c008"] and loaded.index.sampled_from == 50
+    assert len(loaded.selected) == 3 and "c004" in loaded.selected and "c001" not in loaded.selected
+
+
+def test_a_sample_is_the_same_on_every_run_and_another_with_another_seed(tmp_path):
+    suite = suite_of(tmp_path)
+    first, _ = chosen(suite, Selection(sample=20))
+    again, loaded = chosen(suite, Selection(sample=20))
+    other, _ = chosen(suite, Selection(sample=20, seed=7))
+    assert first == again and len(first) == 20 and first != other
+    assert first == sorted(first)  # in file order
+    assert set(loaded.selected & set(first)) == set(first) and not loaded.selected & {"c999"}
+
+
+def test_a_sample_does_not_depend_on_the_order_of_the_file(tmp_path):
+    suite = suite_of(tmp_path)
+    forward, _ = chosen(suite, Selection(sample=15, seed=3))
+    lines = (tmp_path / "cases.jsonl").read_text().splitlines()
+    (tmp_path / "cases.jsonl").write_text("\n".join(reversed(lines)) + "\n")
+    backward, _ = chosen(suite, Selection(sample=15, seed=3))
+    assert sorted(forward) == sorted(backward)
+
+
+@pytest.mark.parametrize("size, billing", [(20, 5), (10, 3), (4, 1), (1, 0)])
+def test_a_sample_keeps_each_tags_share(tmp_path, size, billing):
+    suite = suite_of(tmp_path)  # a quarter of the cases are `billing`
+    ids, _ = chosen(suite, Selection(sample=size))
+    assert len(ids) == size
+    assert sum(int(case_id[1:]) % 4 == 0 for case_id in ids) == billing  # largest remainders; a tie goes to the first stratum
+
+
+def test_a_sample_as_large_as_the_cases_takes_them_all(tmp_path):
+    suite = suite_of(tmp_path, count=12)
+    ids, loaded = chosen(suite, Selection(sample=50))
+    assert len(ids) == 12 and loaded.index.sampled_from == 12
