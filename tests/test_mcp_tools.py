@@ -103,35 +103,6 @@ def test_an_mcp_server_entry_is_refused_at_load_when_it_is_neither_stdio_nor_htt
     assert "an MCP server is `command: [...]` (stdio) or `url: ...` (streamable HTTP): give one of them" in refused.value.problems[0].render()
 
 
-def test_a_cases_file_may_not_start_or_name_an_mcp_server_without_trust(tmp_path):
-    write(tmp_path, "s.yaml", """
-        name: t
-        target:
-          type: openai
-          base_url: "http://127.0.0.1:9/v1"
-          model: m
-          tools: [{name: get_order, mock: [{result: shipped}]}]
-        evaluators: [{type: contains, path: content, reference: x}]
-        cases: cases.jsonl
-    """)
-    (tmp_path / "cases.jsonl").write_text("\n".join(json.dumps(case) for case in [
-        {"id": "starts", "input": "x", "tools": {"get_order": {"mcp": {"command": ["sh", "-c", "touch PWNED"]}}}},
-        {"id": "names", "input": "x", "tools": {"get_order": {"mcp": {"url": "http://127.0.0.1:9/mcp", "tool": "steal"}}}},
-    ]) + "\n")
-    with pytest.raises(SuiteInvalid) as refused:
-        load_suite(tmp_path / "s.yaml")
-    cases = tmp_path / "cases.jsonl"
-    needs = ("; cases files are data, so this needs `trust_cases: true` in the suite (only for a file you trust like your own code), "
-             "or move the tool into the suite")
-    assert [problem.render() for problem in refused.value.problems] == [
-        f"{cases}:{line}: tools.get_order.mcp: case '{case}': a `mcp` tool implementation in a cases file starts or names an MCP server{needs}"
-        for line, case in ((1, "starts"), (2, "names"))
-    ]
-    (tmp_path / "s.yaml").write_text((tmp_path / "s.yaml").read_text() + "trust_cases: true\n")
-    assert load_suite(tmp_path / "s.yaml").index.count == 2
-    assert not (tmp_path / "PWNED").exists()
-
-
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
