@@ -152,6 +152,35 @@ def test_a_cases_file_may_not_start_or_name_an_mcp_server_without_trust(tmp_path
     assert not (tmp_path / "PWNED").exists()
 
 
+def test_the_mcp_target_makes_a_crash_a_hang_or_a_malformed_result_that_cases_error_and_scores_the_rest(tmp_path):
+    from conftest import read_jsonl, run_cli
+
+    script = _server_in(tmp_path)
+    write(tmp_path, "suite.yaml", f"""
+        name: hostile-target
+        target: {{type: mcp, command: [python, "{script}"], timeout: 1, max_output_mb: 1}}
+        evaluators: [{{type: field_accuracy, fields: [{{path: echo.n}}]}}]
+        cases:
+          - {{id: crash, input: {{tool: crash}}, expected: {{}}}}
+          - {{id: after-crash, input: {{tool: echo, arguments: {{n: 1}}}}, expected: {{echo: {{n: 1}}}}}}
+          - {{id: hang, input: {{tool: hang}}, expected: {{}}}}
+          - {{id: flood, input: {{tool: flood}}, expected: {{}}}}
+          - {{id: malformed, input: {{tool: malformed}}, expected: {{}}}}
+          - {{id: not-a-call, input: [1, 2], expected: {{}}}}
+          - {{id: last, input: {{tool: echo, arguments: {{n: 2}}}}, expected: {{echo: {{n: 2}}}}}}
+    """)
+    done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q", "--workers", "1", cwd=tmp_path, timeout=60)
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    got = {line["case_id"]: line for line in read_jsonl(tmp_path / "r.jsonl")}
+    assert [got[case]["verdict"] for case in ("after-crash", "last")] == ["pass", "pass"]
+    assert got["crash"]["error"].startswith("mcp target: tool 'crash': the MCP call failed: the server closed its stdout (exit code 3)")
+    assert got["hang"]["error"] == "mcp target: tool 'hang': the MCP server did not answer within 1 s; it was stopped"
+    assert "the server wrote a message larger than 1 MiB (max_output_mb)" in got["flood"]["error"]
+    assert "ValidationError: 2 validation errors for CallToolResult" in got["malformed"]["error"]
+    assert got["not-a-call"]["error"] == "mcp target: the case's input is `{tool: NAME, arguments: {...}}` (or give the target a `tool:`)"
+    assert wait_until_gone(tmp_path) == []
+
+
 def _servers(folder: Path) -> list[int]:
     """The live hostile servers started from `folder`."""
     return [pid for pid in live_processes(folder) if b"hostile_mcp_server.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
