@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, WithJsonSchema, field_validator, model_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, WithJsonSchema, field_validator, model_validator
 
 from agenteval.config import Command, StrictModel
 from agenteval.endpoints.settings import Transport, checked_url
@@ -167,6 +167,10 @@ class Tool(Implementation):
     """A tool the model may call, flat (`name`, `description`, `parameters`) or in the OpenAI shape
     (`type: function`, `function: {...}`), with at most one implementation. Without one it is only
     described to the model (its calls are read back, not run)."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, json_schema_extra={"anyOf": [{"required": ["name"]}, {"required": ["function"]}]},
+    )
 
     type: Literal["function"] | None = Field(None, description="`function`, with the OpenAI shape (`function: {...}`).")
     function: FunctionDefinition | None = Field(None, description="The OpenAI shape: name, description, parameters.")
