@@ -63,11 +63,27 @@ class McpSessions:
 
     def tools(self, server: Any, base_dir: Path, timeout: float) -> list[ServerTool]:
         """The server's tools (listed once per session). Raises McpError."""
-        return self._session(server, base_dir).tools(self._loop, timeout)
+        try:
+            return self._session(server, base_dir).tools(self._loop, timeout)
+        except McpError as exc:
+            raise McpError(self._masked(str(exc), server)) from None
 
     def call(self, server: Any, base_dir: Path, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """One tools/call: the SDK's CallToolResult. Raises McpError."""
-        return self._session(server, base_dir).call(self._loop, tool, arguments, timeout)
+        try:
+            return self._session(server, base_dir).call(self._loop, tool, arguments, timeout)
+        except McpError as exc:
+            raise McpError(self._masked(str(exc), server)) from None
+
+    def _masked(self, message: str, server: Any) -> str:
+        """The message with every value `${NAME}` took in the server's url and headers as `***`."""
+        from agenteval.endpoints.settings import substituted_values
+
+        texts = [server.url or "", *(server.headers or {}).values()]
+        for secret in sorted({value for text in texts for value in substituted_values(text, self._processes.environ)}, key=len, reverse=True):
+            if secret:
+                message = message.replace(secret, "***")
+        return message
 
     def _session(self, server: Any, base_dir: Path) -> _Session:
         key = (server.key(), threading.get_ident())
@@ -219,7 +235,7 @@ class _Session:
 
     def _transport(self) -> Any:
         if self.server.url is not None:
-            return _http_transport(self.server)
+            return _http_transport(self.server, self.processes.environ)
         return _stdio_transport(self)
 
     def _explained(self, exc: BaseException, what: str = "the MCP call failed") -> str:
@@ -255,12 +271,14 @@ async def _list_tools(session: Any) -> list[ServerTool]:
     raise McpError(f"the server's tools/list went on past {MAX_PAGES} pages")
 
 
-def _http_transport(server: Any) -> Any:
+def _http_transport(server: Any, environ: Any) -> Any:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    client = create_mcp_http_client(headers=server.resolved_headers())
-    return streamable_http_client(server.url, http_client=client, max_sse_event_size=int(server.max_output_mb * MIB))
+    from agenteval.endpoints.settings import substitute_env
+
+    client = create_mcp_http_client(headers=server.resolved_headers(environ))
+    return streamable_http_client(substitute_env(server.url, environ), http_client=client, max_sse_event_size=int(server.max_output_mb * MIB))
 
 
 class _stdio_transport:  # noqa: N801 - used as an async context manager, like the SDK's own transports

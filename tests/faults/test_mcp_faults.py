@@ -152,6 +152,33 @@ def test_a_cases_file_may_not_start_or_name_an_mcp_server_without_trust(tmp_path
     assert not (tmp_path / "PWNED").exists()
 
 
+def test_an_mcp_url_that_refuses_hangs_or_answers_401_with_the_token_is_that_cases_error_without_the_token(tmp_path, monkeypatch):
+    from llm_server import Fault
+
+    token = "tok-5ecret-mcp-value"
+    monkeypatch.setenv("MCP_TOKEN", token)
+    processes = Processes()
+    with LLMServer() as server, LLMServer() as refusing, LLMServer() as silent:
+        refusing.fail(*[Fault("status", status=401, body=f'{{"error": "bad token {token}"}}')] * 5)
+        silent.fail(*[Fault("sleep", seconds=30)] * 5)
+        errors = []
+        try:
+            for url in ("http://127.0.0.1:9/mcp", refusing.url + "/mcp?key=${MCP_TOKEN}", silent.url + "/mcp"):
+                entry = {"mcp": {"url": url, "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}, "startup_timeout": 2}, "timeout": 2}
+                started = time.monotonic()
+                errors.append((_answer(server, [entry], tmp_path, processes).error, time.monotonic() - started))
+        finally:
+            processes.stop_all()
+        assert server.count() == 0  # the model is never asked
+        assert refusing.received and refusing.received[0].headers.get("Authorization") == f"Bearer {token}"  # sent where it belongs
+    (refused, _), (unauthorised, _), (silence, waited) = errors
+    assert refused.startswith("openai target: MCP server 'http://127.0.0.1:9/mcp': could not start the MCP server: ConnectError:")
+    assert unauthorised.startswith(f"openai target: MCP server '{refusing.url}/mcp?key=${{MCP_TOKEN}}': could not start the MCP server:")
+    assert silence == f"openai target: MCP server '{silent.url}/mcp': the MCP server did not start within 2 s (startup_timeout)"
+    assert waited < 6
+    assert not any(token in error for error, _ in errors)
+
+
 def test_the_mcp_target_makes_a_crash_a_hang_or_a_malformed_result_that_cases_error_and_scores_the_rest(tmp_path):
     from conftest import read_jsonl, run_cli
 
