@@ -113,7 +113,9 @@ def test_an_interrupted_run_leaves_no_mcp_server_behind(tmp_path):
             assert len(_servers(tmp_path)) == 2, "two workers, two sessions of the server"
             time.sleep(0.3)
             proc.send_signal(signal.SIGINT)
+            signalled = time.monotonic()
             _, stderr = proc.communicate(timeout=20)
+            took = time.monotonic() - signalled
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -121,6 +123,7 @@ def test_an_interrupted_run_leaves_no_mcp_server_behind(tmp_path):
     kill_pids(left)
     assert proc.returncode == 130 and "Traceback" not in stderr, stderr
     assert left == []
+    assert took < 5  # each session: stdin closed, a second's grace, then its process group killed
 
 
 def test_a_cases_file_may_not_start_or_name_an_mcp_server_without_trust(tmp_path):
