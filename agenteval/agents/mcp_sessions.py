@@ -341,7 +341,7 @@ class _stdio_transport:  # noqa: N801 - used as an async context manager, like t
                 try:
                     line = await reader.readuntil(b"\n")
                 except asyncio.IncompleteReadError:
-                    code = owner.proc.wait() if owner.proc.poll() is not None else None
+                    code = await self._exit_code()
                     owner.why = owner.why or (f"the server closed its stdout (exit code {code})" if code is not None else "the server closed its stdout")
                     return
                 except (asyncio.LimitOverrunError, ValueError):
@@ -355,6 +355,17 @@ class _stdio_transport:  # noqa: N801 - used as an async context manager, like t
                 except ValueError as exc:
                     message = exc  # the SDK hands it on as a stream exception; the call it answered times out
                 await self.read_in.send(message)
+
+    async def _exit_code(self) -> int | None:
+        """The server's exit code once its stdout has closed (None if it lives on past a moment),
+        after its stderr has been read to the end: the call's error names both."""
+        proc = self.owner.proc
+        for _ in range(100):
+            if proc.poll() is not None:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.wait([self.tasks[2]], timeout=0.5)
+        return proc.poll()
 
     async def _write(self, writer: asyncio.StreamWriter) -> None:
         async with self.write_out:
