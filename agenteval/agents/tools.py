@@ -82,6 +82,12 @@ class McpServer(StrictModel):
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:
+        import importlib.util
+
+        from agenteval.extras import install_hint
+
+        if importlib.util.find_spec("mcp") is None:  # refused at load, as an evaluator's missing extra is
+            raise ValueError(f"MCP servers need the MCP Python SDK, which is not installed: {install_hint('mcp')}")
         if (self.command is None) == (self.url is None):
             raise ValueError("an MCP server is `command: [...]` (stdio) or `url: ...` (streamable HTTP): give one of them")
         if self.command is not None and self.headers is not None:
