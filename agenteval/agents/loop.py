@@ -56,7 +56,8 @@ class ToolLoopFields(StrictModel):
     tools: list[ToolSpec] | None = Field(
         None,
         description="Tools for the model: `{name, description, parameters}` or `{type: function, function: {...}}`, each with at most "
-        "one implementation (`mock`, `command`, `python`, `http`). When any has one, the target runs the tool loop; "
+        "one implementation (`mock`, `command`, `python`, `http`, `mcp`), or `{mcp: SERVER}` for an MCP server's tools. "
+        "When any has one, the target runs the tool loop; "
         "without, the tools are only passed to the model.",
     )
     loop: LoopLimits = Field(default_factory=LoopLimits, description="Limits of the tool loop (max_steps, budget, timeout).")
