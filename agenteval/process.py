@@ -146,8 +146,19 @@ class Processes:
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         self.environ: Mapping[str, str] = ChainMap(dict(env), os.environ) if env else os.environ  # what `${NAME}` reads
         self._live: set[subprocess.Popen[bytes]] = set()
+        self._shared: dict[str, Any] = {}  # run-wide resources with a `close()` (the MCP sessions)
         self._lock = threading.Lock()
         self._stopped = False
+
+    def shared(self, key: str, make: Callable[[], Any]) -> Any:
+        """A run-wide resource made on first use (e.g. the MCP sessions); `stop_all` closes it."""
+        with self._lock:
+            if self._stopped:
+                raise InterruptedError("the run is stopping")
+            found = self._shared.get(key)
+            if found is None:
+                found = self._shared[key] = make()
+            return found
 
     def start(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         """Start with three pipes, in a new session. The child inherits the run's environment plus `env`."""
@@ -198,6 +209,10 @@ class Processes:
     def stop_all(self) -> None:
         with self._lock:
             self._stopped = True
+            shared, self._shared = list(self._shared.values()), {}
+        for resource in shared:
+            resource.close()
+        with self._lock:
             live = list(self._live)
         for proc in live:
             kill_group(proc)

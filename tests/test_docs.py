@@ -37,7 +37,7 @@ DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 TEXT = {doc: doc.read_text() for doc in DOCS}
 ALL_TEXT = "\n".join(TEXT.values())
 # The reference pages moved out of the README; each opens with a table of contents.
-REFERENCE_PAGES = ["suite-format", "evaluators", "live-models", "running", "reports", "stores", "plugins", "ray", "importing", "reliability", "tool-calls", "traces"]
+REFERENCE_PAGES = ["suite-format", "evaluators", "live-models", "live-agents", "running", "reports", "stores", "plugins", "ray", "importing", "reliability", "tool-calls", "traces"]
 
 _FENCE = re.compile(r"(?P<before>(?:<!--[^\n]*-->\n)?)^```(?P<lang>[a-z]*)\n(?P<body>.*?)^```$", re.S | re.M)
 _SKIP = re.compile(r"<!-- doctest: skip: \S.*? -->")

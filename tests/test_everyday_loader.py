@@ -133,7 +133,7 @@ def test_semantic_similarity_without_expected_is_a_miss_and_asks_no_server():
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
-RUNTIME_EXTRAS = ("geometry", "text", "store", "otel", "ray", "javascript", "view")
+RUNTIME_EXTRAS = ("geometry", "text", "store", "otel", "ray", "javascript", "view", "mcp")
 # The top-level modules each runtime extra installs, as `import` names them.
 EXTRA_MODULES = {
     "geometry": ("shapely", "scipy"),
@@ -143,6 +143,7 @@ EXTRA_MODULES = {
     "ray": ("ray",),
     "javascript": ("quickjs",),
     "view": ("starlette", "uvicorn"),
+    "mcp": ("mcp",),
 }
 # Run at interpreter start (a sitecustomize on PYTHONPATH): a None in sys.modules is Python's own
 # mark of a module that cannot be imported, so `import shapely` raises ModuleNotFoundError and
@@ -192,6 +193,21 @@ def test_a_suite_needing_a_missing_extra_fails_at_load_naming_the_evaluator_and_
     ran = without(tmp_path, "run", suite, "-o", tmp_path / "r.jsonl", missing=EXTRA_MODULES["text"])
     assert ran.returncode == 2 and expected in ran.stderr, ran.stderr
     assert "Traceback" not in ran.stderr and not (tmp_path / "r.jsonl").exists()
+
+
+def test_an_mcp_server_without_the_mcp_extra_is_refused_at_load_naming_the_install(tmp_path):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: t\n"
+        "target: {type: mcp, command: [python, -m, mcp_server_time], tool: get_current_time}\n"
+        "evaluators: [{type: contains, reference: x}]\n"
+        "cases: [{id: a, input: {timezone: UTC}}]\n"
+    )
+    done = without(tmp_path, "validate", suite, missing=EXTRA_MODULES["mcp"])
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        f"{suite}:2: target: MCP servers need the MCP Python SDK, which is not installed: pip install 'agenteval[mcp]'")
+    assert without(tmp_path, "validate", suite, missing=()).returncode == 0
 
 
 def test_a_missing_extra_is_named_at_each_evaluator_that_needs_it_suite_and_case_level(tmp_path):

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agenteval.agents.protocol import ModelStep, StepReply, ToolCall
-from agenteval.agents.tools import BoundTool, CaseTool, Tool, ToolResult, ToolSpec, failure
+from agenteval.agents.tools import BoundTool, CaseTool, McpTools, Tool, ToolResult, ToolSpec, failure, mcp_tools
 from agenteval.config import StrictModel
 
 Stopped = Literal["answered", "max_steps", "budget", "timeout"]
@@ -56,7 +56,8 @@ class ToolLoopFields(StrictModel):
     tools: list[ToolSpec] | None = Field(
         None,
         description="Tools for the model: `{name, description, parameters}` or `{type: function, function: {...}}`, each with at most "
-        "one implementation (`mock`, `command`, `python`, `http`). When any has one, the target runs the tool loop; "
+        "one implementation (`mock`, `command`, `python`, `http`, `mcp`), or `{mcp: SERVER}` for an MCP server's tools. "
+        "When any has one, the target runs the tool loop; "
         "without, the tools are only passed to the model.",
     )
     loop: LoopLimits = Field(default_factory=LoopLimits, description="Limits of the tool loop (max_steps, budget, timeout).")
@@ -240,12 +241,17 @@ def _finish(result: LoopResult, usages: list[dict[str, Any]]) -> LoopResult:
 # -- what a model target calls ----------------------------------------------------------------------
 
 
-def toolbox(tools: list[Any] | None, case_tools: dict[str, Any] | None) -> list[BoundTool] | str:
-    """The target's tools with the case's own implementations laid over them (by name); a message
-    when the case names a tool the target does not have."""
+def toolbox(tools: list[Any] | None, case_tools: dict[str, Any] | None, run: Any = None) -> list[BoundTool] | str:
+    """The target's tools (an MCP server's as it lists them) with the case's own implementations
+    laid over them (by name); a message when the case names a tool the target does not have."""
     bound: list[BoundTool] = []
     for tool in tools or ():
-        if isinstance(tool, Tool):
+        if isinstance(tool, McpTools):
+            served = mcp_tools(tool, run)
+            if isinstance(served, str):
+                return served
+            bound.extend(served)
+        elif isinstance(tool, Tool):
             bound.append(BoundTool(tool.tool_name, tool.definition(), tool))
         else:  # another kind of tool an API offers, passed as is: nothing here can answer it
             name = str(tool.get("name") or tool.get("type"))
@@ -273,7 +279,7 @@ def tool_loop(target: Any, case: Any, run: Any, messages: list[dict[str, Any]]) 
     """For a model target's `answer`: None when none of its tools (with the case's) has an
     implementation; else the loop's outcome as `Answer` keywords (output, error, duration_ms, usage,
     limit_reached). `target` offers `step` and has `tools` and `loop` (ToolLoopFields)."""
-    bound = toolbox(getattr(target, "tools", None), getattr(case, "tools", None))
+    bound = toolbox(getattr(target, "tools", None), getattr(case, "tools", None), run)
     if isinstance(bound, str):
         return {"error": f"{target.type} target: {bound}"}
     if not runs_loop(bound):

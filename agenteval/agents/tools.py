@@ -1,5 +1,6 @@
 """Tools a model may call in a tool loop: what the model is told (name, description, JSON-schema
-parameters) and what answers a call (`mock`, `command`, `python` or `http`).
+parameters) and what answers a call (`mock`, `command`, `python`, `http` or `mcp`). An entry `{mcp: SERVER}` stands
+for the tools an MCP server lists (agenteval.agents.mcp_sessions holds the sessions).
 
 A tool is written flat (`{name, description, parameters, mock: ...}`, `input_schema` as the
 Messages API names `parameters` is taken too) or in the OpenAI shape
@@ -20,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, WithJsonSchema, field_validator, model_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, WithJsonSchema, field_validator, model_validator
 
 from agenteval.config import Command, StrictModel
 from agenteval.endpoints.settings import Transport, checked_url
 from agenteval.process import DEFAULT_MAX_OUTPUT_MB
 
 DEFAULT_TOOL_TIMEOUT = 30.0
-IMPLEMENTATIONS = ("mock", "command", "python", "http")
-NEEDS_TRUST = ("command", "python", "http")  # what a cases file may only give with `trust_cases: true`
+IMPLEMENTATIONS = ("mock", "command", "python", "http", "mcp")
+NEEDS_TRUST = ("command", "python", "http", "mcp")  # what a cases file may only give with `trust_cases: true`
 _FUNCTION_REFERENCE = r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"
 _TOOL_NAME = r"^[A-Za-z0-9_.:-]{1,128}$"
 
@@ -58,8 +59,63 @@ class HttpTool(Transport):
         return checked_url(value, "url") or value
 
 
+class McpServer(StrictModel):
+    """An MCP server: a program spoken to over stdio (`command`, in the suite's folder) or a
+    streamable-HTTP `url`. Each worker of a run has its own session with it, started on first use."""
+
+    command: Command | None = Field(None, min_length=1, description="The server's program and arguments (stdio; no shell).")
+    env: dict[str, str] | None = Field(None, description="Environment variables added for the server's program (stdio).")
+    url: str | None = Field(None, description="The server's streamable-HTTP endpoint (`${NAME}` is read from the environment).")
+    headers: dict[str, str] | None = Field(None, description="HTTP headers sent to a `url` server (`${NAME}` is read from the environment).")
+    startup_timeout: float = Field(
+        60.0, gt=0, le=3600, allow_inf_nan=False, description="Seconds the server may take to start, initialise and list its tools.",
+    )
+    max_output_mb: float = Field(
+        DEFAULT_MAX_OUTPUT_MB, gt=0, le=1024, allow_inf_nan=False,
+        description="Largest message the server may send, in MiB: a larger one ends its session and the call is an error.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _a_url(cls, value: str | None) -> str | None:
+        return checked_url(value, "url") if value is not None else None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        import importlib.util
+
+        from agenteval.extras import install_hint
+
+        if importlib.util.find_spec("mcp") is None:  # refused at load, as an evaluator's missing extra is
+            raise ValueError(f"MCP servers need the MCP Python SDK, which is not installed: {install_hint('mcp')}")
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server is `command: [...]` (stdio) or `url: ...` (streamable HTTP): give one of them")
+        if self.command is not None and self.headers is not None:
+            raise ValueError("`headers` go with a `url` server, not a `command` one")
+        if self.url is not None and self.env is not None:
+            raise ValueError("`env` goes with a `command` server, not a `url` one")
+        return self
+
+    def key(self) -> str:
+        """Which server this is: one session per key and worker."""
+        import orjson
+
+        return orjson.dumps(self.model_dump(include=set(McpServer.model_fields), exclude_defaults=True)).decode()
+
+    def resolved_headers(self, environ: Any = None) -> dict[str, str]:
+        from agenteval.endpoints.settings import substitute_env
+
+        return {name: substitute_env(value, environ) for name, value in (self.headers or {}).items()}
+
+
+class McpTool(McpServer):
+    """A tool answered by an MCP server: `tool` names it on the server (default: the tool's own name)."""
+
+    tool: str | None = Field(None, min_length=1, description="The tool's name on the server, when the model knows it by another.")
+
+
 class Implementation(StrictModel):
-    """What answers a tool's calls: one of `mock`, `command`, `python`, `http`."""
+    """What answers a tool's calls: one of `mock`, `command`, `python`, `http`, `mcp`."""
 
     mock: list[MockRule] | None = Field(
         None,
@@ -79,9 +135,10 @@ class Implementation(StrictModel):
         "its return value is the result, an exception an error result.",
     )
     http: HttpTool | None = Field(None, description="A service called with the arguments (see HttpTool).")
+    mcp: McpTool | None = Field(None, description="An MCP server's tool called with the arguments (see McpTool).")
     timeout: float = Field(
         DEFAULT_TOOL_TIMEOUT, gt=0, le=3600, allow_inf_nan=False,
-        description="Seconds one `command` or `python` call may take (never past the loop's own timeout); `http` has its own `timeout`.",
+        description="Seconds one `command`, `python` or `mcp` call may take (never past the loop's own timeout); `http` has its own `timeout`.",
     )
     max_output_mb: float = Field(
         DEFAULT_MAX_OUTPUT_MB, gt=0, le=1024, allow_inf_nan=False, description="Largest stdout of a `command` tool, in MiB.",
@@ -116,6 +173,10 @@ class Tool(Implementation):
     """A tool the model may call, flat (`name`, `description`, `parameters`) or in the OpenAI shape
     (`type: function`, `function: {...}`), with at most one implementation. Without one it is only
     described to the model (its calls are read back, not run)."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, json_schema_extra={"anyOf": [{"required": ["name"]}, {"required": ["function"]}]},
+    )
 
     type: Literal["function"] | None = Field(None, description="`function`, with the OpenAI shape (`function: {...}`).")
     function: FunctionDefinition | None = Field(None, description="The OpenAI shape: name, description, parameters.")
@@ -164,9 +225,36 @@ class CaseTool(Implementation):
         return self
 
 
+class McpTools(StrictModel):
+    """The tools an MCP server lists, offered to the model with the server's names, descriptions
+    and schemas (`tools:` keeps some, `rename:` gives the model other names)."""
+
+    mcp: McpServer = Field(description="The server (`command: [...]` or `url: ...`).")
+    tools: list[str] | None = Field(None, min_length=1, description="The server's tools to offer (default: all it lists, at most `max_tools`).")
+    rename: dict[str, str] | None = Field(None, description="The server's name of a tool -> the name the model calls it by.")
+    max_tools: int = Field(128, ge=1, le=10000, description="Most tools taken from the server without a `tools:` list.")
+    timeout: float = Field(DEFAULT_TOOL_TIMEOUT, gt=0, le=3600, allow_inf_nan=False, description="Seconds one call may take (never past the loop's timeout).")
+
+    @field_validator("rename")
+    @classmethod
+    def _tool_names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        import re
+
+        for name in (value or {}).values():
+            if not re.fullmatch(_TOOL_NAME, name):
+                raise ValueError(f"{name!r} is not a tool name (letters, digits, `_.:-`, at most 128)")
+        return value
+
+    def implementation(self, server_name: str) -> Implementation:
+        return Implementation(mcp=McpTool(**self.mcp.model_dump(exclude_unset=True), tool=server_name), timeout=self.timeout,
+                              max_output_mb=self.mcp.max_output_mb)
+
+
 def _tool_kind(value: Any) -> str:
-    """A function tool (typed, with an implementation or not) or another kind of tool an API offers
-    (e.g. `{type: web_search}`), which is passed through as is."""
+    """A function tool (typed, with an implementation or not), an MCP server's tools, or another
+    kind of tool an API offers (e.g. `{type: web_search}`), which is passed through as is."""
+    if isinstance(value, McpTools) or (isinstance(value, dict) and "mcp" in value and "name" not in value and "function" not in value):
+        return "mcp"
     if isinstance(value, dict) and value.get("type", "function") != "function":
         return "other"
     return "function"
@@ -177,7 +265,8 @@ _OTHER_TOOL_SCHEMA = {
     "description": "Another kind of tool the API offers (e.g. `{type: web_search}`), passed as is.",
 }
 ToolSpec = Annotated[
-    Annotated[Tool, Tag("function")] | Annotated[dict[str, Any], Tag("other"), WithJsonSchema(_OTHER_TOOL_SCHEMA)],
+    Annotated[Tool, Tag("function")] | Annotated[McpTools, Tag("mcp")]
+    | Annotated[dict[str, Any], Tag("other"), WithJsonSchema(_OTHER_TOOL_SCHEMA)],
     Discriminator(_tool_kind),
 ]
 """An entry of a model target's `tools:`."""
@@ -216,6 +305,42 @@ class BoundTool:
         return usable(self.name, call_tool(self.name, self.implementation, arguments, run, seconds_left), run)
 
 
+def mcp_tools(entry: McpTools, run: Any) -> list[BoundTool] | str:
+    """The tools of an MCP server entry as the loop binds them (listed once per session), or why
+    they cannot be had: the case's error, since the model cannot be told of them."""
+    import re
+
+    from agenteval.agents.mcp_sessions import McpError, sessions
+
+    where = " ".join(entry.mcp.command) if entry.mcp.command is not None else entry.mcp.url
+    try:
+        listed = sessions(run.processes).tools(entry.mcp, run.base_dir, entry.timeout)
+    except (McpError, ImportError) as exc:
+        return f"MCP server {where!r}: {exc}"
+    except InterruptedError:
+        return f"MCP server {where!r}: the run is stopping"
+    by_name = {tool.name: tool for tool in listed}
+    wanted = entry.tools if entry.tools is not None else list(by_name)
+    missing = [name for name in [*wanted, *(entry.rename or {})] if name not in by_name]
+    if missing:
+        known = ", ".join(sorted(by_name)[:50]) or "none"
+        return f"MCP server {where!r} has no tool named {missing[0]!r} (its tools: {known})"
+    if entry.tools is None and len(wanted) > entry.max_tools:
+        return (f"MCP server {where!r} lists {len(wanted)} tools, more than max_tools ({entry.max_tools}); "
+                "choose the ones to offer with `tools: [...]`")
+    bound = []
+    for name in wanted:
+        tool, shown = by_name[name], (entry.rename or {}).get(name, name)
+        if not re.fullmatch(_TOOL_NAME, shown):
+            return f"MCP server {where!r}: its tool {shown!r} has a name a model cannot call; give it one with `rename:`"
+        function: dict[str, Any] = {"name": shown}
+        if tool.description:
+            function["description"] = tool.description
+        function["parameters"] = tool.input_schema
+        bound.append(BoundTool(shown, {"type": "function", "function": function}, entry.implementation(name)))
+    return bound
+
+
 def usable(name: str, result: ToolResult, run: Any) -> ToolResult:
     """The result, or an error result when its value cannot go back to the model or into the
     answer (a lone surrogate, an integer beyond the float range, nesting past `limits.answer_depth`):
@@ -242,6 +367,8 @@ def call_tool(name: str, tool: Implementation, arguments: dict[str, Any], run: A
             return _python(tool.python, arguments, run.base_dir, timeout, started)
         if tool.http is not None:
             return _http(name, tool.http, arguments, run, started)
+        if tool.mcp is not None:
+            return _mcp(name, tool.mcp, arguments, run, timeout, started)
     except Exception as exc:  # noqa: BLE001 - a tool's failure is what the model sees, never the run's end
         return failure(f"tool {name!r} failed: {type(exc).__name__}: {exc}", started)
     return failure(f"tool {name!r} has no implementation", started)
@@ -368,6 +495,38 @@ def _http(name: str, http: HttpTool, arguments: dict[str, Any], run: Any, starte
     except EndpointError as exc:
         return failure(f"tool {name!r}: {exc}", started)
     return ToolResult(reply.data, latency_ms=_since(started))  # the tool's own secrets are `***` in it (Endpoints.send)
+
+
+def _mcp(name: str, tool: McpTool, arguments: dict[str, Any], run: Any, timeout: float, started: float) -> ToolResult:
+    from agenteval.agents.mcp_sessions import McpError, sessions
+
+    try:
+        result = sessions(run.processes).call(tool, run.base_dir, tool.tool or name, arguments, timeout)
+    except (McpError, ImportError) as exc:
+        return failure(f"tool {name!r}: {exc}", started)
+    except InterruptedError:
+        return failure(f"tool {name!r}: the run is stopping", started)
+    value, is_error = mcp_value(result, run.answer_depth)
+    if is_error:
+        return failure(f"tool {name!r} answered with an error: {value if isinstance(value, str) else _json_text(value)}", started)
+    return ToolResult(value, latency_ms=_since(started))
+
+
+def mcp_value(result: Any, depth: int | None = None) -> tuple[Any, bool]:
+    """An MCP CallToolResult as a tool's value: its structured content when it has one, else one
+    text block (as JSON when it is JSON), else its content blocks; and whether it is an error."""
+    from agenteval.process import decode_json
+
+    if result.structured_content is not None and not result.is_error:
+        return result.structured_content, False
+    blocks = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+    if len(blocks) == 1 and blocks[0].get("type") == "text":
+        text = blocks[0].get("text", "")
+        try:
+            return (text if result.is_error else decode_json(text.encode(), depth)), bool(result.is_error)
+        except (ValueError, RecursionError):
+            return text, bool(result.is_error)
+    return blocks, bool(result.is_error)
 
 
 def _query(arguments: dict[str, Any]) -> dict[str, str]:

@@ -181,7 +181,7 @@ def _model_reply(target: Any, case: Any, run: TargetRun, history: list[dict[str,
     """A model target's turn: a tool loop when its tools have implementations, else one step."""
     from agenteval.agents.loop import LoopLimits, run_loop, runs_loop, toolbox
 
-    bound = toolbox(getattr(target, "tools", None), getattr(case, "tools", None))
+    bound = toolbox(getattr(target, "tools", None), getattr(case, "tools", None), run)
     if isinstance(bound, str):
         return _Reply(error=f"{target.type} target: {bound}")
     if runs_loop(bound):

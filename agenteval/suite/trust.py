@@ -92,14 +92,14 @@ def untrusted_uses(case_id: str, evaluators: list[EvaluatorConfig], models: dict
 
 def untrusted_tools(case_id: Any, tools: Any) -> Iterator[tuple[KeyPath, str]]:
     """(key path, message) of each tool implementation in a case's raw `tools:` that runs code or
-    talks to a server (`command`, `python`, `http`): a cases file may give `mock` results only."""
+    talks to a server (`command`, `python`, `http`, `mcp`): a cases file may give `mock` results only."""
     from agenteval.agents.tools import NEEDS_TRUST
 
     shown = f"case {case_id!r}: " if isinstance(case_id, (str, int)) and not isinstance(case_id, bool) else ""
     for name, implementation in tools.items() if isinstance(tools, dict) else ():
         for key in NEEDS_TRUST if isinstance(implementation, dict) else ():
             if key in implementation:
-                what = "talks to a server of its own" if key == "http" else "runs a program or code"
+                what = {"http": "talks to a server of its own", "mcp": "starts or names an MCP server"}.get(key, "runs a program or code")
                 yield ("tools", name, key), f"{shown}a `{key}` tool implementation in a cases file {what}{_NEEDS_TRUST.replace('the evaluator', 'the tool')}"
 
 

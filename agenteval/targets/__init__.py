@@ -10,16 +10,18 @@ from agenteval.targets.anthropic import AnthropicTarget
 from agenteval.targets.base import Answer, TargetRun
 from agenteval.targets.command import CommandTarget
 from agenteval.targets.http import HttpTarget
+from agenteval.targets.mcp import McpTarget
 from agenteval.targets.openai import OpenAITarget
 from agenteval.targets.python import PythonTarget
 from agenteval.targets.recorded import RecordedTarget
 from agenteval.targets.traces import TracesTarget
 
 TargetSpec = Annotated[
-    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | HttpTarget | PythonTarget | TracesTarget, Field(discriminator="type")
+    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | HttpTarget | PythonTarget | TracesTarget | McpTarget,
+    Field(discriminator="type"),
 ]
 
 __all__ = [
-    "AnthropicTarget", "Answer", "CommandTarget", "HttpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget", "TargetRun",
-    "TargetSpec", "TracesTarget",
+    "AnthropicTarget", "Answer", "CommandTarget", "HttpTarget", "McpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget",
+    "TargetRun", "TargetSpec", "TracesTarget",
 ]

@@ -1,0 +1,387 @@
+"""Sessions with MCP servers, through the official MCP Python SDK (the `mcp` extra), for the tool
+loop and the `mcp` target.
+
+The SDK is async; a run's sessions live on one event-loop thread of their own, and the worker
+threads call into it with timeouts. Each worker has its own session with each server (a stateful
+server never mixes two cases' calls), started on first use and closed when the run ends or is
+interrupted (`Processes.stop_all`). A stdio server is started by the run's `Processes` (its own
+process group, killed with the run) and read through a bounded line reader: a server that floods
+stdout is stopped at `max_output_mb`, one that crashes or hangs is an error of the call, and the
+next call starts it afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agenteval.process import MIB, Processes, kill_group, reap, resolve_command, stderr_tail
+
+RESOURCE = "mcp-sessions"
+MAX_PAGES = 100  # tools/list pages read at most: a server that pages forever is an error
+_CLOSE_GRACE_S = 1.0
+
+
+class McpError(Exception):
+    """Why a session could not be had or a call did not come back: the message the model sees."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTool:
+    """One tool as the server lists it."""
+
+    name: str
+    description: str | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+
+
+def sessions(processes: Processes) -> McpSessions:
+    """The run's sessions (made on first use, closed by `processes.stop_all()`). Raises
+    MissingDependency (an ImportError naming the install) without the `mcp` extra."""
+    from agenteval.extras import require
+
+    require("mcp", "an MCP server")
+    return processes.shared(RESOURCE, lambda: McpSessions(processes))
+
+
+class McpSessions:
+    """Every session of one run, on one event-loop thread (see the module docstring)."""
+
+    def __init__(self, processes: Processes) -> None:
+        self._processes = processes
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="agenteval-mcp", daemon=True)
+        self._thread.start()
+        self._sessions: dict[tuple[str, int], _Session] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def tools(self, server: Any, base_dir: Path, timeout: float) -> list[ServerTool]:
+        """The server's tools (listed once per session). Raises McpError."""
+        try:
+            return self._session(server, base_dir).tools(self._loop, timeout)
+        except McpError as exc:
+            raise McpError(self._masked(str(exc), server)) from None
+
+    def call(self, server: Any, base_dir: Path, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        """One tools/call: the SDK's CallToolResult. Raises McpError."""
+        try:
+            return self._session(server, base_dir).call(self._loop, tool, arguments, timeout)
+        except McpError as exc:
+            raise McpError(self._masked(str(exc), server)) from None
+
+    def _masked(self, message: str, server: Any) -> str:
+        """The message with every value `${NAME}` took in the server's url and headers as `***`."""
+        from agenteval.endpoints.settings import substituted_values
+
+        texts = [server.url or "", *(server.headers or {}).values()]
+        for secret in sorted({value for text in texts for value in substituted_values(text, self._processes.environ)}, key=len, reverse=True):
+            if secret:
+                message = message.replace(secret, "***")
+        return message
+
+    def _session(self, server: Any, base_dir: Path) -> _Session:
+        key = (server.key(), threading.get_ident())
+        with self._lock:
+            if self._closed:
+                raise McpError("the run is stopping")
+            session = self._sessions.get(key)
+            if session is None or session.dead:
+                session = self._sessions[key] = _Session(server, base_dir, self._processes)
+            return session
+
+    def close(self) -> None:
+        """End every session (stdin closed, a moment's grace, then the process group killed) and the loop."""
+        with self._lock:
+            self._closed, open_sessions = True, list(self._sessions.values())
+        for session in open_sessions:
+            self._loop.call_soon_threadsafe(session.stop)
+        stopped = asyncio.run_coroutine_threadsafe(_gathered([s.finished for s in open_sessions]), self._loop)
+        try:
+            stopped.result(_CLOSE_GRACE_S * 2)
+        except (FutureTimeout, RuntimeError):
+            pass
+        for session in open_sessions:
+            session.kill()
+        try:
+            asyncio.run_coroutine_threadsafe(_cancel_the_rest(), self._loop).result(_CLOSE_GRACE_S)
+        except (FutureTimeout, RuntimeError):
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(_CLOSE_GRACE_S)
+
+
+async def _gathered(waiters: list[Any]) -> None:
+    for waiter in waiters:
+        await waiter()
+
+
+async def _cancel_the_rest() -> None:
+    current = asyncio.current_task()
+    rest = [task for task in asyncio.all_tasks() if task is not current]
+    for task in rest:
+        task.cancel()
+    await asyncio.gather(*rest, return_exceptions=True)
+
+
+class _Session:
+    """One server for one worker: a task on the loop holds the transport and the SDK's session."""
+
+    def __init__(self, server: Any, base_dir: Path, processes: Processes) -> None:
+        self.server = server
+        self.base_dir = base_dir
+        self.processes = processes
+        self.dead = False
+        self.proc: Any = None
+        self.stderr = bytearray()
+        self.why: str | None = None  # why the connection ended, for the call's error
+        self._started: Any = None  # a concurrent future: (session, tools) once initialised
+        self._start_lock = threading.Lock()
+        self._stop: asyncio.Event | None = None
+        self._done: asyncio.Event | None = None
+
+    # -- from the worker threads
+
+    def tools(self, loop: asyncio.AbstractEventLoop, timeout: float) -> list[ServerTool]:
+        return self._ready(loop, timeout)[1]
+
+    def call(self, loop: asyncio.AbstractEventLoop, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        session, _ = self._ready(loop, timeout)
+        future = asyncio.run_coroutine_threadsafe(self._call(session, tool, arguments, timeout), loop)
+        try:
+            return future.result(timeout + 1.0)
+        except (FutureTimeout, TimeoutError):
+            future.cancel()
+            self.dead = True  # a server that hung is stopped; the next call starts it afresh
+            loop.call_soon_threadsafe(self.stop)
+            raise McpError(f"the MCP server did not answer within {timeout:g} s; it was stopped{self._tail()}") from None
+        except McpError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the SDK's errors (a closed connection, a result of the wrong shape)
+            if self.why is not None or (self.proc is not None and self.proc.poll() is not None):
+                self.dead = True  # the next call starts the server afresh
+                loop.call_soon_threadsafe(self.stop)
+            raise McpError(self._explained(exc)) from None
+
+    def _ready(self, loop: asyncio.AbstractEventLoop, timeout: float) -> tuple[Any, list[ServerTool]]:
+        with self._start_lock:
+            if self._started is None:
+                self._started = asyncio.run_coroutine_threadsafe(self._open(), loop)
+        limit = max(timeout, self.server.startup_timeout)
+        try:
+            return self._started.result(limit)
+        except (FutureTimeout, TimeoutError):
+            self.dead = True
+            loop.call_soon_threadsafe(self.stop)
+            raise McpError(f"the MCP server did not start within {limit:g} s (startup_timeout){self._tail()}") from None
+        except McpError:
+            self.dead = True
+            raise
+        except Exception as exc:  # noqa: BLE001 - a server that cannot start is the call's error
+            self.dead = True
+            raise McpError(self._explained(exc, "could not start the MCP server")) from None
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            kill_group(self.proc)
+            reap(self.proc)
+            self.processes.forget(self.proc)
+
+    # -- on the loop
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+
+    async def finished(self) -> None:
+        if self._done is not None:
+            await self._done.wait()
+
+    async def _open(self) -> tuple[Any, list[ServerTool]]:
+        """Start the task that holds the session open; answer once it has initialised and listed."""
+        ready: asyncio.Future[tuple[Any, list[ServerTool]]] = asyncio.get_running_loop().create_future()
+        self._stop, self._done = asyncio.Event(), asyncio.Event()
+        asyncio.get_running_loop().create_task(self._hold(ready))
+        return await ready
+
+    async def _hold(self, ready: asyncio.Future[Any]) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with self._transport() as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                ready.set_result((session, await _list_tools(session)))
+                await self._stop.wait()  # type: ignore[union-attr]
+        except BaseException as exc:  # noqa: BLE001 - a session that ends is reported to its callers
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else McpError("the MCP session was cancelled"))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.dead = True
+            self.kill()
+            self._done.set()  # type: ignore[union-attr]
+
+    async def _call(self, session: Any, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        import anyio
+
+        with anyio.fail_after(timeout):
+            return await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+
+    def _transport(self) -> Any:
+        if self.server.url is not None:
+            return _http_transport(self.server, self.processes.environ)
+        return _stdio_transport(self)
+
+    def _explained(self, exc: BaseException, what: str = "the MCP call failed") -> str:
+        inner = _innermost(exc)
+        said = " ".join(line.strip() for line in str(inner).splitlines() if "errors.pydantic.dev" not in line)
+        said = said if len(said) <= 500 else said[:500] + "..."
+        text = f"{type(inner).__name__}: {said}" if said else type(inner).__name__
+        reason = self.why or (f"the server exited with code {self.proc.returncode}" if self.proc is not None and self.proc.poll() is not None else None)
+        return f"{what}: {reason + '; ' if reason else ''}{text}{self._tail()}"
+
+    def _tail(self) -> str:
+        return stderr_tail(self.stderr)
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (anyio's task groups wrap what went wrong)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+async def _list_tools(session: Any) -> list[ServerTool]:
+    from mcp_types import PaginatedRequestParams
+
+    found: list[ServerTool] = []
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        found.extend(ServerTool(t.name, t.description, dict(t.input_schema), t.output_schema) for t in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return found
+    raise McpError(f"the server's tools/list went on past {MAX_PAGES} pages")
+
+
+def _http_transport(server: Any, environ: Any) -> Any:
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from agenteval.endpoints.settings import substitute_env
+
+    client = create_mcp_http_client(headers=server.resolved_headers(environ))
+    return streamable_http_client(substitute_env(server.url, environ), http_client=client, max_sse_event_size=int(server.max_output_mb * MIB))
+
+
+class _stdio_transport:  # noqa: N801 - used as an async context manager, like the SDK's own transports
+    """The server as a child of the run's `Processes`, JSON-RPC lines both ways, each line at most
+    `max_output_mb` (a longer one ends the session), stderr kept as a tail for the errors."""
+
+    def __init__(self, owner: _Session) -> None:
+        self.owner = owner
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        import anyio
+
+        owner, server = self.owner, self.owner.server
+        argv = resolve_command(list(server.command))
+        try:
+            owner.proc = owner.processes.start(argv, owner.base_dir, dict(server.env or {}))
+        except (OSError, ValueError, InterruptedError) as exc:
+            raise McpError(f"could not start the MCP server {argv[0]}: {exc}") from None
+        loop = asyncio.get_running_loop()
+        limit = int(server.max_output_mb * MIB)
+        reader = asyncio.StreamReader(limit=limit, loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), owner.proc.stdout)
+        errors = asyncio.StreamReader(loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(errors, loop=loop), owner.proc.stderr)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, owner.proc.stdin)
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        self.read_in, self.read_out = anyio.create_memory_object_stream[Any](0)
+        self.write_in, self.write_out = anyio.create_memory_object_stream[Any](0)
+        self.writer = writer
+        self.tasks = [
+            loop.create_task(self._read(reader, limit)),
+            loop.create_task(self._write(writer)),
+            loop.create_task(self._drain_stderr(errors)),
+        ]
+        return self.read_out, self.write_in
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            self.writer.close()  # stdin closed: a well-behaved server exits
+        except (OSError, RuntimeError):
+            pass
+        proc = self.owner.proc
+        for _ in range(int(_CLOSE_GRACE_S / 0.05)):
+            if proc.poll() is not None:
+                break
+            await asyncio.sleep(0.05)
+        self.owner.kill()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _read(self, reader: asyncio.StreamReader, limit: int) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import jsonrpc_message_adapter
+
+        owner = self.owner
+        async with self.read_in:
+            while True:
+                try:
+                    line = await reader.readuntil(b"\n")
+                except asyncio.IncompleteReadError:
+                    code = await self._exit_code()
+                    owner.why = owner.why or (f"the server closed its stdout (exit code {code})" if code is not None else "the server closed its stdout")
+                    return
+                except (asyncio.LimitOverrunError, ValueError):
+                    owner.why = f"the server wrote a message larger than {limit / MIB:g} MiB (max_output_mb); it was stopped"
+                    owner.kill()
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    message: Any = SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+                except ValueError as exc:
+                    message = exc  # the SDK hands it on as a stream exception; the call it answered times out
+                await self.read_in.send(message)
+
+    async def _exit_code(self) -> int | None:
+        """The server's exit code once its stdout has closed (None if it lives on past a moment),
+        after its stderr has been read to the end: the call's error names both."""
+        proc = self.owner.proc
+        for _ in range(100):
+            if proc.poll() is not None:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.wait([self.tasks[2]], timeout=0.5)
+        return proc.poll()
+
+    async def _write(self, writer: asyncio.StreamWriter) -> None:
+        async with self.write_out:
+            async for message in self.write_out:
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                try:
+                    writer.write(data.encode())
+                    await writer.drain()
+                except (OSError, RuntimeError):
+                    self.owner.why = self.owner.why or "the server's stdin is closed"
+                    await self.read_in.aclose()
+                    return
+
+    async def _drain_stderr(self, errors: asyncio.StreamReader) -> None:
+        kept = self.owner.stderr
+        while chunk := await errors.read(1 << 16):
+            kept.extend(chunk)
+            if len(kept) > 64 * 1024:
+                del kept[: len(kept) - 16 * 1024]

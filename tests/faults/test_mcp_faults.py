@@ -1,0 +1,216 @@
+"""MCP servers that misbehave (tests/hostile_mcp_server.py, a real stdio server): a crash mid-call,
+a call that never ends, a 100 MB message, a result of the wrong shape, 10,000 tools, a program
+that does not exist. Each is a tool error the model sees or that case's error, bounded by the
+loop's limits; an interrupted run leaves no server process behind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+from fault_suites import kill_pids, live_processes, start_run, wait_until_gone
+from llm_server import LLMServer, calls
+
+from agenteval.endpoints import Endpoints
+from agenteval.process import Processes
+from agenteval.suite.loader import SuiteInvalid, load_suite
+from agenteval.suite.models import Case
+from agenteval.targets.base import TargetRun
+from agenteval.targets.openai import OpenAITarget
+
+HOSTILE = Path(__file__).parent.parent / "hostile_mcp_server.py"
+
+
+def _server_in(folder: Path) -> Path:
+    script = folder / "hostile_mcp_server.py"
+    shutil.copy(HOSTILE, script)
+    return script
+
+
+def _answer(server: LLMServer, tools: list, folder: Path, processes: Processes):
+    model_target = OpenAITarget.model_validate({"type": "openai", "base_url": server.base_url, "model": "m1", "backoff": 0.01, "tools": tools})
+    endpoints = Endpoints()
+    try:
+        return model_target.answer(Case(id="a", input="x"), TargetRun(folder, processes, endpoints))
+    finally:
+        endpoints.close()
+
+
+def test_a_crashing_hanging_flooding_or_malformed_mcp_server_is_a_tool_error_the_model_sees(tmp_path):
+    script = _server_in(tmp_path)
+    processes = Processes()
+    entry = {"mcp": {"command": ["python", str(script)], "max_output_mb": 1}, "timeout": 1}
+    with LLMServer() as server:
+        server.play(calls(("crash", {}), ("echo", {"n": 1}), ("hang", {}), ("flood", {}), ("malformed", {}), ("echo", {"n": 2})),
+                    {"role": "assistant", "content": "done"})
+        started = time.monotonic()
+        try:
+            got = _answer(server, [entry], tmp_path, processes)
+        finally:
+            processes.stop_all()
+        took = time.monotonic() - started
+        sent = [json.loads(m["content"]) for m in server.received[1].body["messages"] if m["role"] == "tool"]
+    assert got.error is None and got.output["stopped"] == "answered" and got.output["content"] == "done"
+    results = [call["result"] for call in got.output["tool_calls"]]
+    assert sent == results  # what the model saw
+    crash, after_crash, hang, flood, malformed, after_all = results
+    assert crash == {"error": "tool 'crash': the MCP call failed: the server closed its stdout (exit code 3); "
+                              "MCPError: Connection closed; stderr: hostile server: crashing mid-call"}
+    assert after_crash == {"echo": {"n": 1}}  # the next call started the server afresh
+    assert hang == {"error": "tool 'hang': the MCP server did not answer within 1 s; it was stopped"}
+    assert flood == {"error": "tool 'flood': the MCP call failed: the server wrote a message larger than 1 MiB (max_output_mb); "
+                              "it was stopped; MCPError: Connection closed"}
+    assert malformed["error"].startswith("tool 'malformed': the MCP call failed: ValidationError: 2 validation errors for CallToolResult")
+    assert after_all == {"echo": {"n": 2}}
+    assert [step.get("error", False) for step in got.output["steps"] if step["kind"] == "tool"] == [True, False, True, True, True, False]
+    assert took < 20  # each fault bounded by its 1 s timeout or its 1 MiB, plus a server start per fault
+    assert wait_until_gone(tmp_path) == []
+
+
+def test_an_mcp_server_listing_10000_tools_or_that_cannot_start_is_that_cases_error(tmp_path, monkeypatch):
+    script = _server_in(tmp_path)
+    monkeypatch.setenv("HOSTILE_MANY_TOOLS", "10000")
+    processes = Processes()
+    with LLMServer() as server:
+        try:
+            flooded = _answer(server, [{"mcp": {"command": ["python", str(script)]}}], tmp_path, processes)
+            server.play(calls(("echo_9999", {"k": "v"})), {"role": "assistant", "content": "done"})
+            chosen = _answer(server, [{"mcp": {"command": ["python", str(script)]}, "tools": ["echo_9999"]}], tmp_path, processes)
+            missing = _answer(server, [{"mcp": {"command": ["no-such-mcp-server-program"]}}], tmp_path, processes)
+        finally:
+            processes.stop_all()
+        offered = server.received[0].body["tools"]
+    assert flooded.error == (f"openai target: MCP server 'python {script}' lists 10006 tools, more than max_tools (128); "
+                             "choose the ones to offer with `tools: [...]`")
+    assert chosen.error is None and [tool["function"]["name"] for tool in offered] == ["echo_9999"]
+    assert chosen.output["tool_calls"][0]["result"] == {"echo": {"k": "v"}}
+    assert missing.error.startswith("openai target: MCP server 'no-such-mcp-server-program': could not start the MCP server no-such-mcp-server-program:")
+    assert wait_until_gone(tmp_path) == []
+
+
+def test_an_interrupted_run_leaves_no_mcp_server_behind(tmp_path):
+    script = _server_in(tmp_path)
+    with LLMServer(chat=lambda body: calls(("hang", {}))) as server:
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(json.dumps({
+            "name": "mcp-hangs",
+            "target": {"type": "openai", "base_url": server.base_url, "model": "m1",
+                       "tools": [{"mcp": {"command": ["python", str(script)]}, "tools": ["hang"], "timeout": 600}]},
+            "evaluators": [{"type": "contains", "path": "content", "reference": "x"}],
+            "cases": [{"id": f"c{n}", "input": "x"} for n in range(4)],
+        }))
+        proc = start_run(suite, tmp_path / "out.jsonl", "--workers", "2")
+        try:
+            deadline = time.monotonic() + 30
+            while len(_servers(tmp_path)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(_servers(tmp_path)) == 2, "two workers, two sessions of the server"
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGINT)
+            signalled = time.monotonic()
+            _, stderr = proc.communicate(timeout=20)
+            took = time.monotonic() - signalled
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    left = wait_until_gone(tmp_path)
+    kill_pids(left)
+    assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+    assert left == []
+    assert took < 5  # each session: stdin closed, a second's grace, then its process group killed
+
+
+def test_a_cases_file_may_not_start_or_name_an_mcp_server_without_trust(tmp_path):
+    write(tmp_path, "s.yaml", """
+        name: t
+        target:
+          type: openai
+          base_url: "http://127.0.0.1:9/v1"
+          model: m
+          tools: [{name: get_order, mock: [{result: shipped}]}]
+        evaluators: [{type: contains, path: content, reference: x}]
+        cases: cases.jsonl
+    """)
+    (tmp_path / "cases.jsonl").write_text("\n".join(json.dumps(case) for case in [
+        {"id": "starts", "input": "x", "tools": {"get_order": {"mcp": {"command": ["sh", "-c", "touch PWNED"]}}}},
+        {"id": "names", "input": "x", "tools": {"get_order": {"mcp": {"url": "http://127.0.0.1:9/mcp", "tool": "steal"}}}},
+    ]) + "\n")
+    with pytest.raises(SuiteInvalid) as refused:
+        load_suite(tmp_path / "s.yaml")
+    cases = tmp_path / "cases.jsonl"
+    needs = ("; cases files are data, so this needs `trust_cases: true` in the suite (only for a file you trust like your own code), "
+             "or move the tool into the suite")
+    assert [problem.render() for problem in refused.value.problems] == [
+        f"{cases}:{line}: tools.get_order.mcp: case '{case}': a `mcp` tool implementation in a cases file starts or names an MCP server{needs}"
+        for line, case in ((1, "starts"), (2, "names"))
+    ]
+    (tmp_path / "s.yaml").write_text((tmp_path / "s.yaml").read_text() + "trust_cases: true\n")
+    assert load_suite(tmp_path / "s.yaml").index.count == 2
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_an_mcp_url_that_refuses_hangs_or_answers_401_with_the_token_is_that_cases_error_without_the_token(tmp_path, monkeypatch):
+    from llm_server import Fault
+
+    token = "tok-5ecret-mcp-value"
+    monkeypatch.setenv("MCP_TOKEN", token)
+    processes = Processes()
+    with LLMServer() as server, LLMServer() as refusing, LLMServer() as silent:
+        refusing.fail(*[Fault("status", status=401, body=f'{{"error": "bad token {token}"}}')] * 5)
+        silent.fail(*[Fault("sleep", seconds=30)] * 5)
+        errors = []
+        try:
+            for url in ("http://127.0.0.1:9/mcp", refusing.url + "/mcp?key=${MCP_TOKEN}", silent.url + "/mcp"):
+                entry = {"mcp": {"url": url, "headers": {"Authorization": "Bearer ${MCP_TOKEN}"}, "startup_timeout": 2}, "timeout": 2}
+                started = time.monotonic()
+                errors.append((_answer(server, [entry], tmp_path, processes).error, time.monotonic() - started))
+        finally:
+            processes.stop_all()
+        assert server.count() == 0  # the model is never asked
+        assert refusing.received and refusing.received[0].headers.get("Authorization") == f"Bearer {token}"  # sent where it belongs
+    (refused, _), (unauthorised, _), (silence, waited) = errors
+    assert refused.startswith("openai target: MCP server 'http://127.0.0.1:9/mcp': could not start the MCP server: ConnectError:")
+    assert unauthorised.startswith(f"openai target: MCP server '{refusing.url}/mcp?key=${{MCP_TOKEN}}': could not start the MCP server:")
+    assert silence == f"openai target: MCP server '{silent.url}/mcp': the MCP server did not start within 2 s (startup_timeout)"
+    assert waited < 6
+    assert not any(token in error for error, _ in errors)
+
+
+def test_the_mcp_target_makes_a_crash_a_hang_or_a_malformed_result_that_cases_error_and_scores_the_rest(tmp_path):
+    from conftest import read_jsonl, run_cli
+
+    script = _server_in(tmp_path)
+    write(tmp_path, "suite.yaml", f"""
+        name: hostile-target
+        target: {{type: mcp, command: [python, "{script}"], timeout: 1, max_output_mb: 1}}
+        evaluators: [{{type: field_accuracy, fields: [{{path: echo.n}}]}}]
+        cases:
+          - {{id: crash, input: {{tool: crash}}, expected: {{}}}}
+          - {{id: after-crash, input: {{tool: echo, arguments: {{n: 1}}}}, expected: {{echo: {{n: 1}}}}}}
+          - {{id: hang, input: {{tool: hang}}, expected: {{}}}}
+          - {{id: flood, input: {{tool: flood}}, expected: {{}}}}
+          - {{id: malformed, input: {{tool: malformed}}, expected: {{}}}}
+          - {{id: not-a-call, input: [1, 2], expected: {{}}}}
+          - {{id: last, input: {{tool: echo, arguments: {{n: 2}}}}, expected: {{echo: {{n: 2}}}}}}
+    """)
+    done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q", "--workers", "1", cwd=tmp_path, timeout=60)
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    got = {line["case_id"]: line for line in read_jsonl(tmp_path / "r.jsonl")}
+    assert [got[case]["verdict"] for case in ("after-crash", "last")] == ["pass", "pass"]
+    assert got["crash"]["error"].startswith("mcp target: tool 'crash': the MCP call failed: the server closed its stdout (exit code 3)")
+    assert got["hang"]["error"] == "mcp target: tool 'hang': the MCP server did not answer within 1 s; it was stopped"
+    assert "the server wrote a message larger than 1 MiB (max_output_mb)" in got["flood"]["error"]
+    assert "ValidationError: 2 validation errors for CallToolResult" in got["malformed"]["error"]
+    assert got["not-a-call"]["error"] == "mcp target: the case's input is `{tool: NAME, arguments: {...}}` (or give the target a `tool:`)"
+    assert wait_until_gone(tmp_path) == []
+
+
+def _servers(folder: Path) -> list[int]:
+    """The live hostile servers started from `folder`."""
+    return [pid for pid in live_processes(folder) if b"hostile_mcp_server.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]

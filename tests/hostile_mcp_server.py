@@ -1,0 +1,69 @@
+"""An MCP server (stdio, JSON-RPC written by hand) that misbehaves on purpose, for the tests:
+each tool is one fault. `crash` exits mid-call, `hang` never answers, `flood` writes a 100 MB
+line, `malformed` answers with a result of the wrong shape, `echo` answers well, `pid` says its process id. With
+`HOSTILE_MANY_TOOLS=N` it lists N tools (echo_0 ... echo_N-1) besides those."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+FAULTS = ("crash", "hang", "flood", "malformed", "echo", "pid")
+
+
+def tools() -> list[dict]:
+    listed = [{"name": name, "description": f"the {name} fault", "inputSchema": {"type": "object"}} for name in FAULTS]
+    many = int(os.environ.get("HOSTILE_MANY_TOOLS", "0"))
+    listed += [{"name": f"echo_{n}", "inputSchema": {"type": "object"}} for n in range(many)]
+    return listed
+
+
+def send(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def call(request_id: object, name: str, arguments: dict) -> None:
+    if name == "crash":
+        sys.stderr.write("hostile server: crashing mid-call\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if name == "hang":
+        time.sleep(3600)
+    if name == "flood":
+        chunk = "x" * (1 << 20)
+        sys.stdout.write('{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "result": {"content": [{"type": "text", "text": "')
+        for _ in range(100):
+            sys.stdout.write(chunk)
+        sys.stdout.write('"}]}}\n')
+        sys.stdout.flush()
+        return
+    if name == "malformed":
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list of blocks", "isError": "perhaps"}})
+        return
+    said = {"pid": os.getpid()} if name == "pid" else {"echo": arguments}
+    send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": json.dumps(said)}]}})
+
+
+def main() -> None:
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if request_id is None:
+            continue  # a notification
+        if method == "initialize":
+            version = message["params"]["protocolVersion"]
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "1"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools()}})
+        elif method == "tools/call":
+            call(request_id, message["params"]["name"], message["params"].get("arguments") or {})
+        else:
+            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no method {method}"}})
+
+
+if __name__ == "__main__":
+    main()
