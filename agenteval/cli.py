@@ -123,20 +123,18 @@ def run(
 ) -> None:
     """Run a suite: get each candidate answer, score it, stream one JSON line per case (and cell)."""
     from agenteval.execute import RunOptions, UsageError, execute
+    from agenteval.reports.outputs import ReportError
     from agenteval.results import ResultsFileError
 
-    options = RunOptions(
-        suite=suite, output=output, predictions=predictions, workers=workers, filters=filters or [], tags=tags or [],
-        min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, quiet=quiet, evaluators=evaluators or [],
-        executor=executor, ray_address=ray_address, batch_size=batch_size,
-        show_failures=show_failures, junit=junit, markdown=markdown, html=html,
-        repeat=repeat, cache_dir=cache_dir, no_cache=no_cache, refresh_cache=refresh_cache, store=store, otel=otel,
-        env_files=env_files or [], env_override=env_override,
-        targets=targets or [], prompts=prompts or [], overrides=overrides or [],
-    )
-    from agenteval.reports.outputs import ReportError
-
     try:
+        options = RunOptions(
+            suite=suite, output=output, predictions=predictions, workers=workers, filters=filters, tags=tags,
+            min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, quiet=quiet, evaluators=evaluators,
+            executor=executor, ray_address=ray_address, batch_size=batch_size,
+            show_failures=show_failures, junit=junit, markdown=markdown, html=html,
+            repeat=repeat, cache_dir=cache_dir, cache=not no_cache, refresh_cache=refresh_cache, store=store, otel=otel,
+            env_files=env_files or (), env_override=env_override, targets=targets, prompts=prompts, overrides=overrides,
+        )
         code = execute(options)
     except (UsageError, ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
