@@ -114,7 +114,10 @@ def test_init_names_the_templates_when_given_an_unknown_one(tmp_path):
 def test_history_in_a_fresh_folder_says_no_runs_yet_and_exits_0(tmp_path):
     done = run_cli("history", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr == "no runs yet: `agenteval run SUITE.yaml` writes them to agenteval-results/ (or give --store)\n"
+    assert done.stderr == (
+        "no runs yet in agenteval-results/ or the current folder: `agenteval run SUITE.yaml` writes them to agenteval-results/; "
+        "for runs written with -o elsewhere give --store DIR (the folder of their .summary.json files) or --store URL\n"
+    )
     as_json = run_cli("history", "--format", "json", cwd=tmp_path)
     assert as_json.returncode == 0 and json.loads(as_json.stdout) == {"runs": [], "trends": {}}
     assert run_cli("history", "--store", "nope", cwd=tmp_path).returncode == 2  # a folder that was named must exist
