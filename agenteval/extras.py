@@ -3,7 +3,8 @@
 `geometry`: shapely, scipy (exact polygon IoU, optimal pairing). `text`: vaderSentiment, afinn,
 better-profanity (offline sentiment lexicons and the default toxicity word list). `store`:
 SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP exporter (--otel).
-`ray`: Ray (--executor ray). `view`: Starlette and Uvicorn (`agenteval view`). `all`: every one of them.
+`ray`: Ray (--executor ray). `view`: Starlette and Uvicorn (`agenteval view`). `pandas`: pandas (a
+run's results as a DataFrame). `all`: every one of them.
 
 A suite whose evaluators need a package that is not installed is refused when it loads (`validate`
 and `run` exit 2), naming the evaluator and the `pip install` that fixes it: such a suite would
@@ -30,6 +31,7 @@ PACKAGES = {
     "quickjs": ("quickjs-ng", "javascript"),
     "starlette": ("starlette", "view"),
     "uvicorn": ("uvicorn", "view"),
+    "pandas": ("pandas", "pandas"),
 }
 
 
