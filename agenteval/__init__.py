@@ -16,13 +16,16 @@ if TYPE_CHECKING:
     from agenteval.evaluators.callable import CheckContext
     from agenteval.monitoring import Monitor, monitor
     from agenteval.results import CaseResult
+    from agenteval.run_context import RunContext
+    from agenteval.run_context import current_run
     from agenteval.suite.loader import SuiteInvalid
     from agenteval.values import ValueNotPlain, to_plain
     from agenteval.version import __version__
 
 __all__ = [
     "CaseResult", "CheckContext", "FinishedRun", "Monitor", "RunError", "RunSettings", "SuiteInvalid", "SuiteRun",
-    "ValueNotPlain", "__version__", "aevaluate", "evaluate", "evaluator", "load_run", "monitor", "run_suite", "to_plain",
+    "RunContext", "ValueNotPlain", "__version__", "aevaluate", "current_run", "evaluate", "evaluator", "load_run", "monitor",
+    "run_suite", "to_plain",
 ]
 
 _LAZY = {
@@ -40,6 +43,8 @@ _LAZY = {
     "RunSettings": "agenteval.api",
     "FinishedRun": "agenteval.api",
     "load_run": "agenteval.api",
+    "current_run": "agenteval.run_context",
+    "RunContext": "agenteval.run_context",
     "RunError": "agenteval.api",
     "CaseResult": "agenteval.results",
     "SuiteInvalid": "agenteval.suite.loader",

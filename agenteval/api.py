@@ -683,7 +683,10 @@ class SuiteRun(_ReadableRun):
         if target.type == "python" and self._answers is None and self.settings.repeat == 1:
             from agenteval.targets.base import TargetRun
 
-            run = TargetRun(self.loaded.base_dir, self._processes, self._endpoints)
+            from agenteval.run_context import RunContext
+
+            context = RunContext(self.run_id, self.loaded.suite.name)  # each call's case is added (Prefetch)
+            run = TargetRun(self.loaded.base_dir, self._processes, self._endpoints, context=context)
             prefetch = target.prefetching(cases, run)  # type: ignore[union-attr]
             if prefetch is not None:  # an async function: its calls run on the event loop alone
                 runner = make_runner(self.loaded, self.run_id, self._processes, prefetch, self._only, self._endpoints, self.settings)

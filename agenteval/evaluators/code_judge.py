@@ -95,7 +95,7 @@ class CodeJudge(EvaluatorConfig):
             return self.error_result(failure) if failure else self.from_output(line or b"")
         done = ctx.processes.run(
             resolve_command(self.command), self.payload(ctx), self.timeout, ctx.base_dir,
-            max_output=max_output_bytes(self.max_output_mb),
+            None if ctx.run is None else ctx.run.environment(), max_output=max_output_bytes(self.max_output_mb),
         )
         failure = done.failure("judge", self.timeout)
         if failure:
@@ -152,6 +152,8 @@ def judge_payload(ctx: EvalContext, config: dict[str, Any], agentv: bool = False
         "config": config,
         "metadata": ctx.metadata,
     }
+    if ctx.run is not None:  # run_id, suite, cell, repetition
+        payload.update(ctx.run.fields())
     if agentv:
         payload["output"] = ctx.output
         payload["expected_output"] = ctx.expected
