@@ -916,7 +916,9 @@ def _destination(loaded: LoadedSuite, settings: RunSettings, run_id: str) -> Sto
 
     output, store, resume, overwrite = settings.output, settings.store, settings.resume, settings.overwrite
     if isinstance(store, Store):
-        return store
+        from agenteval.stores.base import checked_store
+
+        return checked_store(store)
     if store is not None:
         return open_store(store, Path.cwd(), {**loaded.env_values, **os.environ})
     if output is not None and output != "auto":

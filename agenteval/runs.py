@@ -9,6 +9,7 @@ imported when first used.
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import re
 from collections.abc import Mapping
@@ -37,6 +38,9 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
         raise RunError(f"--shard takes I/N with 1 <= I <= N, e.g. 2/4; got {text!r}")
     return int(match.group(1)), int(match.group(2))
+
+
+MAX_WORKERS = 1024  # a thread each: far more than any machine overlaps usefully, far fewer than it can start
 
 
 class RunSettings(BaseModel):
@@ -94,7 +98,9 @@ class RunSettings(BaseModel):
     def _names(cls, value: Any) -> Any:
         if value is None:
             return ()
-        return (value,) if isinstance(value, str) else tuple(value)
+        if isinstance(value, str):
+            return (value,)
+        return tuple(value) if isinstance(value, (list, tuple, set, frozenset)) or inspect.isgenerator(value) else value  # else: pydantic says what is wrong
 
     @field_validator("shard", mode="before")
     @classmethod
@@ -106,6 +112,8 @@ class RunSettings(BaseModel):
         """The checks that need no file, server or cluster (those are run_suite's, in order)."""
         if self.workers is not None and self.workers < 1:
             raise RunError(f"--workers must be at least 1, got {self.workers}")
+        if self.workers is not None and self.workers > MAX_WORKERS:
+            raise RunError(f"--workers must be at most {MAX_WORKERS} (a thread each), got {self.workers}")
         if self.repeat < 1:
             raise RunError(f"--repeat must be at least 1, got {self.repeat}")
         if self.repeat > 1 and self.resume:
@@ -130,6 +138,8 @@ class RunSettings(BaseModel):
             raise RunError("max_concurrency= and task_timeout= go with task= (a suite's python target sets its own)")
         if self.min_pass_rate is not None and not 0 <= self.min_pass_rate <= 1:
             raise RunError(f"--min-pass-rate must be between 0 and 1, got {self.min_pass_rate}")
+        if self.store is not None and not isinstance(self.store, str) and not callable(getattr(self.store, "save", None)):
+            raise RunError(f"store= takes a URL such as sqlite:///runs.db, or a Store; got {type(self.store).__name__}")
         if self.store is not None and self.output is not None:
             raise RunError("--store and -o are two destinations for the results; give one")
         return self
