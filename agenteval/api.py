@@ -86,7 +86,7 @@ def run_suite(
     _check_executor(settings)
     selection = Selection(settings.filters, settings.tags, settings.shard)
     originals: dict[str, Any] | None = None
-    exact: dict[str, tuple[Any, Any]] | None = None
+    exact: dict[str, tuple[Any, Any, Any]] | None = None
     if isinstance(suite, Mapping):
         suite, originals, exact = _python_values(suite)
         if settings.executor == "ray" and _holds_python_objects(suite):
@@ -293,7 +293,7 @@ def _case_data(case: Any) -> Any:
 _CASE_VALUES = ("input", "expected", "output", "metadata")
 
 
-def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, tuple[Any, Any]] | None]:
+def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, tuple[Any, Any, Any]] | None]:
     """A suite given as data with every Python value in its cases converted once (agenteval.values):
     (the data, each changed case's originals by id, each case's exact input, expected and output
     where a Decimal keeps digits a float does not). Raises SuiteInvalid naming each case and path that
@@ -310,7 +310,7 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
         return data, None, None
     problems: list[Problem] = []
     originals: dict[str, Any] = {}
-    exact: dict[str, tuple[Any, Any]] = {}
+    exact: dict[str, tuple[Any, Any, Any]] = {}
     converted: list[Any] = []
     for index, case in enumerate(cases):
         case = _case_data(case)
@@ -412,8 +412,8 @@ class _ReadableRun:
             rows.append(row)
         return pandas.DataFrame(rows, columns=None if rows else list(_FRAME_COLUMNS))
 
-    def _describe(self, state: str) -> str:
-        report = self.summary if state in ("finished", "interrupted", "read") else None
+    def _describe(self, state: str, report: dict[str, Any] | None) -> str:
+        """`<Kind run_id of 'suite': counts, pass rate (state)>`, from the summary once there is one."""
         counts = report["counts"] if report is not None else self._live_counts()
         total, passed = counts["total"], counts["passed"]
         rate = f"{passed / total:.1%}" if total else "n/a"
@@ -454,7 +454,7 @@ class SuiteRun(_ReadableRun):
         answers: Any = None,
         only: frozenset[str] | None = None,
         skipped: list[str] | None = None,
-        exact: dict[str, tuple[Any, Any]] | None = None,
+        exact: dict[str, tuple[Any, Any, Any]] | None = None,
     ) -> None:
         from agenteval.process import Processes
 
@@ -488,14 +488,15 @@ class SuiteRun(_ReadableRun):
         self._exact_cases = exact  # case id -> (input, expected, output) holding Decimal digits
         self._target_exact: dict[tuple[str, int], Any] | None = None  # a python target's answers holding Decimal digits
         # A run saved nowhere it can be read back from (no destination, a stream) keeps its results
-        # here for `results()`: its cases were given in memory, or its caller chose to keep no file.
-        self._kept: list[CaseResult] | None = [] if not _readable(store) else None
+        # here for `results()`, as the lines a results file would hold (its cases were given in
+        # memory, or its caller chose to keep no file).
+        self._kept: list[bytes] | None = [] if not _readable(store) else None
 
     def __repr__(self) -> str:
         state = "interrupted" if self.interrupted else "finished" if self._report is not None else (
             "running" if self._results is not None else "not started"
         )
-        return self._describe(state)
+        return self._describe(state, self._report)  # never runs or closes anything
 
     def _live_counts(self) -> dict[str, int]:
         verdicts = self._summary.verdicts
@@ -510,7 +511,10 @@ class SuiteRun(_ReadableRun):
         run first, as `summary` does."""
         self.summary
         if self._kept is not None:
-            return iter(self._kept)
+            from agenteval.process import decode_json
+            from agenteval.results import case_from_dict
+
+            return (case_from_dict(decode_json(line)) for line in self._kept)
         assert self.store is not None
         return self.store.read_run(self.run_id)
 
@@ -546,25 +550,22 @@ class SuiteRun(_ReadableRun):
         return self._saving
 
     def _saved(self, results: Iterator[CaseResult]) -> Iterator[CaseResult]:
-        from agenteval.results import ResultsWriteError
-
+        from agenteval.results import ResultsWriteError, dump_line
         from agenteval.stores.jsonl import JsonlStore
 
         save = (lambda result: None) if self.store is None else self.store.save
+        kept = self._kept
         target = self.loaded.suite.target
         self._target_exact = target._exact if target.type == "python" else None  # type: ignore[union-attr]
         exact = self._exact_line if self._exact_cases is not None or self._target_exact is not None else None
         digits = isinstance(self.store, JsonlStore)  # a JSONL line keeps a Decimal's digits; a SQL column the float
         try:
             for result in results:
-                if exact is not None:
-                    line = exact(result)
-                    save(line if digits else result)
-                else:
-                    save(result)
+                line = exact(result) if exact is not None else result
+                save(line if digits else result)
                 self._summary.add(result)
-                if self._kept is not None:
-                    self._kept.append(result)
+                if kept is not None:
+                    kept.append(dump_line(line))  # as bytes: no objects for the garbage collector to walk
                 yield result
             self._finished = True
         except ResultsWriteError as exc:
@@ -836,7 +837,7 @@ class FinishedRun(_ReadableRun):
             store.close()
 
     def __repr__(self) -> str:
-        return self._describe("read")
+        return self._describe("read", self._report)
 
     def _count(self) -> dict[str, Any]:
         from agenteval.results import Summary
