@@ -26,7 +26,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any
 
 from agenteval.runs import RunError, RunSettings, make_runner, open_endpoints
 from agenteval.version import __version__

@@ -12,7 +12,6 @@ import difflib
 import inspect
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,7 +174,3 @@ def open_endpoints(loaded: LoadedSuite, settings: RunSettings, environ: Any = No
         settings.cache_dir, settings.cache, settings.refresh_cache, environ,
     )
 
-
-def settings_fields(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The entries of `options` that are run settings (the command's own options left out)."""
-    return {name: value for name, value in options.items() if name in RunSettings.model_fields}
