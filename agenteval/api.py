@@ -49,7 +49,7 @@ EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 2, 3,
 
 
 def run_suite(
-    suite: str | os.PathLike[str] | Mapping[str, Any], settings: RunSettings | None = None, /, **options: Any,
+    suite: str | os.PathLike[str] | Mapping[str, Any], settings: RunSettings | None = None, **options: Any,
 ) -> SuiteRun:
     """Validate a suite and prepare its run; iterate the returned `SuiteRun` to run the cases.
 
