@@ -61,11 +61,12 @@ def test_commands_and_judges_are_told_the_run_case_and_cell(tmp_path):
 
 def test_a_one_cell_run_names_no_cell_and_a_long_lived_judge_reads_the_payload(tmp_path):
     write(tmp_path, "judge.py", """
-        import json, sys
+        import json, os, sys
         for line in sys.stdin:
             payload = json.loads(line)
-            print(json.dumps({"case_id": payload["case_id"], "score": 1.0,
-                              "details": {key: payload.get(key) for key in ("run_id", "suite", "cell", "repetition")}}), flush=True)
+            details = {key: payload.get(key) for key in ("run_id", "suite", "cell", "repetition")}
+            details["env"] = [os.environ.get("AGENTEVAL_RUN_ID"), os.environ.get("AGENTEVAL_SUITE")]
+            print(json.dumps({"case_id": payload["case_id"], "score": 1.0, "details": details}), flush=True)
     """)
     write(tmp_path, "suite.yaml", """
         name: one
@@ -74,7 +75,9 @@ def test_a_one_cell_run_names_no_cell_and_a_long_lived_judge_reads_the_payload(t
     """)
     assert run_cli("run", "suite.yaml", "-o", "r.jsonl", "-q", cwd=tmp_path).returncode == 0
     for line in read_jsonl(tmp_path / "r.jsonl"):
-        assert line["evaluator_results"][0]["details"] == {"run_id": line["run_id"], "suite": "one", "cell": None, "repetition": 0}
+        assert line["evaluator_results"][0]["details"] == {
+            "run_id": line["run_id"], "suite": "one", "cell": None, "repetition": 0, "env": [line["run_id"], "one"],  # the run's, at its start
+        }
 
 
 def test_python_checks_and_python_targets_see_the_context():

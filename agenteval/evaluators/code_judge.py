@@ -106,8 +106,10 @@ class CodeJudge(EvaluatorConfig):
         judge = getattr(self._local, "judge", None)
         if judge is None:
             assert ctx.processes is not None
+            run = {} if ctx.run is None else {"AGENTEVAL_RUN_ID": ctx.run.run_id, "AGENTEVAL_SUITE": ctx.run.suite}
             judge = PersistentJudge(
-                resolve_command(self.command), ctx.base_dir, ctx.processes, max_output_bytes(self.max_output_mb)
+                resolve_command(self.command), ctx.base_dir, ctx.processes, max_output_bytes(self.max_output_mb),
+                {name: value for name, value in run.items() if "\0" not in value},
             )
             self._local.judge = judge
             with self._lock:
