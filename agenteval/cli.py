@@ -638,7 +638,10 @@ def _reviewed_run(results: Path, store: str | None) -> tuple[Any, list[dict[str,
     return source, reviews, opened
 
 
-@feedback_app.command("export", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file.")
+@feedback_app.command(
+    "export", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file.",
+    short_help="Print a run's reviews as JSONL, each reviewer's latest.",
+)
 def feedback_export(
     results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl|RUN_ID", help="The run whose reviews (RESULTS.reviews.jsonl beside it, or kept in --store) to export.")],
     store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read the run (an id, or `latest`) from this SQL store.")] = None,
@@ -656,7 +659,10 @@ def feedback_export(
         opened.close()
 
 
-@feedback_app.command("cases", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file, an unknown case, or a cases file that cannot be written.")
+@feedback_app.command(
+    "cases", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file, an unknown case, or a cases file that cannot be written.",
+    short_help="Write reviewed cases, with corrected answers, as suite cases.",
+)
 def feedback_cases(
     results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl|RUN_ID", help="The reviewed run (with --store, its id or `latest`).")],
     output: Annotated[Path, typer.Option("-o", "--output", metavar="CASES.jsonl|CASES.yaml", help="The cases file to add to (created when absent; no other file is written).")],

@@ -28,7 +28,7 @@ def test_help_shows_metavars_not_python_types_and_never_cuts_a_command_descripti
     assert "Usage: agenteval report [OPTIONS] RESULTS.jsonl..." in report.stdout
     assert "<list[Path]>" not in report.stdout and "<path>" not in report.stdout and "{" not in report.stdout.splitlines()[0]
     run = subprocess.run([sys.executable, "-m", "agenteval", "run", "--help"], capture_output=True, text=True)
-    assert run.stdout.startswith("Usage: agenteval run [OPTIONS] SUITE.yaml\n")
+    assert run.stdout.startswith("Usage: agenteval run [OPTIONS] [SUITE.yaml|DIR]\n")
 
 
 def test_the_progress_bar_labels_elapsed_and_remaining_time(tmp_path):
