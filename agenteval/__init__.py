@@ -1,7 +1,7 @@
 """agenteval: a fast, strict eval runner for extraction pipelines and AI agents.
 
 `agenteval.run_suite(...)` runs a suite and `agenteval.evaluate(...)` scores answers held in
-memory (see agenteval.api; `aevaluate` for asyncio programs); `agenteval.monitor(...)` evaluates a
+memory (see agenteval.api; `aevaluate` for asyncio programs; `load_run` reads a finished run again); `agenteval.monitor(...)` evaluates a
 sampled share of a live function's calls (agenteval.monitoring). All are imported when first used, so
 `import agenteval` stays cheap.
 """
@@ -12,17 +12,20 @@ TYPE_CHECKING = False  # not `typing`'s: importing typing would cost a judge scr
 if TYPE_CHECKING:
     from typing import Any
 
-    from agenteval.api import RunError, SuiteRun, aevaluate, evaluate, evaluator, run_suite
+    from agenteval.api import FinishedRun, RunError, RunSettings, SuiteRun, aevaluate, evaluate, evaluator, load_run, run_suite
     from agenteval.evaluators.callable import CheckContext
     from agenteval.monitoring import Monitor, monitor
     from agenteval.results import CaseResult
+    from agenteval.run_context import RunContext
+    from agenteval.run_context import current_run
     from agenteval.suite.loader import SuiteInvalid
     from agenteval.values import ValueNotPlain, to_plain
     from agenteval.version import __version__
 
 __all__ = [
-    "CaseResult", "CheckContext", "Monitor", "RunError", "SuiteInvalid", "SuiteRun", "ValueNotPlain", "__version__",
-    "aevaluate", "evaluate", "evaluator", "monitor", "run_suite", "to_plain",
+    "CaseResult", "CheckContext", "FinishedRun", "Monitor", "RunError", "RunSettings", "SuiteInvalid", "SuiteRun",
+    "RunContext", "ValueNotPlain", "__version__", "aevaluate", "current_run", "evaluate", "evaluator", "load_run", "monitor",
+    "run_suite", "to_plain",
 ]
 
 _LAZY = {
@@ -37,6 +40,11 @@ _LAZY = {
     "to_plain": "agenteval.values",
     "ValueNotPlain": "agenteval.values",
     "SuiteRun": "agenteval.api",
+    "RunSettings": "agenteval.api",
+    "FinishedRun": "agenteval.api",
+    "load_run": "agenteval.api",
+    "current_run": "agenteval.run_context",
+    "RunContext": "agenteval.run_context",
     "RunError": "agenteval.api",
     "CaseResult": "agenteval.results",
     "SuiteInvalid": "agenteval.suite.loader",

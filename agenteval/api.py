@@ -18,6 +18,7 @@ evaluator can be a Python callable, and `aevaluate` / `async for` fit an asyncio
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -25,9 +26,9 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any
 
-from agenteval.runs import EndpointSettings, RunError, make_runner, open_endpoints
+from agenteval.runs import RunError, RunSettings, make_runner, open_endpoints
 from agenteval.version import __version__
 
 if TYPE_CHECKING:
@@ -38,54 +39,34 @@ if TYPE_CHECKING:
     from agenteval.suite.models import Case
     from agenteval.suite.problems import Problem
 
-__all__ = ["RESULTS_DIR", "RunError", "SuiteRun", "aevaluate", "evaluate", "evaluator", "exit_code", "run_suite"]
+__all__ = [
+    "RESULTS_DIR", "FinishedRun", "RunError", "RunSettings", "SuiteRun", "aevaluate", "evaluate", "evaluator", "exit_code",
+    "load_run", "run_suite",
+]
 
 RESULTS_DIR = "agenteval-results"  # where output="auto" puts results files
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def run_suite(
-    suite: str | os.PathLike[str] | Mapping[str, Any],
-    *,
-    output: str | os.PathLike[str] | IO[bytes] | Literal["auto"] | None = None,
-    store: str | Store | None = None,
-    predictions: str | os.PathLike[str] | None = None,
-    workers: int | None = None,
-    evaluators: Iterable[str] | None = None,
-    filters: Iterable[str] = (),
-    tags: Iterable[str] = (),
-    shard: str | tuple[int, int] | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    repeat: int = 1,
-    cache: bool = True,
-    cache_dir: str | os.PathLike[str] | None = None,
-    refresh_cache: bool = False,
-    executor: Literal["local", "ray"] = "local",
-    ray_address: str | None = None,
-    batch_size: int = 64,
-    base_dir: str | os.PathLike[str] | None = None,
-    task: Callable[..., Any] | None = None,
-    max_concurrency: int | None = None,
-    task_timeout: float | None = None,
-    targets: Iterable[str] = (),
-    prompts: Iterable[str] = (),
-    overrides: Iterable[str] = (),
-    min_pass_rate: float | None = None,
+    suite: str | os.PathLike[str] | Mapping[str, Any], settings: RunSettings | None = None, **options: Any,
 ) -> SuiteRun:
     """Validate a suite and prepare its run; iterate the returned `SuiteRun` to run the cases.
 
-    `suite` is a suite file, or a suite as data (a mapping with the YAML's keys) whose files are
-    relative to `base_dir` (default: the current folder). Results are saved to `store` (a URL such
-    as `sqlite:///runs.db`, or a `Store`), else to `output` (a JSONL path, a binary stream, or
+    The options are `RunSettings`' fields, given as keyword arguments (`output=`, `workers=`...),
+    as a `RunSettings`, or both (the keywords change the object's). `suite` is a suite file, or a
+    suite as data (a mapping with the YAML's keys) whose files are relative to `base_dir`
+    (default: the current folder). Results are saved to `store` (a URL such as
+    `sqlite:///runs.db`, or a `Store`), else to `output` (a JSONL path, a binary stream, or
     "auto": `agenteval-results/<suite>-<time>-<run>.jsonl`), else to the suite's own `store:`,
     else nowhere (only yielded). `resume` continues the run in that file or store, skipping its
     finished cases. A results file that holds a finished run is replaced when the new run ends
     (readers never see a mix); one that holds an interrupted run is refused (RunError's sibling
-    StoreError) unless `resume` or `overwrite`. The other options are `agenteval run`'s (see `agenteval run --help`).
+    StoreError) unless `resume` or `overwrite`. The other options are `agenteval run`'s (see
+    `agenteval run --help`).
 
-    Raises SuiteInvalid (every problem of the suite), RunError (a bad option or input) and
-    StoreError (a store or results file that cannot be opened).
+    Raises SuiteInvalid (every problem of the suite), RunError (a bad option or input),
+    StoreError (a store or results file that cannot be opened) and TypeError (an unknown option).
 
     `task` is a Python function (sync or async) that answers each case in place of the suite's
     target: at most `max_concurrency` calls at once (default 8), each within `task_timeout`
@@ -101,81 +82,54 @@ def run_suite(
     from agenteval.suite.loader import load_suite, load_suite_data
     from agenteval.suite.selection import Selection
 
-    shard = parse_shard(shard) if isinstance(shard, str) else shard
-    filters, tags = tuple(filters), tuple(tags)
-    if (task is not None or max_concurrency is not None or task_timeout is not None) and executor == "ray":
-        raise RunError("a Python task runs in this process: it goes with executor='local'")
-    _check_options(workers, repeat, resume, cache, cache_dir, refresh_cache, executor, ray_address, batch_size)
-    if resume and output is not None and not isinstance(output, (str, os.PathLike)):
-        raise RunError("--resume needs a results file, not a stream (-o -)")
-    if resume and overwrite:
-        raise RunError("--resume continues the results file and --overwrite starts it again; give one")
-
-    if task is not None and predictions is not None:
-        raise RunError("task= and predictions= are two sources of answers; give one")
-    if task is None and (max_concurrency is not None or task_timeout is not None):
-        raise RunError("max_concurrency= and task_timeout= go with task= (a suite's python target sets its own)")
-    selection = Selection(filters, tags, shard)
-    targets, prompts, overrides = tuple(targets), tuple(prompts), tuple(overrides)
-    if min_pass_rate is not None and not 0 <= min_pass_rate <= 1:
-        raise RunError(f"--min-pass-rate must be between 0 and 1, got {min_pass_rate}")
+    settings = RunSettings.of(settings, **options)
+    _check_executor(settings)
+    selection = Selection(settings.filters, settings.tags, settings.shard)
     originals: dict[str, Any] | None = None
-    exact: dict[str, tuple[Any, Any]] | None = None
+    exact: dict[str, tuple[Any, Any, Any]] | None = None
     if isinstance(suite, Mapping):
         suite, originals, exact = _python_values(suite)
-        if executor == "ray" and _holds_python_objects(suite):
+        if settings.executor == "ray" and _holds_python_objects(suite):
             raise RunError("evaluators given as Python objects run in this process: they go with executor='local'")
-        if overrides:
+        if settings.overrides:
             from agenteval.suite.overrides import OverrideError, apply_overrides
 
             try:
-                suite = apply_overrides(dict(suite), overrides)
+                suite = apply_overrides(dict(suite), settings.overrides)
             except OverrideError as exc:
                 raise RunError(str(exc)) from None
-            overrides = ()  # applied: Ray workers are sent the suite as data
-        loaded = load_suite_data(suite, Path(base_dir or Path.cwd()).resolve(), selection)
+            settings = settings.model_copy(update={"overrides": ()})  # applied: Ray workers are sent the suite as data
+        loaded = load_suite_data(suite, Path(settings.base_dir or Path.cwd()).resolve(), selection)
     else:
-        loaded = load_suite(Path(suite), selection, overrides)
-    if task is not None and loaded.suite.targets is not None:
-        raise RunError("task= answers in place of the suite's target: give a suite with one `target:`, not `targets:`")
-    if task is not None:
-        from agenteval.targets.python import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, PythonTarget
-
-        try:
-            loaded.suite.target = PythonTarget.of(
-                task, DEFAULT_MAX_CONCURRENCY if max_concurrency is None else max_concurrency,
-                DEFAULT_TIMEOUT if task_timeout is None else task_timeout,
-            )
-        except (TypeError, ValueError) as exc:
-            raise RunError(str(exc)) from None
+        loaded = load_suite(Path(suite), selection, settings.overrides)
+    _use_task(loaded, settings)
     _hand_originals(loaded, originals)
     from agenteval.suite.matrix import CellChoiceError
 
     try:
-        loaded.choose_cells(targets, prompts)
+        loaded.choose_cells(settings.targets, settings.prompts)
     except CellChoiceError as exc:
         raise RunError(str(exc)) from None
-    if executor == "ray":
+    if settings.executor == "ray":
         from agenteval.ray_executor import plan_shipment
 
-        plan_shipment(loaded, cluster=ray_address is not None)  # every file the suite names can reach the workers
-    selected = loaded.selected  # None: every case; else len() and `in`, counted while validating
-    selected_count = loaded.case_count if selected is None else len(selected)
-    if not selected_count:
+        plan_shipment(loaded, cluster=settings.ray_address is not None)  # every file the suite names can reach the workers
+    if not (loaded.case_count if loaded.selected is None else len(loaded.selected)):
+        shard = settings.shard
         raise RunError(
             f"no case selected: the suite has {loaded.case_count} cases and none matches"
-            + "".join(f" --filter {g}" for g in filters)
-            + "".join(f" --tag {t}" for t in tags)
+            + "".join(f" --filter {g}" for g in settings.filters)
+            + "".join(f" --tag {t}" for t in settings.tags)
             + (f" --shard {shard[0]}/{shard[1]}" if shard else "")
         )
-    only, skipped = chosen_evaluators(loaded, list(evaluators or ()))
+    only, skipped = chosen_evaluators(loaded, list(settings.evaluators))
 
     answers = None
-    if predictions is not None:
+    if settings.predictions is not None:
         from agenteval.suite.matrix import suite_cells
 
         try:
-            answers = Predictions(Path(predictions))
+            answers = Predictions(Path(settings.predictions))
         except PredictionsError as exc:
             raise RunError(str(exc)) from None
         try:  # every line names a cell the suite has (one not chosen with --target/--prompt is fine)
@@ -186,30 +140,54 @@ def run_suite(
 
     run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     cells = loaded.cells
-    summary = Summary(repeat, [] if _single_cell(cells) else [cell.names for cell in cells])
-    summary.min_pass_rate = min_pass_rate
+    summary = Summary(settings.repeat, [] if _single_cell(cells) else [cell.names for cell in cells])
+    summary.min_pass_rate = settings.min_pass_rate
     try:
-        destination = _destination(loaded, output, store, resume, run_id, overwrite)
-        if resume and destination is None:
+        destination = _destination(loaded, settings, run_id)
+        if settings.resume and destination is None:
             raise RunError("--resume continues a run in a results file or a store: give output= or store=")
         done: dict[str, set[tuple[str | None, str | None]]] = {}
         if destination is not None:
-            selection = {"filters": filters, "tags": tags, "shard": shard, "evaluators": only, "repeat": repeat}
-            run_id, done = _start(destination, loaded, run_id, resume, summary, selection)
+            selection = {
+                "filters": settings.filters, "tags": settings.tags, "shard": settings.shard, "evaluators": only, "repeat": settings.repeat,
+            }
+            run_id, done = _start(destination, loaded, run_id, settings.resume, summary, selection)
     except BaseException:
         if answers is not None:
             answers.close()
         raise
-    settings = EndpointSettings(cache, None if cache_dir is None else Path(cache_dir), refresh_cache, repeat)
     source = {key: value for key, value in suite.items() if key != "cases"} if isinstance(suite, Mapping) else loaded.path
-    run = SuiteRun(
-        loaded, source, run_id, destination, summary, done, selected_count * len(cells), skipped, answers, only,
-        workers or auto_workers(loaded), settings, executor, ray_address, batch_size,
+    return SuiteRun(
+        loaded, settings, source=source, run_id=run_id, store=destination, summary=summary, done=done,
+        answers=answers, only=only, skipped=skipped, exact=exact,
     )
-    run._exact_cases = exact
-    run._overrides = overrides
-    run._min_pass_rate = min_pass_rate
-    return run
+
+
+def _use_task(loaded: LoadedSuite, settings: RunSettings) -> None:
+    """`task=`: the Python function becomes the suite's target."""
+    if settings.task is None:
+        return
+    if loaded.suite.targets is not None:
+        raise RunError("task= answers in place of the suite's target: give a suite with one `target:`, not `targets:`")
+    from agenteval.targets.python import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT, PythonTarget
+
+    try:
+        loaded.suite.target = PythonTarget.of(
+            settings.task,
+            DEFAULT_MAX_CONCURRENCY if settings.max_concurrency is None else settings.max_concurrency,
+            DEFAULT_TIMEOUT if settings.task_timeout is None else settings.task_timeout,
+        )
+    except (TypeError, ValueError) as exc:
+        raise RunError(str(exc)) from None
+
+
+def _readable(store: Store | None) -> bool:
+    """Whether a run's results can be read back from where they were saved (not a stream)."""
+    if store is None:
+        return False
+    from agenteval.stores.jsonl import JsonlStore
+
+    return not isinstance(store, JsonlStore) or store.is_file
 
 
 def _single_cell(cells: list[Any]) -> bool:
@@ -315,10 +293,10 @@ def _case_data(case: Any) -> Any:
 _CASE_VALUES = ("input", "expected", "output", "metadata")
 
 
-def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, tuple[Any, Any]] | None]:
+def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, tuple[Any, Any, Any]] | None]:
     """A suite given as data with every Python value in its cases converted once (agenteval.values):
-    (the data, each changed case's originals by id, each case's exact input and output where a
-    Decimal keeps digits a float does not). Raises SuiteInvalid naming each case and path that
+    (the data, each changed case's originals by id, each case's exact input, expected and output
+    where a Decimal keeps digits a float does not). Raises SuiteInvalid naming each case and path that
     cannot be converted."""
     from agenteval.suite.loader import IN_MEMORY, SuiteInvalid
     from agenteval.suite.problems import Problem
@@ -332,7 +310,7 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
         return data, None, None
     problems: list[Problem] = []
     originals: dict[str, Any] = {}
-    exact: dict[str, tuple[Any, Any]] = {}
+    exact: dict[str, tuple[Any, Any, Any]] = {}
     converted: list[Any] = []
     for index, case in enumerate(cases):
         case = _case_data(case)
@@ -365,8 +343,8 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
         if changed and isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
             key_id = str(case_id)
             originals[key_id] = Originals(*(case.get(key) if key != "metadata" else case.get(key, {}) for key in _CASE_VALUES))
-            if "input" in exact_forms or "output" in exact_forms:  # the results line writes these two
-                exact[key_id] = (exact_forms.get("input"), exact_forms.get("output"))
+            if exact_forms.keys() - {"metadata"}:  # the results line writes these three
+                exact[key_id] = (exact_forms.get("input"), exact_forms.get("expected"), exact_forms.get("output"))
         converted.append(record)
     if problems:
         raise SuiteInvalid(problems)
@@ -403,50 +381,102 @@ def _type_of(config: Any) -> dict[str, Any]:
     return {"type": type_name} if type_name else {}
 
 
-class SuiteRun:
+class _ReadableRun:
+    """What a run offers to a notebook once it is finished, a live one (SuiteRun) or one read again
+    (`load_run`): its results again, as plain dicts or a pandas DataFrame, and a short repr."""
+
+    run_id: str
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def results(self) -> Iterator[CaseResult]:
+        raise NotImplementedError
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """Every result as a plain dict (a results line's keys; evaluator results as dicts)."""
+        return [result.to_dict() for result in self.results()]
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, one row per result: case_id, target, prompt, repetition, verdict,
+        score, error, duration_ms, input, expected, output, then each evaluator's score as
+        `score.<name>`. Needs pandas: `pip install 'agenteval[pandas]'`."""
+        from agenteval.extras import require
+
+        pandas = require("pandas", "to_dataframe()")
+        rows = []
+        for result in self.results():
+            row = {key: getattr(result, key) for key in _FRAME_COLUMNS}
+            row.update((f"score.{item.name}", item.score) for item in result.evaluator_results)
+            rows.append(row)
+        return pandas.DataFrame(rows, columns=None if rows else list(_FRAME_COLUMNS))
+
+    def _describe(self, state: str, report: dict[str, Any] | None) -> str:
+        """`<Kind run_id of 'suite': counts, pass rate (state)>`, from the summary once there is one."""
+        counts = report["counts"] if report is not None else self._live_counts()
+        total, passed = counts["total"], counts["passed"]
+        rate = f"{passed / total:.1%}" if total else "n/a"
+        suite = report["suite"] if report is not None else self._suite_name()
+        return (
+            f"<{type(self).__name__} {self.run_id} of {suite!r}: {total} cases, {passed} passed, {counts['failed']} failed, "
+            f"{counts['errored']} errored, pass rate {rate} ({state})>"
+        )
+
+    def _live_counts(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def _suite_name(self) -> str:
+        raise NotImplementedError
+
+
+_FRAME_COLUMNS = (
+    "case_id", "target", "prompt", "repetition", "verdict", "score", "error", "duration_ms", "input", "expected", "output",
+)
+
+
+class SuiteRun(_ReadableRun):
     """A run in progress. Iterate it once for each case's result as it finishes (saved before it is
-    yielded); `summary` runs whatever is left and returns the run's summary; `close()` (or leaving
-    a `with` block) stops early, keeping every finished case. Not thread-safe."""
+    yielded); `summary` runs whatever is left and returns the run's summary; `results()` reads
+    every result again once it is finished; `close()` (or leaving a `with` block) stops early,
+    keeping every finished case. Not thread-safe."""
 
     def __init__(
         self,
         loaded: LoadedSuite,
+        settings: RunSettings,
+        *,
         source: Path | dict[str, Any],
         run_id: str,
-        destination: Store | None,
+        store: Store | None,
         summary: Summary,
         done: dict[str, set[tuple[str | None, str | None]]],
-        selected_count: int,
-        skipped: list[str],
-        answers: Any,
-        only: frozenset[str] | None,
-        workers: int,
-        settings: EndpointSettings,
-        executor: str,
-        ray_address: str | None,
-        batch_size: int,
+        answers: Any = None,
+        only: frozenset[str] | None = None,
+        skipped: list[str] | None = None,
+        exact: dict[str, tuple[Any, Any, Any]] | None = None,
     ) -> None:
         from agenteval.process import Processes
 
         self.loaded = loaded
+        self.settings = settings
         self._source = source  # what Ray workers load the suite's definition from
         self.run_id = run_id
-        self.store = destination
-        self.selected_count = selected_count  # cases x cells
-        selected, chosen = loaded.selected, {cell.names for cell in loaded.cells}
+        self.store = store
+        selected, cells = loaded.selected, loaded.cells
+        self.selected_count = (loaded.case_count if selected is None else len(selected)) * len(cells)  # cases x cells
+        chosen = {cell.names for cell in cells}
         self.resumed_count = sum(
-            len(cells & chosen) for case_id, cells in done.items() if selected is None or case_id in selected
+            len(ran & chosen) for case_id, ran in done.items() if selected is None or case_id in selected
         )
-        self.skipped_evaluators = skipped
-        self.workers = workers
+        self.skipped_evaluators = skipped or []
+        self.workers = settings.workers or auto_workers(loaded)
         self.interrupted = False
         self.write_failure: str | None = None  # the results could not be saved: why
         self._summary = summary
         self._done = done
         self._answers = answers
         self._only = only
-        self._settings = settings
-        self._executor = (executor, ray_address, batch_size)
         self._processes = Processes(loaded.env_values)  # a suite's `env_file:` reaches the run, never os.environ
         self._endpoints: Any = None
         self._results: Iterator[CaseResult] | None = None  # the runner's (or Ray's) results
@@ -455,10 +485,38 @@ class SuiteRun:
         self._report: dict[str, Any] | None = None
         self._started = time.perf_counter()
         self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self._exact_cases: dict[str, tuple[Any, Any]] | None = None  # case id -> (input, output) holding Decimal digits
+        self._exact_cases = exact  # case id -> (input, expected, output) holding Decimal digits
         self._target_exact: dict[tuple[str, int], Any] | None = None  # a python target's answers holding Decimal digits
-        self._overrides: tuple[str, ...] = ()  # --set: Ray workers apply them to the suite file too
-        self._min_pass_rate: float | None = None
+        # A run saved nowhere it can be read back from (no destination, a stream) keeps its results
+        # here for `results()`, as the lines a results file would hold (its cases were given in
+        # memory, or its caller chose to keep no file).
+        self._kept: list[bytes] | None = [] if not _readable(store) else None
+
+    def __repr__(self) -> str:
+        state = "interrupted" if self.interrupted else "finished" if self._report is not None else (
+            "running" if self._results is not None else "not started"
+        )
+        return self._describe(state, self._report)  # never runs or closes anything
+
+    def _live_counts(self) -> dict[str, int]:
+        verdicts = self._summary.verdicts
+        return {"total": self._summary.total, "passed": verdicts["pass"], "failed": verdicts["fail"], "errored": verdicts["error"]}
+
+    def _suite_name(self) -> str:
+        return self.loaded.suite.name
+
+    def results(self) -> Iterator[CaseResult]:
+        """Every result of the run, read again: from its results file or store (a resumed run's
+        earlier cases too), or as kept in memory for a run saved nowhere. Runs the cases not yet
+        run first, as `summary` does."""
+        self.summary
+        if self._kept is not None:
+            from agenteval.process import decode_json
+            from agenteval.results import case_from_dict
+
+            return (case_from_dict(decode_json(line)) for line in self._kept)
+        assert self.store is not None
+        return self.store.read_run(self.run_id)
 
     @property
     def warnings(self) -> list[Problem]:
@@ -492,23 +550,22 @@ class SuiteRun:
         return self._saving
 
     def _saved(self, results: Iterator[CaseResult]) -> Iterator[CaseResult]:
-        from agenteval.results import ResultsWriteError
-
+        from agenteval.results import ResultsWriteError, dump_line
         from agenteval.stores.jsonl import JsonlStore
 
         save = (lambda result: None) if self.store is None else self.store.save
+        kept = self._kept
         target = self.loaded.suite.target
         self._target_exact = target._exact if target.type == "python" else None  # type: ignore[union-attr]
         exact = self._exact_line if self._exact_cases is not None or self._target_exact is not None else None
         digits = isinstance(self.store, JsonlStore)  # a JSONL line keeps a Decimal's digits; a SQL column the float
         try:
             for result in results:
-                if exact is not None:
-                    line = exact(result)
-                    save(line if digits else result)
-                else:
-                    save(result)
+                line = exact(result) if exact is not None else result
+                save(line if digits else result)
                 self._summary.add(result)
+                if kept is not None:
+                    kept.append(dump_line(line))  # as bytes: no objects for the garbage collector to walk
                 yield result
             self._finished = True
         except ResultsWriteError as exc:
@@ -519,18 +576,20 @@ class SuiteRun:
                 self._stop()
 
     def _exact_line(self, result: CaseResult) -> CaseResult:
-        """The result as its line is written: input and answer with a Decimal's own digits
+        """The result as its line is written: input, reference and answer with a Decimal's own digits
         (agenteval.values.ExactNumber) where the case or the python target had some."""
         from dataclasses import replace
 
         held = self._exact_cases.get(result.case_id) if self._exact_cases is not None else None
-        given, answer = held if held is not None else (None, None)
+        given, reference, answer = held if held is not None else (None, None, None)
         if self._target_exact is not None:  # the python target answers, not the case's recorded output
             answer = self._target_exact.pop((result.case_id, result.repetition), None)
         if answer is not None and result.error is None:
             result = replace(result, output=answer)
         if given is not None:
             result = replace(result, input=given)
+        if reference is not None:
+            result = replace(result, expected=reference)
         return result
 
     def __aiter__(self) -> AsyncIterator[CaseResult]:
@@ -609,29 +668,31 @@ class SuiteRun:
         from agenteval.endpoints import CacheError
 
         try:
-            self._endpoints = open_endpoints(self.loaded, self._settings, self._processes.environ)
+            self._endpoints = open_endpoints(self.loaded, self.settings, self._processes.environ)
         except CacheError as exc:
             raise RunError(str(exc)) from None
         done, chosen = self._done, {cell.names for cell in self.loaded.cells}
         cases = self.loaded.iter_cases()  # the selected ones (without --resume: each of them)
         if done:
             cases = (case for case in cases if not chosen <= done.get(case.id, set()))
-        executor, address, batch_size = self._executor
-        if executor == "ray":
-            from agenteval.ray_executor import RayOptions, run_on_ray
+        if self.settings.executor == "ray":
+            from agenteval.ray_executor import run_on_ray
 
-            options = RayOptions(address, batch_size, self.workers, self._settings, self._overrides)
-            return run_on_ray(self._source, self.loaded, cases, self.run_id, options, self._answers, self._only, done)
+            shipped = self.settings.model_copy(update={"workers": self.workers})
+            return run_on_ray(self._source, self.loaded, cases, self.run_id, shipped, self._answers, self._only, done)
         target = self.loaded.suite.target
-        if target.type == "python" and self._answers is None and self._settings.repeat == 1:
+        if target.type == "python" and self._answers is None and self.settings.repeat == 1:
             from agenteval.targets.base import TargetRun
 
-            run = TargetRun(self.loaded.base_dir, self._processes, self._endpoints)
+            from agenteval.run_context import RunContext
+
+            context = RunContext(self.run_id, self.loaded.suite.name)  # each call's case is added (Prefetch)
+            run = TargetRun(self.loaded.base_dir, self._processes, self._endpoints, context=context)
             prefetch = target.prefetching(cases, run)  # type: ignore[union-attr]
             if prefetch is not None:  # an async function: its calls run on the event loop alone
-                runner = make_runner(self.loaded, self.run_id, self._processes, prefetch, self._only, self._endpoints, self._settings)
+                runner = make_runner(self.loaded, self.run_id, self._processes, prefetch, self._only, self._endpoints, self.settings)
                 return runner.run(prefetch.cases(), self.workers if _scoring_waits(self.loaded) else 1)
-        runner = make_runner(self.loaded, self.run_id, self._processes, self._answers, self._only, self._endpoints, self._settings)
+        runner = make_runner(self.loaded, self.run_id, self._processes, self._answers, self._only, self._endpoints, self.settings)
         runner.done = done
         return runner.run(cases, self.workers)
 
@@ -653,7 +714,7 @@ class SuiteRun:
         report = self.summary
         if self.interrupted:
             return EXIT_INTERRUPTED
-        code = gated_exit_code(report, self._min_pass_rate if min_pass_rate is None else min_pass_rate)
+        code = gated_exit_code(report, self.settings.min_pass_rate if min_pass_rate is None else min_pass_rate)
         return EXIT_FAILED if failed_limits(report) and code == EXIT_OK else code
 
     def close(self) -> None:
@@ -719,6 +780,76 @@ class SuiteRun:
         return report
 
 
+def load_run(source: str | os.PathLike[str], run_id: str = "latest", *, suite: str | None = None) -> FinishedRun:
+    """A finished run read again: a results JSONL file (with the `.summary.json` beside it), or a
+    run in a SQL store given by its URL (`run_id`, or "latest": the newest, of `suite` if given).
+    Raises StoreError (a file or store that cannot be read, an unknown run)."""
+    from agenteval.stores import StoredRun, is_store_url, open_store
+    from agenteval.stores.base import StoreError
+
+    text = os.fspath(source)
+    if is_store_url(text):
+        opened = open_store(text)
+        try:
+            found = opened.find_run(run_id, suite)
+            summary = opened.summary(found)
+        except BaseException:
+            opened.close()
+            raise
+        return FinishedRun(StoredRun(opened, found), summary)
+    path = Path(text)
+    if not path.is_file():
+        raise StoreError(f"{path}: no such results file")
+    from agenteval.stores.jsonl import summary_path
+
+    try:
+        summary = json.loads(summary_path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        summary = None  # killed before its summary was written: counted from the results
+    return FinishedRun(path, summary if isinstance(summary, dict) else None)
+
+
+class FinishedRun(_ReadableRun):
+    """A finished run read again (`load_run`): `summary`, `results()` (streamed from the file or
+    store each time), `to_dicts()` and `to_dataframe()`."""
+
+    def __init__(self, source: Path | Any, summary: dict[str, Any] | None) -> None:
+        self.source = source  # a results file, or a StoredRun
+        if summary is None:
+            summary = self._count()
+        self._report = summary
+        self.run_id = str(summary.get("run_id"))
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The run's summary as it was written (counted from the results when none was)."""
+        return self._report
+
+    def results(self) -> Iterator[CaseResult]:
+        from agenteval.stores import read_source
+
+        return read_source(self.source)
+
+    def close(self) -> None:
+        """Release the store's connections (a results file holds none)."""
+        store = getattr(self.source, "store", None)
+        if store is not None:
+            store.close()
+
+    def __repr__(self) -> str:
+        return self._describe("read", self._report)
+
+    def _count(self) -> dict[str, Any]:
+        from agenteval.results import Summary
+
+        summary, first = Summary(), None
+        for result in self.results():
+            first = first or result
+            summary.add(result)
+        named = {"run_id": first.run_id, "suite": first.suite} if first is not None else {"run_id": None, "suite": None}
+        return named | summary.to_dict()
+
+
 class _Stopped(BaseException):
     """Raised in the thread that drives a run iterated with `async for` when its task is cancelled:
     the run stops as it does on Ctrl-C (finished cases kept). Raised only by agenteval (its module
@@ -759,37 +890,14 @@ def failed_limits(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return [check for check in summary.get("suite_limits", []) if not check["passed"]]
 
 
-# -- the pieces `run_suite` is made of (make_runner, open_endpoints: agenteval.runs, which Ray
-# workers use too) ------------------------------------------------------------------------------
+# -- the pieces `run_suite` is made of (RunSettings, make_runner, open_endpoints: agenteval.runs,
+# which Ray workers use too) ------------------------------------------------------------------------------
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """`I/N` (1-based): this process runs every N-th case starting with the I-th."""
-    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
-    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
-        raise RunError(f"--shard takes I/N with 1 <= I <= N, e.g. 2/4; got {text!r}")
-    return int(match.group(1)), int(match.group(2))
-
-
-def _check_options(
-    workers: int | None, repeat: int, resume: bool, cache: bool, cache_dir: Any, refresh_cache: bool,
-    executor: str, ray_address: str | None, batch_size: int,
-) -> None:
-    if workers is not None and workers < 1:
-        raise RunError(f"--workers must be at least 1, got {workers}")
-    if repeat < 1:
-        raise RunError(f"--repeat must be at least 1, got {repeat}")
-    if repeat > 1 and resume:
-        raise RunError("--repeat cannot continue a run (--resume): start a new one")
-    if not cache and (refresh_cache or cache_dir is not None):
-        raise RunError("--no-cache goes with neither --refresh-cache nor --cache-dir")
-    if executor not in ("local", "ray"):
-        raise RunError(f"--executor takes local or ray, got {executor!r}")
-    if batch_size < 1:
-        raise RunError(f"--batch-size must be at least 1, got {batch_size}")
-    if executor == "local":
-        if ray_address:
-            raise RunError("--ray-address goes with --executor ray")
+def _check_executor(settings: RunSettings) -> None:
+    """--executor ray: Ray is installed, and the cluster `ray_address` names answers and lets us in,
+    before any results file exists."""
+    if settings.executor != "ray":
         return
     from agenteval.extras import MissingDependency
     from agenteval.ray_executor import check_address, require_ray
@@ -798,19 +906,20 @@ def _check_options(
         require_ray()
     except MissingDependency as exc:
         raise RunError(str(exc)) from None
-    check_address(ray_address)  # the cluster answers and lets us in, before any results file exists
+    check_address(settings.ray_address)
 
 
-def _destination(loaded: LoadedSuite, output: Any, store: Any, resume: bool, run_id: str, overwrite: bool = False) -> Store | None:
+def _destination(loaded: LoadedSuite, settings: RunSettings, run_id: str) -> Store | None:
     """Where the results go: `store`, else `output`, else the suite's `store:`, else (output="auto")
     a new file in agenteval-results/, else nowhere."""
     from agenteval.stores import Store, open_store
     from agenteval.stores.jsonl import JsonlStore
 
-    if store is not None and output is not None:
-        raise RunError("--store and -o are two destinations for the results; give one")
+    output, store, resume, overwrite = settings.output, settings.store, settings.resume, settings.overwrite
     if isinstance(store, Store):
-        return store
+        from agenteval.stores.base import checked_store
+
+        return checked_store(store)
     if store is not None:
         return open_store(store, Path.cwd(), {**loaded.env_values, **os.environ})
     if output is not None and output != "auto":

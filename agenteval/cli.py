@@ -53,7 +53,9 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command(epilog=EXIT_CODES, short_help="Run a suite and stream one JSON line per case.")
 def run(
-    suite: Annotated[Path, typer.Argument(metavar="SUITE.yaml", help="The suite YAML file.")],
+    suite: Annotated[
+        Optional[Path], typer.Argument(metavar="SUITE.yaml|DIR", help="The suite YAML file, or a folder holding suite.yaml. Default: ./suite.yaml")
+    ] = None,
     output: Annotated[
         Optional[str],
         typer.Option("-o", "--output", metavar="PATH|-", help="Results JSONL path, or - for stdout. Default: agenteval-results/<suite>-<time>-<run>.jsonl"),
@@ -123,26 +125,61 @@ def run(
 ) -> None:
     """Run a suite: get each candidate answer, score it, stream one JSON line per case (and cell)."""
     from agenteval.execute import RunOptions, UsageError, execute
+    from agenteval.reports.outputs import ReportError
     from agenteval.results import ResultsFileError
 
-    options = RunOptions(
-        suite=suite, output=output, predictions=predictions, workers=workers, filters=filters or [], tags=tags or [],
-        min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, quiet=quiet, evaluators=evaluators or [],
-        executor=executor, ray_address=ray_address, batch_size=batch_size,
-        show_failures=show_failures, junit=junit, markdown=markdown, html=html,
-        repeat=repeat, cache_dir=cache_dir, no_cache=no_cache, refresh_cache=refresh_cache, store=store, otel=otel,
-        env_files=env_files or [], env_override=env_override,
-        targets=targets or [], prompts=prompts or [], overrides=overrides or [],
-    )
-    from agenteval.reports.outputs import ReportError
-
     try:
+        options = RunOptions(
+            suite=_suite_file(suite), output=output, predictions=predictions, workers=workers, filters=filters, tags=tags,
+            min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, quiet=quiet, evaluators=evaluators,
+            executor=executor, ray_address=ray_address, batch_size=batch_size,
+            show_failures=show_failures, junit=junit, markdown=markdown, html=html,
+            repeat=repeat, cache_dir=cache_dir, cache=not no_cache, refresh_cache=refresh_cache, store=store, otel=otel,
+            env_files=env_files or (), env_override=env_override, targets=targets, prompts=prompts, overrides=overrides,
+        )
         code = execute(options)
     except (UsageError, ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     raise typer.Exit(code)
+
+
+def _suite_file(given: Path | None) -> Path:
+    """The suite `run` was given: a file as it is; a folder (or nothing: the current one) by its
+    suite.yaml, else a UsageError naming the suite files seen there."""
+    from agenteval.execute import UsageError
+
+    folder = Path(".") if given is None else given
+    if given is not None and not folder.is_dir():
+        return given  # a file (or a missing one: the loader says so, with its path)
+    for name in ("suite.yaml", "suite.yml"):
+        if (folder / name).is_file():
+            return folder / name if given is not None else Path(name)
+    where = "the current folder" if given is None else str(folder)
+    seen = _suite_files(folder)
+    if seen:
+        shown = ", ".join(str(path if given is not None else path.relative_to(folder)) for path in seen[:5])
+        more = f" and {len(seen) - 5} more" if len(seen) > 5 else ""
+        raise UsageError(f"no suite.yaml in {where}; suite files there: {shown}{more} (give one: agenteval run {seen[0] if given is not None else seen[0].name})")
+    raise UsageError(f"no suite.yaml in {where}, and no suite file there: give SUITE.yaml (`agenteval init` writes one)")
+
+
+def _suite_files(folder: Path) -> list[Path]:
+    """The YAML files in `folder` that look like suites (a top-level `cases:` or `evaluators:` key)."""
+    import re
+
+    looks = re.compile(rb"^(cases|evaluators):", re.MULTILINE)
+    found = []
+    for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(1 << 16)
+        except OSError:
+            continue
+        if looks.search(head):
+            found.append(path)
+    return found
 
 
 @app.command(epilog="Exit codes: 0 every suite is valid; 2 some suite has errors.", short_help="Validate suites without running them: every error at once.")
@@ -348,7 +385,7 @@ def _stored_runs(items: list[Path], url: str | None) -> tuple[list[Any], Any]:
 @app.command(short_help="Runs over time: pass rate, mean score, trends.")
 def history(
     store: Annotated[
-        Optional[str], typer.Option("--store", metavar="URL|DIR", help="A SQL store URL, or a folder of JSONL runs. Default: agenteval-results.")
+        Optional[str], typer.Option("--store", metavar="URL|DIR", help="A SQL store URL, or a folder of JSONL runs. Default: agenteval-results/ and the current folder.")
     ] = None,
     suite: Annotated[Optional[str], typer.Option("--suite", metavar="NAME", help="Only runs of this suite.")] = None,
     limit: Annotated[int, typer.Option("--limit", metavar="N", help="The newest N runs (0: all).")] = 20,
@@ -374,17 +411,23 @@ def history(
         except ResultsFileError as exc:
             raise _fail(str(exc)) from None
         opened.close()
-    else:
-        folder = Path(store or RESULTS_DIR)
-        if store is None and not folder.exists():  # a fresh folder: nothing has run here yet
-            typer.echo(f"no runs yet: `agenteval run SUITE.yaml` writes them to {RESULTS_DIR}/ (or give --store)", err=True)
-            runs = []
-        elif not folder.is_dir():
+    elif store is not None:
+        folder = Path(store)
+        if not folder.is_dir():
             raise _fail(f"{folder} is not a folder of runs; give --store URL (a SQL store) or --store DIR")
-        else:
-            runs = folder_runs(folder, suite, limit)
-    if fmt == "table" and store is None and not runs and not Path(RESULTS_DIR).exists():
-        return  # said above
+        runs = folder_runs(folder, suite, limit)
+    else:  # where runs are written by default, and where `-o results.jsonl` puts them
+        runs = folder_runs(Path(RESULTS_DIR), suite, 0) + folder_runs(Path("."), suite, 0)
+        runs.sort(key=lambda run: run["started_at"] or "")
+        runs = runs[-limit:] if limit else runs
+        if not runs:
+            typer.echo(
+                f"no runs yet in {RESULTS_DIR}/ or the current folder: `agenteval run SUITE.yaml` writes them to {RESULTS_DIR}/; "
+                "for runs written with -o elsewhere give --store DIR (the folder of their .summary.json files) or --store URL",
+                err=True,
+            )
+            if fmt == "table":
+                return
     if fmt == "json":
         sys.stdout.write(history_json(runs) + "\n")
     elif fmt == "markdown":
@@ -512,7 +555,7 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, m
     raise typer.Exit(code)
 
 
-@import_app.command("promptfoo", epilog=IMPORT_EXIT)
+@import_app.command("promptfoo", epilog=IMPORT_EXIT, short_help="A promptfoo config as a suite; lists what is not carried over.")
 def import_promptfoo_command(
     config: Annotated[Path, typer.Argument(metavar="promptfooconfig.yaml", help="The promptfoo config.")],
     out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the config.")] = None,
@@ -524,7 +567,7 @@ def import_promptfoo_command(
     _import_command("promptfoo", config, out, force, model_outputs, root)
 
 
-@import_app.command("agentv", epilog=IMPORT_EXIT)
+@import_app.command("agentv", epilog=IMPORT_EXIT, short_help="An AgentV eval file as a suite; lists what is not carried over.")
 def import_agentv_command(
     config: Annotated[Path, typer.Argument(metavar="EVAL.yaml", help="The AgentV eval file.")],
     out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the eval file.")] = None,
@@ -541,7 +584,10 @@ feedback_app = typer.Typer(
 app.add_typer(feedback_app)
 
 
-@feedback_app.command("add", epilog="Exit codes: 0 folded in; 2 bad feedback, an unknown case or an unreadable input (nothing changed).")
+@feedback_app.command(
+    "add", epilog="Exit codes: 0 folded in; 2 bad feedback, an unknown case or an unreadable input (nothing changed).",
+    short_help="Fold human reviews into a results file or a stored run.",
+)
 def feedback_add(
     files: Annotated[
         list[Path], typer.Argument(metavar="[RESULTS.jsonl] FEEDBACK.jsonl", help="The results file (none with --store), then the feedback.")
@@ -592,7 +638,10 @@ def _reviewed_run(results: Path, store: str | None) -> tuple[Any, list[dict[str,
     return source, reviews, opened
 
 
-@feedback_app.command("export", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file.")
+@feedback_app.command(
+    "export", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file.",
+    short_help="Print a run's reviews as JSONL, each reviewer's latest.",
+)
 def feedback_export(
     results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl|RUN_ID", help="The run whose reviews (RESULTS.reviews.jsonl beside it, or kept in --store) to export.")],
     store: Annotated[Optional[str], typer.Option("--store", metavar="URL", help="Read the run (an id, or `latest`) from this SQL store.")] = None,
@@ -610,7 +659,10 @@ def feedback_export(
         opened.close()
 
 
-@feedback_app.command("cases", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file, an unknown case, or a cases file that cannot be written.")
+@feedback_app.command(
+    "cases", epilog="Exit codes: 0 written; 2 an unreadable run or reviews file, an unknown case, or a cases file that cannot be written.",
+    short_help="Write reviewed cases, with corrected answers, as suite cases.",
+)
 def feedback_cases(
     results: Annotated[Path, typer.Argument(metavar="RESULTS.jsonl|RUN_ID", help="The reviewed run (with --store, its id or `latest`).")],
     output: Annotated[Path, typer.Option("-o", "--output", metavar="CASES.jsonl|CASES.yaml", help="The cases file to add to (created when absent; no other file is written).")],

@@ -7,7 +7,6 @@ import signal
 import sys
 from collections.abc import Iterable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,41 +22,23 @@ from agenteval.api import (  # noqa: F401  (re-exported for the commands)
     failed_limits,
     redact,
 )
+from agenteval.runs import RunSettings
 from agenteval.stores.jsonl import summary_path
 
 
-@dataclass
-class RunOptions:
+class RunOptions(RunSettings):
+    """`agenteval run`'s options: the run's settings (RunSettings, where each is declared once) and
+    what the command itself does around the run."""
+
     suite: Path
-    output: str | None = None
-    predictions: Path | None = None
-    workers: int | None = None
-    filters: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    min_pass_rate: float | None = None
-    resume: bool = False
-    overwrite: bool = False  # --overwrite: start again over an interrupted run's results file
-    shard: str | None = None
     quiet: bool = False
-    evaluators: list[str] = field(default_factory=list)
-    executor: str = "local"
-    ray_address: str | None = None
-    batch_size: int = 64
     show_failures: int = 10  # --show-failures, --junit, --markdown, --html: agenteval.reports
     junit: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
-    repeat: int = 1  # --repeat N: each case N times (agenteval.repeats)
-    cache_dir: Path | None = None  # --cache-dir: the response cache's folder (agenteval.endpoints)
-    no_cache: bool = False
-    refresh_cache: bool = False
-    store: str | None = None  # --store URL: results go to a SQL store instead of a JSONL file (agenteval.stores)
     otel: bool = False  # --otel: a span per case and per evaluator (agenteval.tracing)
-    env_files: list[Path] = field(default_factory=list)  # --env-file: NAME=value files (agenteval.suite.env_files)
+    env_files: tuple[Path, ...] = ()  # --env-file: NAME=value files (agenteval.suite.env_files)
     env_override: bool = False  # --env-override: their values replace the process's own
-    targets: list[str] = field(default_factory=list)  # --target, --prompt: the cells to run
-    prompts: list[str] = field(default_factory=list)
-    overrides: list[str] = field(default_factory=list)  # --set KEY=VALUE
 
 
 def _human_console(to_stderr: bool) -> Any:
@@ -86,8 +67,6 @@ def execute(options: RunOptions) -> int:
     from agenteval.reports.outputs import run_reports
 
     to_stdout = options.output == "-"
-    if options.min_pass_rate is not None and not 0 <= options.min_pass_rate <= 1:
-        raise UsageError(f"--min-pass-rate must be between 0 and 1, got {options.min_pass_rate}")
     if options.env_files:  # before the suite loads: its own `env_file:` and every `${NAME}` see them
         from agenteval.suite.env_files import EnvFileError, apply_env_files
 
@@ -107,15 +86,8 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
     from agenteval.suite.loader import CasesChanged, SuiteInvalid
 
     try:
-        run = run_suite(
-            options.suite,
-            output=results_stream if results_stream is not None else options.output or ("auto" if options.store is None else None),
-            store=options.store, predictions=options.predictions, workers=options.workers, evaluators=options.evaluators,
-            filters=options.filters, tags=options.tags, shard=options.shard, resume=options.resume, overwrite=options.overwrite, repeat=options.repeat,
-            cache=not options.no_cache, cache_dir=options.cache_dir, refresh_cache=options.refresh_cache,
-            executor=options.executor, ray_address=options.ray_address, batch_size=options.batch_size,  # type: ignore[arg-type]
-            targets=options.targets, prompts=options.prompts, overrides=options.overrides, min_pass_rate=options.min_pass_rate,
-        )
+        output = results_stream if results_stream is not None else options.output or ("auto" if options.store is None else None)
+        run = run_suite(options.suite, options, output=output)
     except SuiteInvalid as invalid:
         _print_lines(problem.render() for problem in invalid.problems)
         return EXIT_INVALID

@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import importlib.util
 import queue
+import re
 import sys
 import threading
 import time
@@ -83,9 +84,14 @@ _WAIT_SLICE = 0.25
 
 
 def traceback_tail(exc: BaseException, kept: int = TRACEBACK_LINES_KEPT) -> str:
-    """The last lines of the traceback: where it was raised, the source line, and the exception."""
-    lines = "".join(traceback.format_exception(exc)).rstrip().splitlines()
-    return "\n".join(lines[-kept:])
+    """The last lines of the traceback: where it was raised, the source line, and the exception
+    (without the `~~^^^^` lines that point into the source line: they read as noise in a message)."""
+    lines = [line for line in "".join(traceback.format_exception(exc)).rstrip().splitlines() if not _CARETS.fullmatch(line)]
+    frames = [index for index, line in enumerate(lines) if line.startswith("  File ")]
+    return "\n".join(lines[frames[-1] if frames else 0:][-kept:])
+
+
+_CARETS = re.compile(r"\s*[~^]+\s*")
 
 
 def import_function(reference: str, base_dir: Path) -> Callable[[dict[str, Any]], Any]:

@@ -1,4 +1,4 @@
-"""Pure geometry: boxes in xyxy / xywh / polygon form, IoU, and point distances.
+"""Pure geometry: boxes in xyxy / xywh (COCO's `bbox`) / polygon form, IoU, and point distances.
 
 A box is parsed once into a `Rect` (x1, y1, x2, y2) or a `Poly` (points); anything degenerate
 (wrong arity, non-numbers, NaN, inverted corners, zero area, too few points, self-intersection)
@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-BoxFormat = Literal["xyxy", "xywh", "polygon"]
+BoxFormat = Literal["xyxy", "xywh", "coco", "polygon"]  # coco: COCO's `bbox`, [x, y, width, height]
+_WIDTH_HEIGHT = ("xywh", "coco")
 PolygonMode = Literal["exact", "bbox"]
 Metric = Literal["euclidean", "manhattan", "cosine"]
 OVERFLOW = "coordinates overflow"
@@ -58,7 +59,7 @@ def parse_box(value: Any, default_format: BoxFormat = "xyxy") -> Box | str:
         if "coordinates" not in value:
             return "box object without `coordinates`"
         fmt, value = value.get("format", default_format), value["coordinates"]
-        if fmt not in ("xyxy", "xywh", "polygon"):
+        if fmt not in ("xyxy", "xywh", "coco", "polygon"):
             return f"unknown box format {fmt!r}"
     if not isinstance(value, (list, tuple)):
         return "not a box"
@@ -70,9 +71,9 @@ def parse_box(value: Any, default_format: BoxFormat = "xyxy") -> Box | str:
     if isinstance(coordinates, str):
         return coordinates
     x1, y1, a, b = coordinates
-    x2, y2 = (x1 + a, y1 + b) if fmt == "xywh" else (a, b)
+    x2, y2 = (x1 + a, y1 + b) if fmt in _WIDTH_HEIGHT else (a, b)
     if x2 < x1 or y2 < y1:
-        return "negative width or height" if fmt == "xywh" else "inverted corners"
+        return "negative width or height" if fmt in _WIDTH_HEIGHT else "inverted corners"
     if x2 == x1 or y2 == y1:
         return "zero area"
     area = (x2 - x1) * (y2 - y1)

@@ -112,6 +112,10 @@ class Monitor:
             raise ValueError(f"period is a number of seconds above 0 (or None: one run per process), got {period!r}")
         if store is not None and not isinstance(store, Store) and not (isinstance(store, str) and "://" in store):
             raise ValueError(f"store is a URL such as sqlite:///monitoring.db, or a Store; got {store!r}")
+        if isinstance(store, Store):
+            from agenteval.stores.base import checked_store
+
+            checked_store(store)  # StoreError: one without a `url`, now rather than at its first save
         if expected is not None and not callable(expected):
             raise ValueError("expected is a function of the call's arguments that returns the reference answer")
         data, _, _ = _python_values({"name": name, "evaluators": list(evaluators), "cases": [{"id": "call", "expected": None}]})

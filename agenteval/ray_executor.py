@@ -24,7 +24,7 @@ from typing import Any
 
 from agenteval.extras import MissingDependency
 from agenteval.results import CaseResult
-from agenteval.runs import EndpointSettings, RunError
+from agenteval.runs import RunError, RunSettings
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
 from agenteval.targets import Answer
@@ -146,21 +146,12 @@ def _held_stderr(hold: bool) -> Iterator[_Held]:
             held.text = sink.read(1 << 20).decode("utf-8", "replace")
 
 
-@dataclass(frozen=True, slots=True)
-class RayOptions:
-    address: str | None = None  # None: start a local Ray instance on this machine's cores
-    batch_size: int = 64
-    workers: int = 1  # cases in parallel inside each task (for targets and judges that wait)
-    endpoints: EndpointSettings = EndpointSettings()  # cache and --repeat, as the local run has them
-    overrides: tuple[str, ...] = ()  # --set: applied to the suite file on each worker as on the driver
-
-
 def run_on_ray(
     source: Path | dict[str, Any],
     loaded: LoadedSuite,
     cases: Iterable[Case],
     run_id: str,
-    options: RayOptions,
+    settings: RunSettings,
     answers: Any = None,
     only: frozenset[str] | None = None,
     done: dict[str, set[tuple[str | None, str | None]]] | None = None,
@@ -169,8 +160,10 @@ def run_on_ray(
     as data; the folder it is in, with every folder the suite names outside it, is shipped as each
     worker's working directory (`plan_shipment`). `answers` (from --predictions) is read here on the
     driver and travels with each batch, so the file need not exist on the cluster. Each case runs
-    in the run's chosen cells, except those `done` (--resume) says it ran in."""
-    local = options.address is None
+    in the run's chosen cells, except those `done` (--resume) says it ran in. The workers are
+    sent the run's settings (`RunSettings.shipped`): cache, --repeat, --set, and `workers`, the
+    cases in parallel inside each task."""
+    local = settings.ray_address is None
     ray = require_ray(local=local)
     started_here = not ray.is_initialized()
     base_dir = loaded.base_dir
@@ -179,25 +172,24 @@ def run_on_ray(
         shipment = plan_shipment(loaded, cluster=not local)
         folder = shipment.folder
         _connect(
-            ray, options.address,
-            num_cpus=None if options.address else (os.cpu_count() or 1),
+            ray, settings.ray_address,
+            num_cpus=None if settings.ray_address else (os.cpu_count() or 1),
             runtime_env=shipment.runtime_env(local),
         )
     score = ray.remote(max_retries=TASK_RETRIES)(score_batch)
     capacity = max(1, int(ray.cluster_resources().get("CPU", 1))) * BATCHES_PER_CPU
     definition = source.name if isinstance(source, Path) else source
-    settings = _worker_settings(options.endpoints, base_dir, local)
+    shipped = _worker_settings(settings, base_dir, local)
     pending: list[Any] = []
     cells = [cell.names for cell in loaded.cells]
-    chosen = (cells, options.overrides)
     try:
-        batches = _batches(cases, options.batch_size, answers, cells, done or {})
+        batches = _batches(cases, settings.batch_size, answers, cells, done or {})
         while True:
             while len(pending) < capacity:
                 batch = next(batches, None)
                 if batch is None:
                     break
-                pending.append(score.remote(definition, run_id, batch, only, options.workers, settings, folder, chosen))
+                pending.append(score.remote(definition, run_id, batch, only, shipped, folder, cells))
             if not pending:
                 return
             done, pending = ray.wait(pending, num_returns=1)
@@ -430,16 +422,15 @@ def _relative(path: Path, base: Path) -> str:
         return str(path)
 
 
-def _worker_settings(settings: EndpointSettings, base_dir: Path, local: bool) -> EndpointSettings:
-    """On this machine, workers share the driver's response cache (SQLite takes writers from several
-    processes); on a cluster each worker uses the cache in its copy of the suite folder."""
+def _worker_settings(settings: RunSettings, base_dir: Path, local: bool) -> RunSettings:
+    """The settings the workers get. On this machine, they share the driver's response cache
+    (SQLite takes writers from several processes); on a cluster each worker uses the cache in its
+    copy of the suite folder."""
     if not (local and settings.cache):
-        return settings
-    from dataclasses import replace
-
+        return settings.shipped()
     from agenteval.endpoints import cache_folder
 
-    return replace(settings, cache_dir=cache_folder(base_dir, settings.cache_dir).resolve())
+    return settings.shipped(cache_dir=cache_folder(base_dir, settings.cache_dir).resolve())
 
 
 _Names = tuple[str | None, str | None]
@@ -483,10 +474,9 @@ def score_batch(
     run_id: str,
     batch: list[_BatchItem],
     only: frozenset[str] | None,
-    workers: int,
-    settings: EndpointSettings,
+    settings: RunSettings,
     folder: str = ".",
-    chosen: tuple[list[_Names], tuple[str, ...]] = ([(None, None)], ()),
+    cells: list[_Names] | None = None,
 ) -> list[CaseResult]:
     """Runs inside a Ray worker, whose working directory holds the suite's folder at `folder`:
     scores the batch with the runner a local run builds (agenteval.runs.make_runner)."""
@@ -495,15 +485,14 @@ def score_batch(
         from agenteval.process import Processes
         from agenteval.runs import make_runner, open_endpoints
 
-        cells, overrides = chosen
-        loaded = _load_in(folder, definition, overrides)
-        loaded.keep_cells(cells)
+        loaded = _load_in(folder, definition, settings.overrides)
+        loaded.keep_cells(cells or [(None, None)])
         endpoints = open_endpoints(loaded, settings)
         runner = _RUNNERS[run_id] = make_runner(loaded, run_id, Processes(), None, only, endpoints, settings)
     runner.predictions = _BatchAnswers(batch) if any(given is not None for _, given, _ in batch) else None
     runner.done = {case.id: set(ran) for case, _, ran in batch if ran}
     try:
-        return list(runner.score((case for case, _, _ in batch), workers))
+        return list(runner.score((case for case, _, _ in batch), settings.workers or 1))
     finally:
         runner.endpoints.close_cache()  # the worker's writes folded into the cache file (agenteval.endpoints)
 

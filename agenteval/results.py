@@ -59,6 +59,25 @@ class CaseResult:
     target: str | None = None  # the cell: which of the suite's `targets:` answered (None: the one `target:`)
     prompt: str | None = None  # and with which of its `prompts:` (None: the target's own messages)
 
+    def __repr__(self) -> str:
+        """What a notebook shows: the case, its cell, verdict and score (and the error, cut)."""
+        parts = [f"case_id={self.case_id!r}"]
+        if self.target is not None or self.prompt is not None:
+            parts.append(f"cell={cell_label(self.target, self.prompt)!r}")
+        if self.repetition:
+            parts.append(f"repetition={self.repetition}")
+        parts += [f"verdict={self.verdict!r}", f"score={self.score!r}"]
+        if self.error is not None:
+            first = self.error.splitlines()[0] if self.error.strip() else self.error
+            parts.append(f"error={first[:80] + ('...' if len(first) > 80 or first != self.error else '')!r}")
+        return f"CaseResult({', '.join(parts)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain data: its results line's keys, evaluator results as dicts."""
+        from dataclasses import asdict
+
+        return asdict(self)
+
 
 _CASE_KEYS = {f.name for f in fields(CaseResult)}
 _EVALUATOR_KEYS = {f.name for f in fields(EvaluatorResult)}

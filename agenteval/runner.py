@@ -26,6 +26,7 @@ from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.base import run_evaluator
 from agenteval.process import Processes, decode_json
 from agenteval.results import CaseResult, CaseVerdict
+from agenteval.run_context import RunContext
 from agenteval.scheduling import CaseThreads, CaseTimeout, Slot, Watchdog
 from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
@@ -169,7 +170,7 @@ class Runner:
 
             self.endpoints = Endpoints(models=self.loaded.suite.models, prices=self.loaded.suite.prices, environ=self.processes.environ)
 
-    def answer(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> Answer:
+    def answer(self, case: Case, repetition: int = 0, cell: Cell | None = None, context: RunContext | None = None) -> Answer:
         """The candidate answer from --predictions, else from the cell's target (every target has `answer`),
         admitted here for every source: a value no evaluator or store can take is the case's error."""
         cell = cell or self.loaded.cells[0]
@@ -181,6 +182,7 @@ class Runner:
         else:
             run = TargetRun(
                 self._base_dir, self.processes, self.endpoints, repetition, limits.answer_depth,
+                context or self.context(case, repetition, cell),
             )  # a case with `turns:` or `user:` is a conversation the target holds (agenteval.conversations)
             answer = play(case, cell.spec, run, limits) if drives(case, cell.spec) else cell.spec.answer(case, run)
         return admit(answer, limits)
@@ -207,8 +209,9 @@ class Runner:
     def _run_case(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
         started = time.perf_counter()
         suite_name, limits = self.loaded.suite.name, self.loaded.suite.limits
+        context = self.context(case, repetition, cell)
         try:
-            answer = self.answer(case, repetition, cell)
+            answer = self.answer(case, repetition, cell, context)
         except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
             answer = Answer(error=f"{cell.spec.type} target failed: {type(exc).__name__}: {exc}")
         if answer.error is not None:
@@ -220,7 +223,7 @@ class Runner:
         output = answer.output
         ctx = EvalContext(
             case.id, case.input, case.expected, output, case.metadata, self._base_dir, self.processes,
-            self.endpoints, answer.usage, limits,
+            self.endpoints, answer.usage, limits, run=context,
         )
         own = case.evaluators
         if own or self._evaluators is None:
@@ -245,6 +248,10 @@ class Runner:
             (time.perf_counter() - started) * 1000, case.tags, case.metadata,
             answer.usage, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt,
         )
+
+    def context(self, case: Case, repetition: int, cell: Cell) -> RunContext:
+        """Which run, suite, cell and case: what the case's target and judges are told."""
+        return RunContext(self.run_id, self.loaded.suite.name, case.id, cell.target, cell.prompt, repetition)
 
     def _scores(self, evaluators: list[EvaluatorConfig], ctx: EvalContext, run: RunOne = run_evaluator) -> list[EvaluatorResult]:
         """Each evaluator's result, within the case's time limit (the watchdog's CaseTimeout ends a

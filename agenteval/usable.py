@@ -46,6 +46,16 @@ def problem(value: Any, max_depth: int | None = None) -> str | None:
     return None
 
 
+def unsendable_text(text: str | None, what: str) -> str | None:
+    """Why `text` cannot be said on in a conversation (a lone surrogate, e.g. an emoji cut off
+    mid-token, is not Unicode text and cannot be sent), or None. Shared by the conversation driver
+    and the simulated user, below both."""
+    if text is None or text.isascii():
+        return None
+    found = problem(text)
+    return None if found is None else f"{what} {found.removeprefix('answer ').replace(' at `answer`', '')}"
+
+
 def _any_other(value: Any) -> None:
     """Objects orjson does not know (a Python pipeline's own types) are not what is checked here."""
     return None

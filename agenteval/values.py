@@ -207,7 +207,11 @@ def _numpy_value(value: Any, depth: int, found: list[bool]) -> Any:
     import numpy
 
     if isinstance(value, numpy.ndarray):  # datetime64 items become datetimes, then text
-        return _sequence(value.tolist(), depth, found)
+        if value.ndim:
+            return _sequence(value.tolist(), depth, found)
+        value = value[()]  # a 0-d array (`np.array(1.0)`) is its one item, like a numpy scalar
+        if not isinstance(value, numpy.generic):  # an object array's item: whatever it holds
+            return _plain(value, depth + 1, found)
     if isinstance(value, numpy.generic):
         item = value.item()  # numpy.float64(nan) is float nan: NaN follows JSON NaN's rules
         if isinstance(item, bytes):

@@ -109,7 +109,7 @@ def test_the_readme_command_table_lists_every_command():
 
 
 def test_every_flag_in_the_command_synopsis_is_in_that_commands_help():
-    usage = ALL_TEXT[ALL_TEXT.index("agenteval run SUITE.yaml [-o"):]
+    usage = ALL_TEXT[ALL_TEXT.index("agenteval run [SUITE.yaml|DIR] [-o"):]
     flags_of: dict[str, set[str]] = {}
     command = ""
     for line in usage[: usage.index("```")].splitlines():

@@ -28,7 +28,7 @@ def test_help_shows_metavars_not_python_types_and_never_cuts_a_command_descripti
     assert "Usage: agenteval report [OPTIONS] RESULTS.jsonl..." in report.stdout
     assert "<list[Path]>" not in report.stdout and "<path>" not in report.stdout and "{" not in report.stdout.splitlines()[0]
     run = subprocess.run([sys.executable, "-m", "agenteval", "run", "--help"], capture_output=True, text=True)
-    assert run.stdout.startswith("Usage: agenteval run [OPTIONS] SUITE.yaml\n")
+    assert run.stdout.startswith("Usage: agenteval run [OPTIONS] [SUITE.yaml|DIR]\n")
 
 
 def test_the_progress_bar_labels_elapsed_and_remaining_time(tmp_path):
@@ -114,7 +114,10 @@ def test_init_names_the_templates_when_given_an_unknown_one(tmp_path):
 def test_history_in_a_fresh_folder_says_no_runs_yet_and_exits_0(tmp_path):
     done = run_cli("history", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr == "no runs yet: `agenteval run SUITE.yaml` writes them to agenteval-results/ (or give --store)\n"
+    assert done.stderr == (
+        "no runs yet in agenteval-results/ or the current folder: `agenteval run SUITE.yaml` writes them to agenteval-results/; "
+        "for runs written with -o elsewhere give --store DIR (the folder of their .summary.json files) or --store URL\n"
+    )
     as_json = run_cli("history", "--format", "json", cwd=tmp_path)
     assert as_json.returncode == 0 and json.loads(as_json.stdout) == {"runs": [], "trends": {}}
     assert run_cli("history", "--store", "nope", cwd=tmp_path).returncode == 2  # a folder that was named must exist

@@ -108,3 +108,18 @@ def test_no_cycle_between_the_top_level_modules_and_packages():
     assert cycles(edges) == []
     # Only the package itself imports back up to agenteval/__init__.py's names; nothing imports it.
     assert not any("agenteval" in targets for targets in edges.values())
+
+
+def test_no_cycle_between_the_modules_of_one_package():
+    """Inside a package too, imports point one way: e.g. the conversation driver and the simulated
+    user share their text check from below (agenteval.usable), not from each other."""
+    graph = grimp.build_graph("agenteval", cache_dir=None)
+    edges: dict[str, set[str]] = {}
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if module != imported and module.rpartition(".")[0] == imported.rpartition(".")[0]:
+                edges.setdefault(module, set()).add(imported)
+    assert "agenteval.conversations.transcript" in edges["agenteval.conversations.driver"]  # the real graph
+    assert "agenteval.conversations.driver" not in edges.get("agenteval.conversations.simulated_user", set())
+    assert "agenteval.usable" in graph.find_modules_directly_imported_by("agenteval.conversations.simulated_user")
+    assert cycles(edges) == []

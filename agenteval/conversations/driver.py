@@ -22,6 +22,7 @@ from agenteval.conversations.simulated_user import UserFailed, goal_judged, next
 from agenteval.conversations.transcript import conversation_answer, transcript_text
 from agenteval.suite.conversation import GOAL_REACHED
 from agenteval.targets.base import Answer, template_variables
+from agenteval.usable import unsendable_text
 
 if TYPE_CHECKING:
     from agenteval.limits import Limits
@@ -228,17 +229,6 @@ def reply_text(output: Any) -> tuple[str | None, str | None]:
                 return output[key], None
         return None, f"the answer has no text `content` or `reply` (keys: {', '.join(map(str, list(output)[:10])) or 'none'})"
     return None, f"the answer is {type(output).__name__}, not text or an object with `content` or `reply`"
-
-
-def unsendable_text(text: str | None, what: str) -> str | None:
-    """Why `text` cannot be said on in the conversation (a lone surrogate, e.g. an emoji cut off
-    mid-token, is not Unicode text and cannot be sent), or None."""
-    if text is None or text.isascii():
-        return None
-    from agenteval.usable import problem
-
-    found = problem(text)
-    return None if found is None else f"{what} {found.removeprefix('answer ').replace(' at `answer`', '')}"
 
 
 def _latency(steps: list[dict[str, Any]]) -> float:

@@ -95,7 +95,7 @@ def next_message(user: SimulatedUser, case_input: Any, exchanges: list[tuple[str
         return UserTurn(None, step)
     if not text:
         raise UserFailed("simulated user: the model's reply has no text")
-    from agenteval.conversations.driver import unsendable_text
+    from agenteval.usable import unsendable_text
 
     if (problem := unsendable_text(text, "the model's reply")) is not None:
         raise UserFailed(f"simulated user: {problem}")

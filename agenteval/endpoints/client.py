@@ -21,13 +21,14 @@ import json
 import math
 import os
 import random
+import re
 import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from agenteval.endpoints.cache import ResponseCache, request_key
 from agenteval.endpoints.pacing import Gate, parse_retry_after, retry_delay
@@ -88,6 +89,26 @@ def _forms(secret: str) -> set[str]:
         forms.add(quote(form, safe=""))
         forms.add(quote(form))
     return {form for form in forms if len(form) >= 4}
+
+
+_CREDENTIAL_NAME = re.compile(r"(?i)key|token|secret|passw|auth|sig|credential|session")
+
+
+def _url_secrets(value: str) -> list[str]:
+    """What a `${NAME}` read into a URL must not show: a whole URL read from a variable is where
+    requests go, not a secret, so only its password and the values of query parameters named like
+    credentials (`?api_key=`, `&token=`) are; any other part read into a URL stays hidden whole."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return [value]
+    if not (parts.scheme and parts.netloc):
+        return [value]
+    hidden = [parts.password] if parts.password else []
+    hidden += [item for name, item in parse_qsl(parts.query, keep_blank_values=False) if _CREDENTIAL_NAME.search(name)]
+    if parts.fragment:
+        hidden.append(parts.fragment)
+    return hidden
 
 
 def redact(message: str, secrets: list[str]) -> str:
@@ -247,9 +268,11 @@ class Endpoints:
         """Every value that must not reach a message: the API key, and whatever `${NAME}` reads from
         the environment into headers, `base_url` or `url`."""
         found = []
-        for template in (*settings.headers.values(), getattr(settings, "base_url", None), getattr(settings, "url", None)):
+        for template in settings.headers.values():
+            found.extend(substituted_values(template, self._environ))
+        for template in (getattr(settings, "base_url", None), getattr(settings, "url", None)):
             if template:
-                found.extend(substituted_values(template, self._environ))
+                found.extend(part for value in substituted_values(template, self._environ) for part in _url_secrets(value))
         if settings.api_key_env:
             key = self._env().get(settings.api_key_env)
             if key:

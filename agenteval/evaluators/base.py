@@ -22,6 +22,7 @@ from agenteval.paths import MISSING, compile_path, resolve
 if TYPE_CHECKING:
     from agenteval.endpoints import Endpoints
     from agenteval.process import Processes
+    from agenteval.run_context import RunContext
 
 Verdict = Literal["pass", "partial", "fail", "error"]
 Scope = Literal["turn", "last", "conversation"]
@@ -58,6 +59,7 @@ class EvalContext:
     usage: dict[str, Any] | None = None  # latency/tokens/cost of getting the answer (agenteval.usage)
     limits: Limits = DEFAULT_LIMITS  # the suite's `limits:` (agenteval.limits): bounds on the work one answer causes
     transcript: str | None = None  # a conversation as text, for an evaluator with `scope: conversation` (model judges show it)
+    run: RunContext | None = None  # which run, suite and cell (agenteval.run_context): judges' payloads carry it
 
 
 class Criterion(StrictModel):

@@ -17,13 +17,16 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PrivateAttr
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.python_function import DEFAULT_TIMEOUT, PythonFunction, call_problem
 from agenteval.evaluators.scales import Scale
+
+if TYPE_CHECKING:
+    from agenteval.run_context import RunContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,7 @@ class CheckContext:
     output: Any
     metadata: Any
     usage: dict[str, Any] | None = None  # latency (and tokens, cost) of getting the answer
+    run: RunContext | None = None  # run_id, suite, cell and repetition (agenteval.run_context)
 
 
 class CallableEvaluator(EvaluatorConfig):
@@ -96,8 +100,8 @@ class CallableEvaluator(EvaluatorConfig):
         if not from_target:
             output = ctx.output if originals is None else originals.output  # a recorded answer as the caller gave it
         if originals is None:
-            return CheckContext(ctx.case_id, ctx.input, ctx.expected, output, ctx.metadata, ctx.usage)
-        return CheckContext(ctx.case_id, originals.input, originals.expected, output, originals.metadata, ctx.usage)
+            return CheckContext(ctx.case_id, ctx.input, ctx.expected, output, ctx.metadata, ctx.usage, ctx.run)
+        return CheckContext(ctx.case_id, originals.input, originals.expected, output, originals.metadata, ctx.usage, ctx.run)
 
 
 def _called(call: Callable[[CheckContext], Any], ctx: CheckContext) -> Any:

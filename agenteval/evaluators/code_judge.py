@@ -95,7 +95,7 @@ class CodeJudge(EvaluatorConfig):
             return self.error_result(failure) if failure else self.from_output(line or b"")
         done = ctx.processes.run(
             resolve_command(self.command), self.payload(ctx), self.timeout, ctx.base_dir,
-            max_output=max_output_bytes(self.max_output_mb),
+            None if ctx.run is None else ctx.run.environment(), max_output=max_output_bytes(self.max_output_mb),
         )
         failure = done.failure("judge", self.timeout)
         if failure:
@@ -106,8 +106,10 @@ class CodeJudge(EvaluatorConfig):
         judge = getattr(self._local, "judge", None)
         if judge is None:
             assert ctx.processes is not None
+            run = {} if ctx.run is None else {"AGENTEVAL_RUN_ID": ctx.run.run_id, "AGENTEVAL_SUITE": ctx.run.suite}
             judge = PersistentJudge(
-                resolve_command(self.command), ctx.base_dir, ctx.processes, max_output_bytes(self.max_output_mb)
+                resolve_command(self.command), ctx.base_dir, ctx.processes, max_output_bytes(self.max_output_mb),
+                {name: value for name, value in run.items() if "\0" not in value},
             )
             self._local.judge = judge
             with self._lock:
@@ -152,6 +154,8 @@ def judge_payload(ctx: EvalContext, config: dict[str, Any], agentv: bool = False
         "config": config,
         "metadata": ctx.metadata,
     }
+    if ctx.run is not None:  # run_id, suite, cell, repetition
+        payload.update(ctx.run.fields())
     if agentv:
         payload["output"] = ctx.output
         payload["expected_output"] = ctx.expected

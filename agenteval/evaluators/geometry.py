@@ -186,13 +186,27 @@ class IoUScore(_Spatial):
     """Boxes compared by intersection over union. Verdict: pass when IoU >= threshold (lists: every box matched)."""
 
     type: Literal["iou_score"]
-    format: geometry.BoxFormat = Field("xyxy", description="Box format unless a box says {format, coordinates}.")
+    format: geometry.BoxFormat = Field(
+        "xyxy", description="Box format unless a box says {format, coordinates}: xyxy corners, xywh or coco ([x, y, width, "
+        "height] in image coordinates; coco also reads list items' `bbox` and pairs them by `category_id` unless "
+        "item_field and label_field say otherwise), or polygon.",
+    )
     threshold: float = Field(0.5, gt=0, le=1, description="IoU a pair needs to match (and a single box to pass).")
     polygon_mode: geometry.PolygonMode = Field("exact", description="exact polygon IoU (shapely) or their bounding boxes.")
 
     type_name = "iou_score"
     unit = "box"
     measure_name = "iou"
+
+    @model_validator(mode="after")
+    def _coco_fields(self) -> IoUScore:
+        """format: coco reads COCO detection annotations and results as they are written."""
+        if self.format == "coco":
+            if self.item_field is None:
+                self.item_field = "bbox"
+            if self.label_field is None:
+                self.label_field = "category_id"
+        return self
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         found = super().warnings()

@@ -43,9 +43,11 @@ CLOSE_WAIT_S = 2.0
 
 class PersistentJudge:
     def __init__(
-        self, argv: list[str], cwd: Path, processes: Processes, max_output: int = max_output_bytes(DEFAULT_MAX_OUTPUT_MB)
+        self, argv: list[str], cwd: Path, processes: Processes, max_output: int = max_output_bytes(DEFAULT_MAX_OUTPUT_MB),
+        env: dict[str, str] | None = None,
     ) -> None:
         self._argv = argv
+        self._env = env or {}  # the run's AGENTEVAL_RUN_ID and AGENTEVAL_SUITE (each case's come in its payload)
         self._cwd = cwd
         self._processes = processes
         self._max_output = max_output
@@ -117,7 +119,7 @@ class PersistentJudge:
 
     def _running(self) -> ChildPipes:
         if self._pipes is None:
-            proc = self._processes.start(self._argv, self._cwd, {PROTOCOL_ENV: "jsonl"})
+            proc = self._processes.start(self._argv, self._cwd, {**self._env, PROTOCOL_ENV: "jsonl"})
             self._pipes = ChildPipes(proc, self._max_output)
             self._scanned = 0
             self._noise.clear()

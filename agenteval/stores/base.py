@@ -67,6 +67,20 @@ class Store(ABC):
         """Release connections."""
 
 
+def checked_store(store: Store) -> Store:
+    """A Store given as an object, checked before a run uses it: it must name where its results go
+    with a non-empty text `url` (messages, the summary and `history` show it)."""
+    url = getattr(store, "url", None)
+    if not isinstance(url, str) or not url.strip():
+        kind = f"{type(store).__module__}.{type(store).__qualname__}"
+        got = "none" if url is None else repr(url)[:60]
+        raise StoreError(
+            f"{kind} has no `url` (got {got}): a Store names where its results go with a non-empty text `url`, "
+            "e.g. `self.url = \"s3://bucket/evals\"` in its __init__ (docs/stores.md, Writing your own store)"
+        )
+    return store
+
+
 @dataclass(frozen=True, slots=True)
 class StoredRun:
     """A run in a store, given where a results file could be (`report`, `compare`)."""

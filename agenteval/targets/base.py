@@ -11,6 +11,7 @@ from agenteval.process import MAX_ANSWER_DEPTH
 if TYPE_CHECKING:
     from agenteval.endpoints import Endpoints
     from agenteval.process import Processes
+    from agenteval.run_context import RunContext
 
 
 @dataclass(slots=True)
@@ -31,6 +32,7 @@ class TargetRun:
     endpoints: Endpoints | None = None
     repetition: int = 0  # which of --repeat N this is (part of a target's cache key when > 0)
     answer_depth: int = MAX_ANSWER_DEPTH  # the suite's `limits.answer_depth`: deepest answer a target may parse
+    context: RunContext | None = None  # which run, suite, cell and case (agenteval.run_context)
 
 
 def template_variables(case: Any) -> dict[str, Any]:

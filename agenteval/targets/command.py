@@ -64,6 +64,8 @@ class CommandTarget(StrictModel):
             return Answer(error=f"command target: {exc}")
         secrets = [*env.values(), *(value for word in self.command if isinstance(word, str) for value in substituted_values(word, environ))]
         payload = orjson.dumps(case.input, option=orjson.OPT_NON_STR_KEYS)
+        if run.context is not None:  # AGENTEVAL_RUN_ID, AGENTEVAL_CASE_ID...: the suite's own `env` wins
+            env = {**run.context.environment(), **env}
         done = run.processes.run(argv, payload, self.timeout, run.base_dir, env, max_output_bytes(self.max_output_mb))
         failure = done.failure("target", self.timeout)
         if failure:  # no answer, so no latency of one (a timeout would pose as the slowest answer)

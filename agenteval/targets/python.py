@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr
 
 from agenteval.config import StrictModel
+from agenteval.run_context import RunContext, call_in, in_context
 from agenteval.targets.base import Answer, TargetRun
 from agenteval.usage import usage_record
 
@@ -100,7 +101,8 @@ class PythonTarget(StrictModel):
             return Answer(error=function)
         value = self._input(case)
         started = time.perf_counter()
-        outcome = self._call_async(function, value) if self._calling[0] else self._call_sync(function, value)  # type: ignore[index]
+        call = self._call_async if self._calling[0] else self._call_sync  # type: ignore[index]
+        outcome = call(function, value, run.context)
         duration_ms = (time.perf_counter() - started) * 1000
         kind, got = outcome
         if kind != "answer":  # no answer, so no latency of one (a timeout would pose as the slowest answer)
@@ -173,7 +175,7 @@ class PythonTarget(StrictModel):
             return (), {str(key): item for key, item in value.items()}
         return (value,), {}  # not a mapping: the input whole, as the first argument
 
-    def _call_sync(self, function: Callable[..., Any], value: Any) -> tuple[str, Any]:
+    def _call_sync(self, function: Callable[..., Any], value: Any, context: RunContext | None = None) -> tuple[str, Any]:
         from agenteval.functions import HELPERS as _HELPERS
 
         args, kwargs = self._arguments(value)
@@ -182,7 +184,7 @@ class PythonTarget(StrictModel):
         while not slots.acquire(timeout=_WAIT_SLICE):
             pass
         try:
-            call = _HELPERS.call(_call_and_await, (function, args, kwargs), self.timeout)
+            call = _HELPERS.call(call_in, (context, _call_and_await, function, args, kwargs), self.timeout)
         finally:
             slots.release()
         if call is None:
@@ -190,7 +192,7 @@ class PythonTarget(StrictModel):
         answer, failure = call
         return ("error", failure) if failure is not None else ("answer", answer)
 
-    def _call_async(self, function: Callable[..., Any], value: Any) -> tuple[str, Any]:
+    def _call_async(self, function: Callable[..., Any], value: Any, context: RunContext | None = None) -> tuple[str, Any]:
         """On the case's thread: hand the call to the event loop and wait for it in short slices
         (so an exception raised in this thread, a stopped run, is not held up); past `timeout`,
         counted from the hand-over, the call is cancelled. A lock is the cheapest hand-back."""
@@ -202,7 +204,7 @@ class PythonTarget(StrictModel):
         call = _Call()
         try:
             try:
-                coroutine = function(*args, **kwargs)
+                coroutine = in_context(context, call_in(context, function, *args, **kwargs))
             except BaseException as exc:  # noqa: BLE001 - calling it raised before it started
                 if isinstance(exc, KeyboardInterrupt) or type(exc).__module__.startswith("agenteval."):
                     raise
@@ -320,7 +322,8 @@ class Prefetch:
                 deadline = asyncio.timeout(self._timeout)
                 try:
                     async with deadline:
-                        outcome = ("answer", await self._function(*args, **kwargs))
+                        context = None if self._run.context is None else self._run.context.for_case(case.id)
+                        outcome = ("answer", await in_context(context, self._function(*args, **kwargs)))
                 except TimeoutError as exc:
                     outcome = ("timeout", None) if deadline.expired() else ("error", exc)
         except asyncio.CancelledError:

@@ -1,0 +1,112 @@
+"""The first minutes at the command line: `run` finds ./suite.yaml, `history` finds runs written
+with -o, a base URL read from the environment shows as the URL it is, and help texts are whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import read_jsonl, run_cli, write
+
+SUITE = """
+    name: everyday
+    evaluators: [{type: equals}]
+    cases:
+      - {id: a, expected: x, output: x}
+      - {id: b, expected: y, output: z}
+"""
+
+
+def test_run_without_a_suite_runs_the_suite_yaml_of_the_current_folder(tmp_path):
+    write(tmp_path, "suite.yaml", SUITE)
+    done = run_cli("run", "-q", "-o", "r.jsonl", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == "everyday: 2 cases, 1 passed, 1 failed, 0 errored, pass rate 50.0%\n"
+    assert [row["case_id"] for row in read_jsonl(tmp_path / "r.jsonl")] == ["a", "b"]
+    dot = run_cli("run", ".", "-q", "-o", "dot.jsonl", cwd=tmp_path)
+    folder = run_cli("run", tmp_path.name, "-q", "-o", "folder.jsonl", cwd=tmp_path.parent)
+    assert (dot.returncode, folder.returncode) == (1, 1)
+    assert len(read_jsonl(tmp_path / "dot.jsonl")) == len(read_jsonl(tmp_path.parent / "folder.jsonl")) == 2
+
+
+def test_run_without_a_suite_yaml_names_the_suite_files_it_sees(tmp_path):
+    write(tmp_path, "invoices.yaml", SUITE)
+    write(tmp_path, "agents.yml", SUITE.replace("everyday", "agents"))
+    write(tmp_path, "settings.yaml", "colour: blue\n")  # YAML, but not a suite
+    done = run_cli("run", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "error: no suite.yaml in the current folder; suite files there: agents.yml, invoices.yaml "
+        "(give one: agenteval run agents.yml)\n"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    there = run_cli("run", "empty", cwd=tmp_path)
+    assert there.returncode == 2
+    assert there.stderr == "error: no suite.yaml in empty, and no suite file there: give SUITE.yaml (`agenteval init` writes one)\n"
+    assert not (tmp_path / "agenteval-results").exists()  # nothing ran, nothing written
+
+
+def test_history_finds_runs_written_with_o_and_says_how_to_point_it_at_others(tmp_path):
+    write(tmp_path, "suite.yaml", SUITE)
+    assert run_cli("run", "-q", "-o", "results.jsonl", cwd=tmp_path).returncode == 1
+    assert run_cli("run", "-q", cwd=tmp_path).returncode == 1  # agenteval-results/
+    assert run_cli("run", "-q", "-o", "elsewhere/r.jsonl", cwd=tmp_path).returncode == 1
+    runs = json.loads(run_cli("history", "--format", "json", cwd=tmp_path).stdout)["runs"]
+    here = json.loads((tmp_path / "results.summary.json").read_text())["run_id"]
+    default = json.loads(next((tmp_path / "agenteval-results").glob("*.summary.json")).read_text())["run_id"]
+    assert sorted(run["run_id"] for run in runs) == sorted([here, default])
+    elsewhere = json.loads(run_cli("history", "--store", "elsewhere", "--format", "json", cwd=tmp_path).stdout)["runs"]
+    assert [run["run_id"] for run in elsewhere] == [json.loads((tmp_path / "elsewhere" / "r.summary.json").read_text())["run_id"]]
+    (tmp_path / "nothing").mkdir()
+    none = run_cli("history", cwd=tmp_path / "nothing")
+    assert none.returncode == 0 and none.stdout == ""
+    assert "no runs yet in agenteval-results/ or the current folder" in none.stderr
+    assert "for runs written with -o elsewhere give --store DIR" in none.stderr
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_base_url_read_from_the_environment_shows_as_the_url_while_keys_stay_hidden(tmp_path):
+    port = _closed_port()
+    write(tmp_path, "suite.yaml", """
+        name: url
+        target: {type: openai, model: m, base_url: "${MY_BASE}", api_key_env: MY_KEY, retries: 0}
+        evaluators: [{type: equals}]
+        cases: [{id: a, input: hi, expected: x}]
+    """)
+    errors = {}
+    for name, base in {
+        "plain": f"http://127.0.0.1:{port}/v1",
+        "credentials": f"http://user:pw-9f3c2a@127.0.0.1:{port}/v1?api_key=ak-77e1b0&region=eu",
+    }.items():
+        env = {**os.environ, "MY_BASE": base, "MY_KEY": "sk-4d1e5f6a7b"}
+        done = subprocess.run([sys.executable, "-m", "agenteval", "run", "-q", "-o", f"{name}.jsonl"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 3, done.stderr
+        errors[name] = read_jsonl(tmp_path / f"{name}.jsonl")[0]["error"]
+        everything = done.stdout + done.stderr + (tmp_path / f"{name}.jsonl").read_text() + (tmp_path / f"{name}.summary.json").read_text()
+        assert "sk-4d1e5f6a7b" not in everything and "pw-9f3c2a" not in everything and "ak-77e1b0" not in everything
+    assert errors["plain"].startswith(f"openai target: POST http://127.0.0.1:{port}/v1/chat/completions")
+    assert errors["credentials"].startswith(f"openai target: POST http://user:***@127.0.0.1:{port}/v1?api_key=***&region=eu/chat/completions")
+
+
+def test_group_help_shows_whole_subcommand_descriptions():
+    for group in ([], ["import"], ["feedback"]):
+        for columns in ("80", "120"):
+            done = subprocess.run([sys.executable, "-m", "agenteval", *group, "--help"], capture_output=True, text=True,
+                                  env={**os.environ, "COLUMNS": columns}, timeout=60)
+            assert done.returncode == 0
+            listed = done.stdout.split("Commands:")[1].strip().splitlines()
+            assert listed and not [line for line in listed if line.rstrip().endswith("...")], (group, columns, listed)
+    imports = run_cli("import", "--help").stdout
+    assert "promptfoo  A promptfoo config as a suite; lists what is not carried over." in imports
+    assert "agentv     An AgentV eval file as a suite; lists what is not carried over." in imports
