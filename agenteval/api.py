@@ -84,7 +84,7 @@ def run_suite(
 
     settings = RunSettings.of(settings, **options)
     _check_executor(settings)
-    selection = Selection(settings.filters, settings.tags, settings.shard)
+    selection = Selection(settings.filters, settings.tags, settings.shard, settings.first, settings.sample, settings.sample_seed)
     originals: dict[str, Any] | None = None
     exact: dict[str, tuple[Any, Any, Any]] | None = None
     if isinstance(suite, Mapping):
@@ -150,6 +150,7 @@ def run_suite(
         if destination is not None:
             selection = {
                 "filters": settings.filters, "tags": settings.tags, "shard": settings.shard, "evaluators": only, "repeat": settings.repeat,
+                "first": settings.first, "sample": settings.sample, "seed": settings.sample_seed,
             }
             run_id, done = _start(destination, loaded, run_id, settings.resume, summary, selection)
     except BaseException:
@@ -188,6 +189,12 @@ def _readable(store: Store | None) -> bool:
     from agenteval.stores.jsonl import JsonlStore
 
     return not isinstance(store, JsonlStore) or store.is_file
+
+
+def _smoke(loaded: LoadedSuite) -> dict[str, Any]:
+    """A smoke run says so in its summary: `{"smoke": {"first": 3, "of": 8}}` (or sample, seed, of)."""
+    smoke = loaded.index.selection.smoke
+    return {"smoke": {**smoke, "of": loaded.index.sampled_from}} if smoke is not None else {}
 
 
 def _single_cell(cells: list[Any]) -> bool:
@@ -762,6 +769,7 @@ class SuiteRun(_ReadableRun):
             "interrupted": self.interrupted,
             "results_file": str(results_file) if results_file else None,
             "selected_cases": self.selected_count,
+            **_smoke(loaded),
             "workers": self.workers,
             "evaluators_skipped": self.skipped_evaluators,
             **summary.to_dict(),

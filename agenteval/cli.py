@@ -77,6 +77,11 @@ def run(
         bool, typer.Option("--overwrite", help="Start again over an interrupted run's results file (a finished one is replaced anyway).")
     ] = False,
     shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Run shard I of N (1-based), e.g. 2/4.")] = None,
+    first: Annotated[Optional[int], typer.Option("--first", metavar="N", help="A smoke run: only the first N selected cases, in file order.")] = None,
+    sample: Annotated[
+        Optional[int], typer.Option("--sample", metavar="N", help="A smoke run: N of the selected cases, drawn with a fixed seed, each tag keeping its share.")
+    ] = None,
+    sample_seed: Annotated[int, typer.Option("--sample-seed", metavar="S", help="Draw another --sample (default 0: the same cases every run).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or tables; one summary line on stderr.")] = False,
     evaluators: Annotated[
         Optional[list[str]],
@@ -131,7 +136,8 @@ def run(
     try:
         options = RunOptions(
             suite=_suite_file(suite), output=output, predictions=predictions, workers=workers, filters=filters, tags=tags,
-            min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, quiet=quiet, evaluators=evaluators,
+            min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, first=first, sample=sample,
+            sample_seed=sample_seed, quiet=quiet, evaluators=evaluators,
             executor=executor, ray_address=ray_address, batch_size=batch_size,
             show_failures=show_failures, junit=junit, markdown=markdown, html=html,
             repeat=repeat, cache_dir=cache_dir, cache=not no_cache, refresh_cache=refresh_cache, store=store, otel=otel,

@@ -249,11 +249,13 @@ def _run_tracer(enabled: bool) -> Any:
 
 
 def _one_line(report: dict[str, Any]) -> str:
+    from agenteval.reports.numbers import smoke_words
+
     counts = report["counts"]
     rate = report["pass_rate"]
     return (
         f"{report['suite']}: {counts['total']} cases, {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}"
+        f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}{smoke_words(report)}"
     )
 
 

@@ -26,6 +26,7 @@ _CHUNK = 1 << 20
 def fingerprint(
     loaded: LoadedSuite, config: dict[str, Any], *, filters: Iterable[str] = (), tags: Iterable[str] = (),
     shard: tuple[int, int] | None = None, evaluators: Iterable[str] | None = None, repeat: int = 1,
+    first: int | None = None, sample: int | None = None, seed: int = 0,
 ) -> dict[str, Any]:
     """The run's fingerprint: plain JSON, a few hundred bytes whatever the number of cases."""
     return {
@@ -35,6 +36,8 @@ def fingerprint(
         "selection": {
             "--filter": sorted(filters), "--tag": sorted(tags), "--shard": f"{shard[0]}/{shard[1]}" if shard else None,
             "--evaluator": sorted(evaluators) if evaluators is not None else None, "--repeat": repeat,
+            **({"--first": first} if first is not None else {}),
+            **({"--sample": sample, "--sample-seed": seed} if sample is not None else {}),
         },
     }
 

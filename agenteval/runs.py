@@ -57,6 +57,9 @@ class RunSettings(BaseModel):
     filters: tuple[str, ...] = ()  # --filter GLOB
     tags: tuple[str, ...] = ()  # --tag
     shard: tuple[int, int] | None = None  # --shard I/N
+    first: int | None = None  # --first N: a smoke run of the first N selected cases
+    sample: int | None = None  # --sample N: a smoke run of N cases drawn with sample_seed, stratified by tag
+    sample_seed: int = 0  # --sample-seed
     resume: bool = False
     overwrite: bool = False
     repeat: int = 1
@@ -115,6 +118,13 @@ class RunSettings(BaseModel):
             raise RunError(f"--workers must be at most {MAX_WORKERS} (a thread each), got {self.workers}")
         if self.repeat < 1:
             raise RunError(f"--repeat must be at least 1, got {self.repeat}")
+        for option, value in (("--first", self.first), ("--sample", self.sample)):
+            if value is not None and value < 1:
+                raise RunError(f"{option} must be at least 1, got {value}")
+        if self.first is not None and self.sample is not None:
+            raise RunError("--first takes the first cases and --sample draws some; give one")
+        if self.sample_seed and self.sample is None:
+            raise RunError("--sample-seed goes with --sample")
         if self.repeat > 1 and self.resume:
             raise RunError("--repeat cannot continue a run (--resume): start a new one")
         if not self.cache and (self.refresh_cache or self.cache_dir is not None):

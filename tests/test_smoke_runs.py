@@ -68,3 +68,38 @@ def test_a_sample_as_large_as_the_cases_takes_them_all(tmp_path):
     suite = suite_of(tmp_path, count=12)
     ids, loaded = chosen(suite, Selection(sample=50))
     assert len(ids) == 12 and loaded.index.sampled_from == 12
+
+
+def test_a_smoke_run_says_so_in_its_summary_and_reports(tmp_path):
+    suite = suite_of(tmp_path)
+    done = run_cli("run", suite, "--sample", "20", "--sample-seed", "4", "-o", tmp_path / "r.jsonl", "-q",
+                   "--markdown", tmp_path / "r.md", "--html", tmp_path / "r.html")
+    assert done.returncode == 1, done.stderr
+    summary = json.loads((tmp_path / "r.summary.json").read_text())
+    assert summary["smoke"] == {"sample": 20, "seed": 4, "of": 200} and summary["counts"]["total"] == 20
+    assert done.stderr.rstrip().endswith("(a sample of 20 of 200 cases, seed 4)")
+    assert "(a sample of 20 of 200 cases, seed 4)" in (tmp_path / "r.md").read_text()
+    assert "a sample of 20 of 200 cases, seed 4" in (tmp_path / "r.html").read_text()
+    again = run_cli("run", suite, "--sample", "20", "--sample-seed", "4", "-o", tmp_path / "r2.jsonl", "-q")
+    assert sorted(line["case_id"] for line in read_jsonl(tmp_path / "r.jsonl")) == sorted(line["case_id"] for line in read_jsonl(tmp_path / "r2.jsonl"))
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--first", "0"], "--first must be at least 1, got 0"),
+    (["--sample", "-2"], "--sample must be at least 1, got -2"),
+    (["--first", "2", "--sample", "2"], "--first takes the first cases and --sample draws some; give one"),
+    (["--sample-seed", "3"], "--sample-seed goes with --sample"),
+])
+def test_smoke_options_that_do_not_fit_are_refused(tmp_path, options, message):
+    done = run_cli("run", suite_of(tmp_path, count=5), *options, "-q")
+    assert done.returncode == 2 and done.stderr == f"error: {message}\n"
+
+
+def test_resuming_with_another_sample_is_refused(tmp_path):
+    suite = suite_of(tmp_path, count=30)
+    results = tmp_path / "r.jsonl"
+    assert run_cli("run", suite, "--sample", "5", "-o", results, "-q").returncode == 1
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(lines[:2]) + "\n")  # as if interrupted after two cases
+    done = run_cli("run", suite, "--sample", "5", "--sample-seed", "9", "-o", results, "--resume", "-q")
+    assert done.returncode == 2 and "--sample-seed" in done.stderr

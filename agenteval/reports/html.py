@@ -26,7 +26,7 @@ from agenteval.metrics import ratio
 from agenteval.paths import MISSING
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines, result_cell
 from agenteval.reports.failures import FieldRow, field_rows
-from agenteval.reports.numbers import num, pct
+from agenteval.reports.numbers import num, pct, smoke_words
 from agenteval.reports.transcript import chat, transcript, verdict_marks
 from agenteval.results import CaseResult
 
@@ -293,6 +293,8 @@ def page_head(summary: dict[str, Any], bins: list[list[int]], matrix: bool = Fal
         facts.append(f"agenteval {summary['agenteval_version']}")
     if summary.get("interrupted"):
         facts.append("interrupted")
+    if smoke_words(summary):
+        facts.append(smoke_words(summary).strip(" ()"))
     cards = "".join(
         f'<div class="card {css}"><b id="count-{key}">{value}</b><span>{label}</span></div>'
         for key, value, label, css in (

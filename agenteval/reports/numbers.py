@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
@@ -19,3 +21,14 @@ def signed(value: float | None, digits: int = 3) -> str:
 def points(value: float | None) -> str:
     """A difference of two rates, in percentage points."""
     return "n/a" if value is None else f"{value * 100:+.1f} pts"
+
+
+def smoke_words(summary: dict[str, Any]) -> str:
+    """What a smoke run was, after its counts: ` (first 3 of 8 cases)`, ` (a sample of 20 of 200
+    cases, seed 0)`; "" for a full run."""
+    smoke = summary.get("smoke")
+    if not isinstance(smoke, dict):
+        return ""
+    if "first" in smoke:
+        return f" (first {smoke['first']} of {smoke.get('of', '?')} cases)"
+    return f" (a sample of {smoke.get('sample', '?')} of {smoke.get('of', '?')} cases, seed {smoke.get('seed', 0)})"
