@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import inspect
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
+
+from agenteval.importers.promptfoo_python import script_function
 
 
 def _prompt(template: str, variables: Any) -> str:
@@ -33,22 +33,6 @@ def _prompt(template: str, variables: Any) -> str:
     if len(rendered) == 1 and rendered[0].get("role") == "user" and isinstance(rendered[0]["content"], str):
         return rendered[0]["content"]
     return json.dumps(rendered)
-
-
-def _function(file: str, name: str) -> Any:
-    path = Path(file)
-    spec = importlib.util.spec_from_file_location(f"_promptfoo_provider_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {file}")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.pop(0)
-    if not hasattr(module, name):
-        raise AttributeError(f"{file} has no function {name!r}")
-    return getattr(module, name)
 
 
 def main(argv: list[str]) -> int:
@@ -73,7 +57,7 @@ def main(argv: list[str]) -> int:
             return 1
         print(json.dumps(done.stdout.strip()))
         return 0
-    result = _function(args.file, args.function)(prompt, options, context)
+    result = script_function(args.file, args.function, kind="provider")(prompt, options, context)
     if inspect.isawaitable(result):
         result = asyncio.run(result)
     if not isinstance(result, dict):

@@ -18,9 +18,11 @@ from typing import Any
 from agenteval.judge import run_judge
 
 
-def _function(file: str, name: str) -> Any:
+def script_function(file: str, name: str, kind: str = "assert") -> Any:
+    """`name` from the Python file promptfoo names (`file://check.py:name`), imported as promptfoo
+    does: with the file's folder on sys.path while it loads."""
     path = Path(file)
-    spec = importlib.util.spec_from_file_location(f"_promptfoo_assert_{path.stem}", path)
+    spec = importlib.util.spec_from_file_location(f"_promptfoo_{kind}_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {file}")
     module = importlib.util.module_from_spec(spec)
@@ -42,7 +44,7 @@ def _text(answer: Any, path: str | None) -> Any:
 
 def judge(payload: dict[str, Any]) -> dict[str, Any]:
     config = payload.get("config") or {}
-    function = _function(config["file"], config.get("function") or "get_assert")
+    function = script_function(config["file"], config.get("function") or "get_assert")
     output = _text(payload.get("candidate_answer"), config.get("text_path"))
     context = {
         "vars": payload.get("input") or {},
