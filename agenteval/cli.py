@@ -377,6 +377,26 @@ def init(
     typer.echo(f"next: agenteval run {directory / 'suite.yaml'}")
 
 
+def _suite_store(suite: Path) -> Any:
+    """The store a suite file names (`store:`), opened; None when there is no such file or key. A
+    suite that does not load is left out with a warning: the viewer still shows the results files."""
+    if not suite.is_file():
+        return None
+    import os
+
+    from agenteval.stores import open_store
+    from agenteval.suite.loader import SuiteInvalid, load_suite
+
+    try:
+        loaded = load_suite(suite)
+    except SuiteInvalid as exc:
+        typer.echo(f"warning: {suite} does not load ({exc}); its store is not shown", err=True)
+        return None
+    if loaded.suite.store is None:
+        return None
+    return open_store(loaded.suite.store, loaded.base_dir, {**loaded.env_values, **os.environ})
+
+
 def _stored_runs(items: list[Path], url: str | None) -> tuple[list[Any], Any]:
     """The results files as given; with --store, a name that is not a file is a run id there (or
     `latest`). Also the store opened, to close. Raises ResultsFileError (StoreError)."""
@@ -450,7 +470,7 @@ def history(
              short_help="Browse runs in a local web app: review cases, see how far each judge agrees.")
 def view(
     sources: Annotated[
-        Optional[list[Path]], typer.Argument(metavar="[RESULTS.jsonl... | FOLDER]", help="Results files or folders of them. Default: agenteval-results.")
+        Optional[list[Path]], typer.Argument(metavar="[RESULTS.jsonl... | FOLDER]", help="Results files or folders of them. Default: agenteval-results and the store ./suite.yaml names.")
     ] = None,
     host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on. Anything but loopback also needs --allow-remote.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", metavar="PORT", help="Port to listen on (0: a free one).")] = 0,
@@ -476,6 +496,10 @@ def view(
             from agenteval.stores import open_store
 
             opened = open_store(store)
+        elif not sources:  # the default: ./agenteval-results, and the store ./suite.yaml names
+            opened = _suite_store(Path("suite.yaml"))
+            if opened is not None and not Path(RESULTS_DIR).exists():
+                folders = []  # the suite keeps its runs in its store only
         runs = Runs(folders, opened)
         runs.all()
     except (SourceError, ResultsFileError) as exc:

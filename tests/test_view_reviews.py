@@ -198,3 +198,18 @@ def test_reviews_show_in_the_report_and_the_html_report_as_human_review(tmp_path
     head = json.loads(text.splitlines()[0])
     assert "human:review" in head["evaluators"] and "ana: a fine answer" in text
     assert [line["evaluator_results"][-1]["name"] for line in read_jsonl(results)][3] == "says"  # the results file is unchanged
+
+
+def test_view_without_sources_shows_the_store_the_suite_names(tmp_path):
+    write(tmp_path, "suite.yaml", "name: stored\nstore: sqlite:///runs.db\nevaluators: [{type: length, min: 1}]\n"
+          "cases: [{id: a, output: x}, {id: b, output: ''}]\n")
+    assert run_cli("run", "suite.yaml", "-q", cwd=tmp_path).returncode == 1
+    assert not (tmp_path / "agenteval-results").exists()  # the run is in the store only
+    done = run_cli("view", "--export", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert "stored" in index and "50.0%" in index
+    (tmp_path / "suite.yaml").write_text("name: broken\nevaluators: [{type: nope}]\ncases: []\n")
+    done = run_cli("view", "--export", "out2", cwd=tmp_path)
+    assert done.returncode == 2 and "agenteval-results: no such file or folder" in done.stderr
+    assert "warning: suite.yaml does not load" in done.stderr
