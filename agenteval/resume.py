@@ -2,9 +2,11 @@
 
 When a run starts it records a fingerprint of its suite (each top-level key of the resolved
 suite, hashed), of its cases (their files' bytes, or the inline cases) and of its selection (the
-cells, --filter, --tag, --shard, --evaluator, --repeat). A resume compares its own with the
-recorded one and is refused, naming each difference, when they differ: the cases already saved
-were scored by the other suite, or the other selection, and would be mixed with the new ones.
+cells, --filter, --tag, --shard, --first, --sample, --evaluator, --repeat). A resume compares
+its own with the recorded one and is refused, naming each difference, when they differ: the cases
+already saved were scored by the other suite, or the other selection, and would be mixed with the
+new ones. A resume that chooses no cases (none of --filter, --tag, --shard, --first, --sample)
+may widen a run begun on some of them: the saved cases are the same suite's, and the rest are scored.
 """
 
 from __future__ import annotations
@@ -57,10 +59,16 @@ def differences(recorded: Any, current: dict[str, Any]) -> list[str]:
     if recorded.get("cells") != current["cells"]:
         found.append(f"the cells (the run has {_listed(recorded.get('cells'))}; this one {_listed(current['cells'])})")
     chosen = recorded.get("selection") if isinstance(recorded.get("selection"), dict) else {}
+    widened = not any(current["selection"].get(option) for option in _CASE_CHOICES)
     for option, value in current["selection"].items():
+        if widened and option in _CASE_CHOICES:
+            continue  # a resume of every case widens a run begun on some (a shard, a filter): it scores the rest
         if chosen.get(option) != value:
             found.append(f"{option} (the run: {_shown(chosen.get(option))}; this one: {_shown(value)})")
     return found
+
+
+_CASE_CHOICES = ("--filter", "--tag", "--shard", "--first", "--sample", "--sample-seed")  # options that choose cases
 
 
 def _digest(value: Any) -> str:

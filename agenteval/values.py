@@ -30,7 +30,8 @@ class ValueNotPlain(ValueError):
     """A value with no plain form: its path and what it is."""
 
     def __init__(self, path: str, what: str) -> None:
-        super().__init__(f"{path or 'the value'}: {what}")
+        shown = path if len(path) <= 120 else f"{path[:70].rsplit('.', 1)[0]}.….{path[-40:].split('.', 1)[-1]}"  # a cycle's path repeats 200 times
+        super().__init__(f"{shown or 'the value'}: {what}")
         self.path = path
         self.what = what
 
@@ -90,7 +91,7 @@ def _plain(value: Any, depth: int, found: list[bool]) -> Any:
     if kind in _LEAVES:
         return value
     if depth > MAX_DEPTH:
-        raise ValueNotPlain("", f"nested deeper than {MAX_DEPTH} levels")
+        raise ValueNotPlain("", "it contains itself" if _reaches_itself(value) else f"nested deeper than {MAX_DEPTH} levels")
     if kind is dict:
         return _mapping(value, depth, found)
     if kind is list:
@@ -99,6 +100,23 @@ def _plain(value: Any, depth: int, found: list[bool]) -> Any:
     if handler is None:
         handler = _HANDLERS[kind] = _handler(kind)
     return handler(value, depth, found)
+
+
+def _reaches_itself(value: Any) -> bool:
+    """Whether `value` holds itself, looked for only once a value is nested past MAX_DEPTH (a cycle
+    always is): a bounded walk over dicts, lists and tuples, so a deep acyclic value costs little."""
+    stack, seen, budget = [value], set(), 100_000
+    while stack and budget:
+        budget -= 1
+        current = stack.pop()
+        children = current.values() if isinstance(current, dict) else current if isinstance(current, (list, tuple)) else ()
+        for child in children:
+            if child is value:
+                return True
+            if isinstance(child, (dict, list, tuple)) and id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return False
 
 
 def _mapping(value: Mapping[Any, Any], depth: int, found: list[bool]) -> dict[str, Any]:

@@ -41,7 +41,9 @@ def test_negate_turns_verdicts_scores_and_hits_around_and_keeps_errors(tmp_path)
     assert rows["unsaid"]["verdict"] == "pass"
     both = rows["partly"]["evaluator_results"][1]
     assert (both["verdict"], both["score"]) == ("partial", 0.5)
-    assert both["hits"] == ["not: 'today'"] and both["misses"] == ["not: 'refund'"]
+    # the miss says why a list half found fails (docs/evaluators.md, contains); turned around, it is the hit
+    assert both["hits"] == ["not: 'today' not found (1 of 2 found; every one is needed, `mode: any` passes with one)"]
+    assert both["misses"] == ["not: 'refund'"]
     broken = rows["broken"]["evaluator_results"][1]
     assert broken["verdict"] == "error" and broken["score"] == 0.0 and "broken judge" in broken["error"]
     assert rows["broken"]["verdict"] == "error"

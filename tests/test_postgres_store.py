@@ -114,7 +114,7 @@ def test_the_documented_table_layout_is_created(pg_url, tmp_path):
         layout.setdefault(column["table_name"], []).append(column["column_name"])
     assert layout == {
         "runs": ["run_id", "suite", "started_at", "finished_at", "agenteval_version", "interrupted", "total", "passed",
-                 "failed", "errored", "pass_rate", "mean_score", "config", "summary"],
+                 "failed", "errored", "pass_rate", "mean_score", "config", "summary", "fingerprint"],
         "case_results": ["run_id", "case_id", "cell", "repetition", "timestamp", "score", "verdict", "error", "duration_ms",
                          "agent_id", "session_id", "tags", "metadata", "input", "output", "usage", "expected"],
         "evaluator_results": ["run_id", "case_id", "cell", "repetition", "name", "position", "type", "score", "verdict", "error",

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from conftest import run_cli, write
+from conftest import read_jsonl, run_cli, write
 from fault_suites import assert_each_case_once, assert_no_traceback, assert_one_line_error, cases_file, healthy, run_suite, summary_of
 
 SUITE = "name: stored\nevaluators: [{type: field_accuracy, fields: [{path: a}]}]\ncases: cases.jsonl\n"
@@ -263,3 +263,16 @@ def test_resume_after_a_kill_9_still_knows_the_suite_the_run_began_with(tmp_path
     done = run_cli("run", suite, "-o", "r.jsonl", "-q", "--resume", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert_each_case_once(tmp_path / "r.jsonl", [f"c{i}" for i in range(4)])
+
+
+def test_a_resume_of_every_case_widens_a_run_begun_on_some_and_a_narrower_one_is_refused(tmp_path):
+    suite = _drift_folder(tmp_path)
+    results = tmp_path / "r.jsonl"
+    assert run_cli("run", suite, "-o", results, "--filter", "c[01]", "-q").returncode == 0
+    widened = run_cli("run", suite, "-o", results, "--resume", "-q")
+    assert widened.returncode == 0, widened.stderr
+    rows = read_jsonl(results)
+    assert sorted({row["case_id"] for row in rows}) == ["c0", "c1", "c2", "c3"] and len({row["run_id"] for row in rows}) == 1
+    assert run_cli("run", suite, "-o", tmp_path / "s.jsonl", "--shard", "1/2", "-q").returncode == 0
+    narrower = run_cli("run", suite, "-o", tmp_path / "s.jsonl", "--resume", "--shard", "2/2", "-q")
+    assert narrower.returncode == 2 and "--shard (the run: 1/2; this one: 2/2)" in narrower.stderr

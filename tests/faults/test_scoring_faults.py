@@ -270,6 +270,7 @@ def test_a_python_evaluator_returning_a_decimal_or_a_numpy_number_scores_as_the_
         import judges
     finally:
         sys.path.remove(str(tmp_path))
+        sys.modules.pop("judges", None)  # other tests import their own `judges` module
     checks = [agenteval.evaluator(lambda ctx, f=getattr(judges, name): f({}), name=name) for name in ("half", "quarter", "graded")]
     (api,) = agenteval.evaluate([{"id": "c", "expected": 1, "output": 1}], checks)
     assert [(e.name, e.verdict, e.score, e.error) for e in api.evaluator_results] == suite_scores
