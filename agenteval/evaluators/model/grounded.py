@@ -21,11 +21,9 @@ from agenteval.endpoints.templates import check_template
 from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.model import claims as claim_kit
 from agenteval.evaluators.model.inputs import CandidateAndReference
-from agenteval.evaluators.model.rubric import show
+from agenteval.evaluators.model.rubric import ask_judge, show
 from agenteval.paths import MISSING, compile_path, resolve
-from agenteval.usage import combine_usage
 
-RAW_REPLY_CHARS = 500
 MAX_CHUNKS = 1_000  # chunks of context one judge may be shown
 LISTED = 20  # claims named in hits and misses (details keeps them all)
 Outcome = Literal["pass", "fail", "error"]
@@ -145,8 +143,6 @@ class GroundedJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, Endpo
     def ask(self, ctx: EvalContext, variables: dict[str, Any], schema: dict[str, Any], reply_text: str, read: Any) -> Any:
         """(what `read` found, usage, model) or an error result: one request, asked once more when
         the reply cannot be read (only a readable reply is cached), as llm_judge does."""
-        from agenteval.endpoints.chat import chat_body, complete
-        from agenteval.endpoints.client import EndpointError, excerpt
         from agenteval.endpoints.settings import merged_settings
         from agenteval.endpoints.templates import TemplateError
 
@@ -157,31 +153,11 @@ class GroundedJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, Endpo
             return self.error_result(str(exc))
         if settings.temperature is None:
             settings = settings.model_copy(update={"temperature": 0.0})
-        cache = True if settings.cache is None else settings.cache
         messages: list[dict[str, Any]] = [{"role": "system", "content": claim_kit.SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
-        usage: dict[str, Any] | None = None
-        try:
-            usable = lambda chat: read(chat.content)[1] is None  # noqa: E731 - only such a reply is cached
-            for attempt in range(2):
-                body = chat_body(settings, messages, response_format=schema if self.structured_output else None)
-                reply = complete(ctx.endpoints, settings, body, cache=cache, usable=usable)  # type: ignore[arg-type]
-                usage = combine_usage(usage, reply.usage)
-                found, problem = read(reply.content)
-                if problem is None:
-                    return found, usage, reply.model
-                if attempt == 0:
-                    messages = [
-                        *messages,
-                        {"role": "assistant", "content": reply.content or ""},
-                        {"role": "user", "content": f"That reply could not be used: {problem}. {reply_text}"},
-                    ]
-        except EndpointError as exc:
-            return self.error_result(f"{self.type}: {exc}", details={"usage": usage} if usage else None)
-        raw = excerpt(reply.content or "", RAW_REPLY_CHARS)
-        return self.error_result(
-            f"{self.type}: the reply could not be read after a retry ({problem}): {raw!r}",
-            details={"raw_reply": raw, "usage": usage},
-        )
+        asked = ask_judge(ctx.endpoints, settings, messages, schema if self.structured_output else None, read, reply_text, self.type)
+        if len(asked) == 2:
+            return self.error_result(asked[0], details=asked[1])
+        return asked
 
     def scored(self, score: float, formula: str, details: dict[str, Any], hits: list[str], misses: list[str]) -> EvaluatorResult:
         threshold = self.threshold  # type: ignore[attr-defined]

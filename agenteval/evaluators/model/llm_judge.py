@@ -25,6 +25,7 @@ from agenteval.evaluators.model.inputs import CandidateAndReference
 from agenteval.evaluators.model.rubric import (
     SYSTEM_PROMPT,
     RubricCriterion,
+    ask_judge,
     default_prompt,
     read_scores,
     reply_format_text,
@@ -33,9 +34,7 @@ from agenteval.evaluators.model.rubric import (
     show,
 )
 from agenteval.paths import MISSING
-from agenteval.usage import combine_usage
 
-RAW_REPLY_CHARS = 500
 
 
 class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRef):
@@ -72,8 +71,6 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
         return self
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
-        from agenteval.endpoints.chat import chat_body, complete
-        from agenteval.endpoints.client import EndpointError, excerpt
         from agenteval.endpoints.settings import merged_settings
         from agenteval.endpoints.templates import TemplateError
 
@@ -89,32 +86,14 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
             return self.error_result(str(exc))
         if settings.temperature is None:
             settings = settings.model_copy(update={"temperature": 0.0})
-        cache = True if settings.cache is None else settings.cache
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
         schema = response_format(self.criteria) if self.structured_output else None
-        usage: dict[str, Any] | None = None
-        try:
-            usable = lambda chat: read_scores(chat.content, self.criteria)[1] is None  # noqa: E731 - only such a reply is cached
-            for attempt in range(2):
-                body = chat_body(settings, messages, response_format=schema)
-                reply = complete(ctx.endpoints, settings, body, cache=cache, usable=usable)
-                usage = combine_usage(usage, reply.usage)
-                scores, problem = read_scores(reply.content, self.criteria)
-                if problem is None:
-                    return self._scored(scores, usage, reply.model)
-                if attempt == 0:
-                    messages = [
-                        *messages,
-                        {"role": "assistant", "content": reply.content or ""},
-                        {"role": "user", "content": f"That reply could not be used: {problem}. {reply_format_text(self.criteria)}"},
-                    ]
-        except EndpointError as exc:
-            return self.error_result(f"llm_judge: {exc}", details={"usage": usage} if usage else None)
-        raw = excerpt(reply.content or "", RAW_REPLY_CHARS)
-        return self.error_result(
-            f"llm_judge: the reply could not be read after a retry ({problem}): {raw!r}",
-            details={"raw_reply": raw, "usage": usage},
-        )
+        asked = ask_judge(ctx.endpoints, settings, messages, schema, lambda content: read_scores(content, self.criteria),
+                          reply_format_text(self.criteria), "llm_judge")
+        if len(asked) == 2:
+            return self.error_result(asked[0], details=asked[1])
+        scores, usage, model = asked
+        return self._scored(scores, usage, model)
 
     def _prompt(self, ctx: EvalContext, candidate: Any, reference: Any) -> str:
         from agenteval.endpoints.templates import compile_template, render

@@ -175,3 +175,40 @@ def read_scores(reply: str | None, criteria: list[RubricCriterion]) -> tuple[dic
             "weight": criterion.weight, "scale": describe(criterion.scale),
         }
     return scores, None
+
+
+def ask_judge(
+    endpoints: Any, settings: Any, messages: list[dict[str, Any]], schema: dict[str, Any] | None, read: Any,
+    reply_text: str, label: str,
+) -> tuple[Any, dict[str, Any] | None, Any] | tuple[str, dict[str, Any] | None]:
+    """Ask a model judge: one request, asked once more (the unusable reply and why, then `reply_text`)
+    when `read(content)` gives a problem; only a readable reply is cached. (what `read` found,
+    usage, model), or (the error message, its details) after the retry or an endpoint failure."""
+    from agenteval.endpoints.chat import chat_body, complete
+    from agenteval.endpoints.client import EndpointError, excerpt
+    from agenteval.usage import combine_usage
+
+    cache = True if settings.cache is None else settings.cache
+    usage: dict[str, Any] | None = None
+    try:
+        usable = lambda chat: read(chat.content)[1] is None  # noqa: E731 - only such a reply is cached
+        for attempt in range(2):
+            body = chat_body(settings, messages, response_format=schema)
+            reply = complete(endpoints, settings, body, cache=cache, usable=usable)
+            usage = combine_usage(usage, reply.usage)
+            found, problem = read(reply.content)
+            if problem is None:
+                return found, usage, reply.model
+            if attempt == 0:
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply.content or ""},
+                    {"role": "user", "content": f"That reply could not be used: {problem}. {reply_text}"},
+                ]
+    except EndpointError as exc:
+        return f"{label}: {exc}", {"usage": usage} if usage else None
+    raw = excerpt(reply.content or "", RAW_REPLY_CHARS)
+    return f"{label}: the reply could not be read after a retry ({problem}): {raw!r}", {"raw_reply": raw, "usage": usage}
+
+
+RAW_REPLY_CHARS = 500  # of an unusable judge reply, kept in the result
