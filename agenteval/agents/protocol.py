@@ -48,3 +48,21 @@ class ModelStep(Protocol):
     """A target that can take one step of a conversation (see the module docstring)."""
 
     def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: Any) -> StepReply: ...
+
+
+@dataclass(slots=True)
+class EmbedReply:
+    """Embeddings of several texts, in their order; `error` is set (and `vectors` empty) when no
+    usable reply came back after the endpoint's retries."""
+
+    vectors: list[list[float]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)  # agenteval.usage record, as StepReply's
+    model: str | None = None
+    error: str | None = None
+
+
+@runtime_checkable
+class ModelEmbed(Protocol):
+    """A model target whose vendor offers embeddings (`semantic_similarity` uses it by name)."""
+
+    def embed(self, texts: list[str], run: Any) -> EmbedReply: ...
