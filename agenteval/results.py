@@ -32,6 +32,10 @@ of targets) count in the totals only, and `cells_not_kept` says how many results
 MAX_PAIRED_CELLS = 32
 """Cells the paired comparisons cover: past this many the pairing's memory and time (pairs grow
 with the square of the cells) are not spent, and `comparisons_skipped` says why."""
+MAX_PAIRED_METRICS = 16
+"""Metrics (evaluator scores and criteria, in the order first seen) a comparison of cells covers
+metric by metric: two numbers per case, cell and metric are kept for them; the values of further
+metrics are counted in `metrics_not_compared`."""
 
 
 @dataclass(slots=True)
@@ -451,34 +455,8 @@ class _EvaluatorStats:
 
     def add_criteria(self, details: dict[str, Any]) -> None:
         """Aggregate `details.criteria` (llm_judge: {name: {score, ...}}) and `details.children`
-        (composite: [{name, score, verdict, details}], nested ones as `parent.child`).
-        Runs once per judged case: the loops stay inline (a few hundred ns per criterion)."""
-        found_scores: list[tuple[str, float, str]] = []
-        stack: list[tuple[str, dict[str, Any], int]] = [("", details, 0)]
-        while stack:
-            prefix, found, depth = stack.pop()
-            criteria = found.get("criteria")
-            if type(criteria) is dict:
-                for name, entry in criteria.items():
-                    score, verdict = (entry.get("score"), entry.get("verdict")) if type(entry) is dict else (entry, None)
-                    if _score(score):
-                        if verdict not in _VERDICTS:
-                            verdict = "pass" if score >= 1.0 else "fail" if score <= 0.0 else "partial"  # graded_verdict
-                        found_scores.append((name if not prefix and type(name) is str else f"{prefix}{name}", score, verdict))
-            children = found.get("children")
-            if type(children) is list:
-                for child in children:
-                    if type(child) is not dict:
-                        continue
-                    name, score, verdict = child.get("name"), child.get("score"), child.get("verdict")
-                    if type(name) is not str or verdict not in _VERDICTS or not _score(score):
-                        continue
-                    if prefix:
-                        name = prefix + name
-                    found_scores.append((name, score, verdict))
-                    inner = child.get("details")
-                    if type(inner) is dict and depth < CRITERIA_DEPTH:
-                        stack.append((name + ".", inner, depth + 1))
+        (composite: [{name, score, verdict, details}], nested ones as `parent.child`)."""
+        found_scores = criterion_scores(details)
         criteria = self.criteria
         if criteria is None:
             criteria = self.criteria = {}
@@ -505,6 +483,64 @@ class _EvaluatorStats:
         if self.criteria_dropped:
             out["criteria_dropped"] = self.criteria_dropped
         return out
+
+
+def criterion_scores(details: dict[str, Any]) -> list[tuple[str, float, str]]:
+    """(name, score, verdict) of each criterion in an evaluator's details: `details.criteria`
+    (llm_judge: {name: {score, ...}}; retrieval: a metric each) and `details.children` (composite:
+    [{name, score, verdict, details}], nested ones as `parent.child`). Runs once per judged case:
+    the loops stay inline (a few hundred ns per criterion)."""
+    found_scores: list[tuple[str, float, str]] = []
+    stack: list[tuple[str, dict[str, Any], int]] = [("", details, 0)]
+    while stack:
+        prefix, found, depth = stack.pop()
+        criteria = found.get("criteria")
+        if type(criteria) is dict:
+            for name, entry in criteria.items():
+                score, verdict = (entry.get("score"), entry.get("verdict")) if type(entry) is dict else (entry, None)
+                if _score(score):
+                    if verdict not in _VERDICTS:
+                        verdict = "pass" if score >= 1.0 else "fail" if score <= 0.0 else "partial"  # graded_verdict
+                    found_scores.append((name if not prefix and type(name) is str else f"{prefix}{name}", score, verdict))
+        children = found.get("children")
+        if type(children) is list:
+            for child in children:
+                if type(child) is not dict:
+                    continue
+                name, score, verdict = child.get("name"), child.get("score"), child.get("verdict")
+                if type(name) is not str or verdict not in _VERDICTS or not _score(score):
+                    continue
+                if prefix:
+                    name = prefix + name
+                found_scores.append((name, score, verdict))
+                inner = child.get("details")
+                if type(inner) is dict and depth < CRITERIA_DEPTH:
+                    stack.append((name + ".", inner, depth + 1))
+    return found_scores
+
+
+def metric_values(result: CaseResult) -> list[tuple[str, float, bool]]:
+    """(name, value, is a criterion) of each metric a case measured, as cells are compared metric by
+    metric: each evaluator's score (named as the evaluator) and each of its criteria (`NAME: criterion`,
+    a retrieval metric or a judge's criterion). An evaluator that errored measured nothing."""
+    found: list[tuple[str, float, bool]] = []
+    for evaluator in result.evaluator_results:
+        if evaluator.verdict == "error":
+            continue
+        if _score(evaluator.score):
+            found.append((evaluator.name, evaluator.score, False))
+        details = evaluator.details
+        if details and ("criteria" in details or "children" in details):
+            found += [(f"{evaluator.name}: {name}", score, True) for name, score, _ in criterion_scores(details)]
+    return found
+
+
+def compared_metric_names(metrics: dict[str, bool]) -> list[str]:
+    """The metrics (name -> is a criterion, first seen first) a comparison reports: none when the only
+    one is a single evaluator's score, which is the case's score and compared already."""
+    if len(metrics) == 1 and not next(iter(metrics.values())):
+        return []
+    return list(metrics)
 
 
 CRITERIA_KEPT = 100
@@ -543,6 +579,12 @@ class Summary:
         self._in_cell = False  # this summary is one cell's: it counts, and keeps no cells of its own
         self._pairs: dict[str, array[float]] | None = {}  # None once there are too many cells to pair
         self._not_kept = 0  # results of cells past MAX_CELLS
+        # Per metric (evaluator score or criterion), case and cell: [sum, count], at a slot given to
+        # each (metric, cell) when first seen, so a row holds only the metrics its cells produced.
+        self._metrics: dict[str, bool] = {}  # name -> is a criterion (in the order first seen)
+        self._metric_slots: dict[tuple[str, int], int] = {}
+        self._metric_rows: dict[str, array[float]] = {}
+        self._metrics_not_compared = 0
         for names in cells:  # the suite's cells, under the same caps as cells first seen in results
             self._keep(names)
         self._declared = len(self.cells)  # cells given in order; others are shown sorted by name (`ordered_cells`)
@@ -627,6 +669,25 @@ class Summary:
         row[3 * column] += 1
         row[3 * column + 1] += result.verdict == "pass"
         row[3 * column + 2] += result.score
+        for name, value, criterion in metric_values(result):
+            self._pair_metric(result.case_id, column, name, value, criterion)
+
+    def _pair_metric(self, case_id: str, column: int, name: str, value: float, criterion: bool) -> None:
+        if name not in self._metrics:
+            if len(self._metrics) >= MAX_PAIRED_METRICS:
+                self._metrics_not_compared += 1
+                return
+            self._metrics[name] = criterion
+        slot = self._metric_slots.get((name, column))
+        if slot is None:
+            slot = self._metric_slots[(name, column)] = len(self._metric_slots)
+        row = self._metric_rows.get(case_id)
+        if row is None:
+            row = self._metric_rows[case_id] = array("d")
+        if len(row) <= 2 * slot:
+            row.extend([0.0] * (2 * slot + 2 - len(row)))
+        row[2 * slot] += value
+        row[2 * slot + 1] += 1
 
     def _add_evaluator(self, evaluator: EvaluatorResult) -> None:
         stats = self.evaluators.get(evaluator.name)
@@ -807,8 +868,39 @@ class Summary:
             if errored:
                 out.append(errored_comparison(cell_label(*names[i]), cell_label(*names[j]), len(passed_a), errored))
                 continue
-            out.append(compare_cells(
+            found = compare_cells(
                 cell_label(*names[i]), cell_label(*names[j]), passed_a, passed_b, scores_a, scores_b, repeated=repeated,
-            ))
+            )
+            metrics = self._compared_metrics(i_column, j_column)
+            if metrics:
+                found["metrics"] = metrics
+                if self._metrics_not_compared:
+                    found["metrics_not_compared"] = self._metrics_not_compared
+            out.append(found)
+        return out
+
+    def _compared_metrics(self, column_a: int, column_b: int) -> list[dict[str, Any]]:
+        """Each metric both cells have, compared over the cases where both have it (by case id);
+        none when the only metric is one evaluator's score (see compared_metric_names)."""
+        from agenteval.statistics import compare_metric
+
+        if not compared_metric_names(self._metrics):
+            return []
+        out = []
+        case_ids = sorted(self._metric_rows)
+        for name in self._metrics:
+            slot_a, slot_b = self._metric_slots.get((name, column_a)), self._metric_slots.get((name, column_b))
+            if slot_a is None or slot_b is None:
+                continue
+            a_values: list[float] = []
+            b_values: list[float] = []
+            for case_id in case_ids:
+                row = self._metric_rows[case_id]
+                if len(row) <= 2 * max(slot_a, slot_b) or not row[2 * slot_a + 1] or not row[2 * slot_b + 1]:
+                    continue
+                a_values.append(row[2 * slot_a] / row[2 * slot_a + 1])
+                b_values.append(row[2 * slot_b] / row[2 * slot_b + 1])
+            if a_values:
+                out.append(compare_metric(name, a_values, b_values))
         return out
 

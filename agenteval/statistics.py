@@ -14,6 +14,8 @@ measured, and pairing removes it. The figures:
   Carlo (seeded) or, for thousands of cases, the normal limit. On pass/fail it is McNemar's test.
 - `pass_at_k` / `pass_hat_k`: from n tries of a case with c passes, the chance that at least one,
   or all, of k tries drawn without replacement pass (the unbiased estimators).
+- `compare_metric`: one metric of two cells (an evaluator's score, a retrieval metric, a judge's
+  criterion): its difference, interval and sign-flip p-value, as compare_cells gives the mean score's.
 - `compare_cells`: all of it for one pair of cells, in the `comparisons` shape of the summary,
   with one sentence saying it in words. A difference is called real by a test (McNemar's, or the
   sign-flip test) at p < 0.05, never by the bootstrap interval alone: with a few dozen cases a
@@ -241,6 +243,22 @@ def compare_cells(
         "mcnemar": mcnemar,
         "significant": (pass_p < ALPHA or score_p < ALPHA) and n >= 2,
         "text": text,
+    }
+
+
+def compare_metric(name: str, a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> dict[str, Any]:
+    """One metric (an evaluator's score, a criterion such as a retrieval metric) of cell b against
+    baseline a, over the cases where both have it (aligned by index): the means, the difference
+    with its bootstrap interval, and the sign-flip test's p-value, as `mean_score` in compare_cells."""
+    left, right = _paired(a, b, "a", "b")
+    n = len(left)
+    interval = _interval(right - left, _mean_difference(left, right), RESAMPLES, CONFIDENCE, SEED)
+    p = sign_flip_p(right - left)
+    significant = p < ALPHA and n >= 2 and interval.low is not None
+    said = _said("mean score", interval, "sign-flip p", p).removeprefix("mean score ")
+    return {
+        "name": name, "n": n, **_figures(left, right, interval), "p_value": p, "significant": significant,
+        "text": f"{name} {said}" + ("" if significant else ", not significant"),
     }
 
 

@@ -111,8 +111,20 @@ def comparison_lines(summary: dict[str, Any]) -> list[tuple[str, bool]]:
     found = summary.get("comparisons") if cells(summary) else None
     if not isinstance(found, list):
         return []
-    items = [(str(item.get("text", "")), bool(item.get("significant"))) for item in found if isinstance(item, dict)]
-    return [item for item in items if item[1]] + [item for item in items if not item[1]]
+    groups = [comparison_group(item) for item in found if isinstance(item, dict)]
+    return [line for group in groups if group[0][1] for line in group] + [line for group in groups if not group[0][1] for line in group]
+
+
+def comparison_group(item: dict[str, Any]) -> list[tuple[str, bool]]:
+    """A comparison's line, then one indented line per metric whose difference is significant and
+    one naming the metrics without a detectable difference."""
+    lines = [(str(item.get("text", "")), bool(item.get("significant")))]
+    metrics = [metric for metric in item.get("metrics") or () if isinstance(metric, dict)]
+    lines += [(f"  {metric.get('text', '')}", True) for metric in metrics if metric.get("significant")]
+    quiet = [str(metric.get("name", "")) for metric in metrics if not metric.get("significant")]
+    if quiet:
+        lines.append((f"  no detectable difference in {', '.join(quiet)}", False))
+    return lines
 
 
 def gate_lines(summary: dict[str, Any]) -> list[str]:

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.paths import MISSING
+from agenteval.reports.cell_table import comparison_group
 from agenteval.reports.failures import answer_line, criteria_lines, field_rows, miss_path, show_value
 from agenteval.reports.inputs import ResultInputs
 from agenteval.reports.numbers import num, pct, points, signed
 from agenteval.reports.outputs import ReportError, stdout_reader_may_leave
 from agenteval.cells import cell_label
 from agenteval.metrics import ratio
-from agenteval.results import CaseResult, Summary
+from agenteval.results import MAX_PAIRED_METRICS, CaseResult, Summary, compared_metric_names, metric_values
 from agenteval.stores import StoredRun
 
 SCORE_EPSILON = 1e-9  # float noise, not a change
@@ -142,14 +143,15 @@ Key = tuple[str, str | None, str | None, int]  # case id, target, prompt, repeti
 
 @dataclass
 class _Side:
-    """One side of a comparison, read once: its summary and each result's (verdict, score) by key."""
+    """One side of a comparison, read once: its summary and each result's (verdict, score, metric values) by key."""
 
     label: str  # BASE or NEW
     path: Path | StoredRun
     inputs: ResultInputs
     summary: Summary
     suite: str
-    rows: dict[Key, tuple[str, float]]
+    rows: dict[Key, tuple[str, float, tuple[tuple[str, float], ...]]]  # verdict, score, metric values (agenteval.results.metric_values)
+    metrics: dict[str, bool]  # metric names first seen first (at most MAX_PAIRED_METRICS) -> is a criterion
     cells: dict[tuple[str | None, str | None], int]  # every cell of the file, chosen or not: results in it
     cell: str | None = None  # the `--cells` label chosen
 
@@ -163,7 +165,8 @@ class _Side:
 def _read_side(path: Path | StoredRun, label: str, cell: str | None) -> _Side:
     inputs = ResultInputs([path], repetitions=True)
     summary = Summary(cells=inputs.cell_order() if cell is None else ())  # the suite's order, as the run printed it
-    rows: dict[Key, tuple[str, float]] = {}
+    rows: dict[Key, tuple[str, float, tuple[tuple[str, float], ...]]] = {}
+    metrics: dict[str, bool] = {}
     cells: dict[tuple[str | None, str | None], int] = {}
     for result in inputs:
         names = (result.target, result.prompt)
@@ -171,13 +174,19 @@ def _read_side(path: Path | StoredRun, label: str, cell: str | None) -> _Side:
         if cell is not None and cell_label(*names) != cell:
             continue
         summary.add(result)
-        rows[(result.case_id, result.target, result.prompt, result.repetition)] = (result.verdict, result.score)
+        kept = []
+        for name, value, criterion in metric_values(result):
+            if name not in metrics and len(metrics) < MAX_PAIRED_METRICS:
+                metrics[name] = criterion
+            if name in metrics:
+                kept.append((name, value))
+        rows[(result.case_id, result.target, result.prompt, result.repetition)] = (result.verdict, result.score, tuple(kept))
     suite = _one_suite(inputs, label, path)
     if cell is not None and not summary.total:
         labels = [cell_label(*names) for names in cells]
         known = ", ".join(repr(name) for name in labels) if any(labels) else "none: its results name no target or prompt"
         raise ReportError(f"{label} {path} has no cell {cell!r} (its cells: {known})")
-    return _Side(label, path, inputs, summary, suite, rows, cells, cell)
+    return _Side(label, path, inputs, summary, suite, rows, metrics, cells, cell)
 
 
 def _cells_text(side: _Side) -> str:
@@ -187,7 +196,7 @@ def _cells_text(side: _Side) -> str:
 
 def compare_files(base_path: Path | StoredRun, new_path: Path | StoredRun | None = None, cells: tuple[str, str] | None = None) -> Comparison:
     """BASE against NEW, or (`cells`, NEW None) two cells of one run, or (`cells` and NEW) a cell of
-    BASE against a cell of NEW. Each side keeps (verdict, score) per case and its summary; results
+    BASE against a cell of NEW. Each side keeps (verdict, score, metric values) per case and its summary; results
     are read again only for the cases that regressed."""
     if new_path is None and cells is None:
         raise ReportError("give NEW, or --cells A B to compare two cells of one run")
@@ -219,7 +228,7 @@ def compare_files(base_path: Path | StoredRun, new_path: Path | StoredRun | None
     outcome = Comparison(base.suite, {}, {}, new_suite=new.suite if new.suite != base.suite else None, cells=cells, by_cell=by_cell)
     before = dict(base.rows)
     regressed: set[Key] = set()
-    for key, (verdict, score) in new.rows.items():
+    for key, (verdict, score, _metrics) in new.rows.items():
         old = before.pop(key, None)
         where = {"repetition": key[3], "cell": key[1:3] if by_cell else None}
         if old is None:
@@ -235,7 +244,7 @@ def compare_files(base_path: Path | StoredRun, new_path: Path | StoredRun | None
     outcome.only_base = [
         CaseChange(key[0], verdict, None, score, None, "missing from NEW" if verdict == "pass" else None,
                    repetition=key[3], cell=key[1:3] if by_cell else None)
-        for key, (verdict, score) in before.items()
+        for key, (verdict, score, _metrics) in before.items()
     ]
     if regressed:
         key_of = _key_function(by_cell)
@@ -263,24 +272,31 @@ def _change_key(change: CaseChange) -> Key:
 def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by_cell: bool) -> list[dict[str, Any]]:
     """agenteval.statistics.compare_cells over the cases both sides finished: for `--cells` the two
     cells, between two matrix runs each cell against itself (in the run's cell order), else BASE
-    against NEW. Under `--repeat` a case's pass rate and mean score over its repetitions are what is
-    paired. Cases are taken in case id order, so the figures never depend on the order they finished in."""
-    from agenteval.statistics import compare_cells, errored_comparison
+    against NEW; and each metric both sides measured (`metrics`, compare_metric). Under `--repeat` a
+    case's pass rate, mean score and mean of each metric over its repetitions are what is paired.
+    Cases are taken in case id order, so the figures never depend on the order they finished in."""
+    from agenteval.statistics import compare_cells, compare_metric, errored_comparison
 
-    def per_case(rows: dict[Key, tuple[str, float]]) -> dict[tuple[str, str | None, str | None], list[float]]:
-        out: dict[tuple[str, str | None, str | None], list[float]] = {}
+    def per_case(rows: dict[Key, tuple[str, float, tuple[tuple[str, float], ...]]]) -> dict[tuple[str, str | None, str | None], _CaseFigures]:
+        out: dict[tuple[str, str | None, str | None], _CaseFigures] = {}
         for key in sorted(rows, key=_sort_key):
-            (case_id, target, prompt, _), (verdict, score) = key, rows[key]
-            entry = out.setdefault((case_id, target, prompt), [0.0, 0.0, 0.0, 0.0])
-            entry[0] += 1
-            entry[1] += verdict == "pass"
-            entry[2] += score
-            entry[3] += verdict == "error"
+            (case_id, target, prompt, _), (verdict, score, metrics) = key, rows[key]
+            entry = out.get((case_id, target, prompt))
+            if entry is None:
+                entry = out[(case_id, target, prompt)] = _CaseFigures()
+            entry.runs += 1
+            entry.passes += verdict == "pass"
+            entry.score += score
+            entry.errors += verdict == "error"
+            for name, value in metrics:
+                total = entry.metrics.setdefault(name, [0.0, 0])
+                total[0] += value
+                total[1] += 1
         return out
 
     a, b = per_case(base.rows), per_case(new.rows)
     repeated = any(key[3] for key in base.rows) or any(key[3] for key in new.rows)
-    groups: dict[tuple[str | None, str | None], list[tuple[list[float], list[float]]]] = {
+    groups: dict[tuple[str | None, str | None], list[tuple[_CaseFigures, _CaseFigures]]] = {
         names: [] for names in (*base.summary.ordered_cells(), *new.summary.ordered_cells())
     }
     for key, first in a.items():
@@ -293,22 +309,42 @@ def paired_statistics(base: _Side, new: _Side, cells: tuple[str, str] | None, by
         labels = {names: (f"base {cell_label(*names)}", f"new {cell_label(*names)}") for names in groups}
     else:
         labels = {(None, None): ("base", "new")}
+    names_compared = [name for name in compared_metric_names(base.metrics) if name in new.metrics]
     found = []
     for names, (label_a, label_b) in labels.items():
         pairs = groups.get(names, [])
         if not pairs:
             continue
-        errored = [label for label, side in ((label_a, 0), (label_b, 1)) if all(pair[side][3] == pair[side][0] for pair in pairs)]
+        errored = [label for label, side in ((label_a, 0), (label_b, 1)) if all(pair[side].errors == pair[side].runs for pair in pairs)]
         if errored:
             found.append(errored_comparison(label_a, label_b, len(pairs), errored))
             continue
-        found.append(compare_cells(
+        compared = compare_cells(
             label_a, label_b,
-            [x[1] / x[0] for x, _ in pairs], [y[1] / y[0] for _, y in pairs],
-            [x[2] / x[0] for x, _ in pairs], [y[2] / y[0] for _, y in pairs],
+            [x.passes / x.runs for x, _ in pairs], [y.passes / y.runs for _, y in pairs],
+            [x.score / x.runs for x, _ in pairs], [y.score / y.runs for _, y in pairs],
             repeated=repeated,
-        ))
+        )
+        metrics = []
+        for name in names_compared:
+            both = [(x.metrics[name], y.metrics[name]) for x, y in pairs if name in x.metrics and name in y.metrics]
+            if both:
+                metrics.append(compare_metric(name, [x[0] / x[1] for x, _ in both], [y[0] / y[1] for _, y in both]))
+        if metrics:
+            compared["metrics"] = metrics
+        found.append(compared)
     return found
+
+
+@dataclass(slots=True)
+class _CaseFigures:
+    """One case's figures on one side, summed over its repetitions: what the paired statistics pair."""
+
+    runs: int = 0
+    passes: int = 0
+    score: float = 0.0
+    errors: int = 0
+    metrics: dict[str, list[float]] = field(default_factory=dict)  # name -> [sum, count]
 
 
 def _sort_key(key: Key) -> tuple[str, str, str, int]:
@@ -595,7 +631,8 @@ def header_lines(comparison: Comparison) -> list[str]:
         f"{title(comparison)}: {_sides_text(comparison)}",
         f"pass rate {pct(base['pass_rate'])} → {pct(new['pass_rate'])} ({points(_delta(base['pass_rate'], new['pass_rate']))}), "
         f"mean score {num(base['mean_score'])} → {num(new['mean_score'])} ({signed(_delta(base['mean_score'], new['mean_score']))})",
-        *(f"paired: {row['text']}" for row in comparison.statistics),
+        *(f"paired: {text}" if not text.startswith("  ") else text
+          for row in comparison.statistics for text, _ in comparison_group(row)),
     ]
 
 

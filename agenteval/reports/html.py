@@ -451,7 +451,10 @@ def _cells_section(summary: dict[str, Any]) -> str:
     parts = ['<section id="cells"><h2>Cells</h2>', _table([header for header, _ in found.columns], found.rows)]
     comparisons = comparison_lines(summary)
     if comparisons:
-        items = "".join(f'<li class="{"significant" if significant else "noise"}">{escape(text)}</li>' for text, significant in comparisons)
+        items = "".join(
+            f'<li class="{"significant" if significant else "noise"}{" metric" if text.startswith("  ") else ""}">{escape(text.strip())}</li>'
+            for text, significant in comparisons
+        )
         parts.append(f'<h3>Comparisons</h3><ul id="comparisons">{items}</ul>')
     failed = gate_lines(summary)
     if failed:

@@ -130,7 +130,9 @@ def cells_markdown(summary: dict[str, Any]) -> list[str]:
     comparisons = comparison_lines(summary)
     if comparisons:
         lines += ["", "### Comparisons", ""]
-        lines += [f"- **{md(text)}**" if significant else f"- {md(text)}" for text, significant in comparisons]
+        for text, significant in comparisons:  # a metric's line is indented under its comparison: a nested item
+            indent, said = ("  ", text[2:]) if text.startswith("  ") else ("", text)
+            lines.append(f"{indent}- **{md(said)}**" if significant else f"{indent}- {md(said)}")
     failed = gate_lines(summary)
     if failed:
         lines += ["", "### Cells that failed the gate", "", *(f"- {md(line)}" for line in failed)]
