@@ -123,7 +123,7 @@ def _retrieval_matrix(folder):
 def test_a_matrix_run_prints_and_reports_each_metrics_comparison(tmp_path):
     suite = _retrieval_matrix(tmp_path)
     results = tmp_path / "r.jsonl"
-    ran = run_cli("run", suite, "-o", results, "--show-failures", "0", "--markdown", tmp_path / "r.md")
+    ran = run_cli("run", suite, "-o", results, "--show-failures", "0", "--markdown", tmp_path / "r.md", "--html", tmp_path / "r.html")
     said = json.loads((tmp_path / "r.summary.json").read_text())
     comparison = said["comparisons"][0]
     assert (comparison["a"], comparison["b"]) == ("bm25", "dense")
@@ -139,6 +139,8 @@ def test_a_matrix_run_prints_and_reports_each_metrics_comparison(tmp_path):
     assert "  " + precision["text"] in ran.stdout.splitlines()  # indented under its comparison
     markdown = (tmp_path / "r.md").read_text().splitlines()
     assert "  - **retrieval: precision@1 +0.750 (95% CI +0.562 to +0.938), sign-flip p \\< 0.001**" in markdown  # a nested item
+    html = (tmp_path / "r.html").read_text()
+    assert '<li class="significant metric">retrieval: precision@1 +0.750 (95% CI +0.562 to +0.938), sign-flip p &lt; 0.001</li>' in html
     reported = json.loads(run_cli("report", results, "--json").stdout)
     assert reported["comparisons"] == said["comparisons"]  # the same figures from the results alone
 
