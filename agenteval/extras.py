@@ -5,7 +5,8 @@ better-profanity (offline sentiment lexicons and the default toxicity word list)
 SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP exporter (--otel).
 `ray`: Ray (--executor ray). `view`: Starlette and Uvicorn (`agenteval view`). `mcp`: the MCP
 Python SDK (tools from MCP servers, the `mcp` target). `pandas`: pandas (a run's results as a
-DataFrame). `all`: every one of them.
+DataFrame). `bedrock`: botocore (the `bedrock` target's AWS credentials and SigV4 signing).
+`azure`: azure-identity (the `azure_openai` target's `entra_id: true`). `all`: every one of them.
 
 A suite whose evaluators need a package that is not installed is refused when it loads (`validate`
 and `run` exit 2), naming the evaluator and the `pip install` that fixes it: such a suite would
@@ -34,6 +35,8 @@ PACKAGES = {
     "uvicorn": ("uvicorn", "view"),
     "mcp": ("mcp", "mcp"),
     "pandas": ("pandas", "pandas"),
+    "botocore": ("botocore", "bedrock"),
+    "azure": ("azure-identity", "azure"),
 }
 
 

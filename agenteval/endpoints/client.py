@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from agenteval.endpoints.cache import ResponseCache, request_key
@@ -60,6 +60,24 @@ class EndpointError(Exception):
 
 class _Retryable(Exception):
     """An attempt that failed in a way another attempt may not (a timeout, a dropped connection)."""
+
+
+class RequestAuth(Protocol):
+    """Credentials an API computes per attempt over the exact bytes sent (AWS SigV4, a refreshed
+    Entra ID token), for the vendor modules' requests; read only when a request is sent, never for
+    a cached reply."""
+
+    def headers(self, method: str, url: str, content: bytes) -> dict[str, str]:
+        """The headers to add to this attempt; raises EndpointError when there are no credentials."""
+        ...
+
+    def secrets(self) -> list[str]:
+        """The credential values read so far, to redact from every message and reply."""
+        ...
+
+
+# Whether an error reply may succeed when sent again: (status, body, response headers) -> bool.
+RetryRule = Callable[[int, bytes, Mapping[str, str]], bool]
 
 
 @dataclass(slots=True)
@@ -253,6 +271,11 @@ class Endpoints:
         self._watchdog = _Watchdog()
         self._closed = False
 
+    @property
+    def environ(self) -> Mapping[str, str]:
+        """The run's environment: what `${NAME}` and credentials are read from."""
+        return self._env()
+
     def url(self, settings: Connection, path: str = "") -> str:
         """`base_url` (environment references resolved) joined with `path`."""
         base = self.resolve(settings.base_url or "")
@@ -293,13 +316,17 @@ class Endpoints:
         check: Callable[[Any], None] | None = None,
         keep: bool = True,
         fresh: bool = False,
+        auth: RequestAuth | None = None,
+        retryable: RetryRule | None = None,
     ) -> Reply:
         """One request with retries. Raises EndpointError (after the retries, for retryable failures).
 
         With `cache`, a stored reply is returned instead of sending; a fresh reply is stored when
         `keep` (else the caller stores it with `keep(reply)` once it has found it usable). `check`
         raises EndpointError for data that is unusable: such a reply is never stored, and a stored
-        one that fails it (written by an older version) is fetched again, as every one is when `fresh`."""
+        one that fails it (written by an older version) is fetched again, as every one is when `fresh`.
+        `auth` signs each attempt (its credentials are read only when a request is sent); `retryable`
+        is a vendor's own rule for which error replies to retry (default: RETRY_STATUSES)."""
         identity = {"method": method, "json": body, "params": params}
         key = request_key(url, identity, variant) if cache else None
         secrets = self.secrets(settings)
@@ -312,7 +339,7 @@ class Endpoints:
             if problem:
                 raise EndpointError(f"{method} {url}: {problem}")
             headers = self._headers(settings)
-            reply = self._send(settings, method, url, body, params, headers, json_reply)
+            reply = self._send(settings, method, url, body, params, headers, json_reply, auth, retryable, secrets)
             reply.data = redact_reply(reply.data, secrets)  # where every reply enters: before any reader or the cache
             reply.key = key
             if check is not None:
@@ -379,7 +406,8 @@ class Endpoints:
 
     def _send(
         self, settings: Transport, method: str, url: str, body: Any, params: dict[str, str] | None,
-        headers: dict[str, str], json_reply: bool,
+        headers: dict[str, str], json_reply: bool, auth: RequestAuth | None = None, retryable: RetryRule | None = None,
+        secrets: list[str] | None = None,
     ) -> Reply:
         client = self._http(url)
         gate = self._gate(settings, url)
@@ -390,7 +418,7 @@ class Endpoints:
             with gate.slot():
                 started = time.perf_counter()
                 try:
-                    status, content, retry_header = self._attempt(client, settings, method, url, body, params, headers)
+                    status, content, reply_headers = self._attempt(client, settings, method, url, body, params, headers, auth, secrets)
                 except _Retryable as exc:
                     status, problem = 0, str(exc)
                 latency_ms = (time.perf_counter() - started) * 1000
@@ -406,10 +434,10 @@ class Endpoints:
                         return Reply(status, data, latency_ms, attempts=attempt + 1)
                 else:
                     problem = f"HTTP {status}: {excerpt(content)!r}"
-                    if status not in RETRY_STATUSES:
+                    if not (retryable(status, content, reply_headers) if retryable is not None else status in RETRY_STATUSES):
                         raise EndpointError(f"{method} {url}: {problem}")
                     if status in (429, 503):
-                        retry_after = parse_retry_after(retry_header)
+                        retry_after = parse_retry_after(reply_headers.get("retry-after"))
                         if retry_after is not None:
                             gate.hold(retry_after)
             if attempt + 1 < attempts:
@@ -419,9 +447,9 @@ class Endpoints:
 
     def _attempt(
         self, client: httpx.Client, settings: Transport, method: str, url: str, body: Any,
-        params: dict[str, str] | None, headers: dict[str, str],
-    ) -> tuple[int, bytes, str | None]:
-        """(status, body, Retry-After) of one attempt, the body read whole within the attempt's
+        params: dict[str, str] | None, headers: dict[str, str], auth: RequestAuth | None = None, secrets: list[str] | None = None,
+    ) -> tuple[int, bytes, Mapping[str, str]]:
+        """(status, body, response headers) of one attempt, the body read whole within the attempt's
         deadline and size limit. Raises _Retryable, or EndpointError for what a retry cannot mend."""
         import httpx
 
@@ -429,7 +457,18 @@ class Endpoints:
         limit = int(settings.max_response_mb * MIB)
         watch = None
         try:
-            request = client.build_request(method, url, json=body, params=params, headers=headers, timeout=settings.timeout)
+            if auth is None:
+                request = client.build_request(method, url, json=body, params=params, headers=headers, timeout=settings.timeout)
+            else:  # signed over the exact bytes and URL sent, afresh for each attempt
+                content = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+                request = client.build_request(method, url, content=content, params=params, timeout=settings.timeout)
+                signed = auth.headers(method, str(request.url), content)
+                if secrets is not None:
+                    secrets.extend(secret for secret in auth.secrets() if secret not in secrets)
+                request = client.build_request(
+                    method, request.url, content=content, timeout=settings.timeout,
+                    headers={**headers, "Content-Type": "application/json", **signed},
+                )
             response = client.send(request, stream=True)
             try:
                 if time.monotonic() > deadline:  # connected, then the headers came, but too late
@@ -448,7 +487,7 @@ class Endpoints:
                         raise _Retryable(_timed_out(settings))
                 if watch.fired:  # a body without a length ends when its connection is closed
                     raise _Retryable(_timed_out(settings))
-                return response.status_code, b"".join(chunks), response.headers.get("retry-after")
+                return response.status_code, b"".join(chunks), response.headers
             finally:
                 if watch is not None:
                     watch.cancel()

@@ -7,7 +7,9 @@ from typing import Annotated
 from pydantic import Field
 
 from agenteval.targets.anthropic import AnthropicTarget
+from agenteval.targets.azure_openai import AzureOpenAITarget
 from agenteval.targets.base import Answer, TargetRun
+from agenteval.targets.bedrock import BedrockTarget
 from agenteval.targets.command import CommandTarget
 from agenteval.targets.http import HttpTarget
 from agenteval.targets.mcp import McpTarget
@@ -17,11 +19,12 @@ from agenteval.targets.recorded import RecordedTarget
 from agenteval.targets.traces import TracesTarget
 
 TargetSpec = Annotated[
-    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | HttpTarget | PythonTarget | TracesTarget | McpTarget,
+    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | BedrockTarget | AzureOpenAITarget | HttpTarget | PythonTarget
+    | TracesTarget | McpTarget,
     Field(discriminator="type"),
 ]
 
 __all__ = [
-    "AnthropicTarget", "Answer", "CommandTarget", "HttpTarget", "McpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget",
+    "AnthropicTarget", "Answer", "AzureOpenAITarget", "BedrockTarget", "CommandTarget", "HttpTarget", "McpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget",
     "TargetRun", "TargetSpec", "TracesTarget",
 ]
