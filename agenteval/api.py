@@ -678,6 +678,9 @@ class SuiteRun(_ReadableRun):
             self._endpoints = open_endpoints(self.loaded, self.settings, self._processes.environ)
         except CacheError as exc:
             raise RunError(str(exc)) from None
+        problem = _missing_credentials(self.loaded, self._endpoints)
+        if problem is not None:
+            raise RunError(problem)
         done, chosen = self._done, {cell.names for cell in self.loaded.cells}
         cases = self.loaded.iter_cases()  # the selected ones (without --resume: each of them)
         if done:
@@ -896,6 +899,26 @@ def _has_limits(loaded: LoadedSuite) -> bool:
 def failed_limits(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The run-wide limits the summary says were not met."""
     return [check for check in summary.get("suite_limits", []) if not check["passed"]]
+
+
+def _missing_credentials(loaded: LoadedSuite, endpoints: Any) -> str | None:
+    """`target: what to set` of the first model target that could not authorise a request, when the
+    run cannot replay it from the response cache (no cache file yet, --no-cache, --refresh-cache, or
+    a target that is not cached): one line before any case, instead of the same error on each. A
+    run that may replay goes on, and a request the cache lacks is its case's error naming the same."""
+    cache = getattr(endpoints, "cache", None)
+    replayable = cache is not None and not endpoints.refresh and cache.path.exists()
+    for name, target in loaded.suite.named_targets():
+        check = getattr(target, "credentials_problem", None)
+        if check is None:
+            continue
+        cached = target.cache if target.cache is not None else target.temperature == 0  # type: ignore[union-attr]
+        if replayable and cached:
+            continue
+        problem = check(endpoints.environ)
+        if problem is not None:
+            return f"{'target' if name is None else f'targets.{name}'}: {problem}"
+    return None
 
 
 # -- the pieces `run_suite` is made of (RunSettings, make_runner, open_endpoints: agenteval.runs,
