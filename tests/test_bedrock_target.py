@@ -252,3 +252,14 @@ def test_a_seed_is_refused_at_load(tmp_path, server):
     write(tmp_path, "s.yaml", suite_text(server, "  seed: 7"))
     done, _ = run(tmp_path)
     assert done.returncode == 2 and "the Converse API has no `seed`" in done.stderr
+
+
+def test_the_aws_endpoint_variable_routes_requests_and_the_cache_knows_them_by_region_and_model(server, tmp_path):
+    suite = suite_text(server, "  temperature: 0").replace(f'  base_url: "{server.url}"\n', "")
+    write(tmp_path, "s.yaml", suite)
+    done, lines = run(tmp_path, env={**ENV, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": server.url})
+    assert done.returncode == 1, done.stderr
+    assert len(server.received) == 2 and server.problems == []
+    again, replayed = run(tmp_path, env={**NO_AWS, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": "http://127.0.0.1:9"})  # nothing listens there
+    assert again.returncode == 1, again.stderr
+    assert replayed["a"]["usage"]["cached"] is True and replayed["a"]["output"]["content"] == lines["a"]["output"]["content"]

@@ -133,7 +133,7 @@ def test_semantic_similarity_without_expected_is_a_miss_and_asks_no_server():
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
-RUNTIME_EXTRAS = ("geometry", "text", "store", "otel", "ray", "javascript", "view", "mcp", "pandas")
+RUNTIME_EXTRAS = ("geometry", "text", "store", "otel", "ray", "javascript", "view", "mcp", "pandas", "bedrock", "azure")
 # The top-level modules each runtime extra installs, as `import` names them.
 EXTRA_MODULES = {
     "geometry": ("shapely", "scipy"),
@@ -145,6 +145,8 @@ EXTRA_MODULES = {
     "view": ("starlette", "uvicorn"),
     "mcp": ("mcp",),
     "pandas": ("pandas",),
+    "bedrock": ("botocore",),
+    "azure": ("azure.identity",),
 }
 # Run at interpreter start (a sitecustomize on PYTHONPATH): a None in sys.modules is Python's own
 # mark of a module that cannot be imported, so `import shapely` raises ModuleNotFoundError and
@@ -208,6 +210,22 @@ def test_an_mcp_server_without_the_mcp_extra_is_refused_at_load_naming_the_insta
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.splitlines()[0] == (
         f"{suite}:2: target: MCP servers need the MCP Python SDK, which is not installed: pip install 'agenteval[mcp]'")
+    assert without(tmp_path, "validate", suite, missing=()).returncode == 0
+
+
+@pytest.mark.parametrize(("target", "expected"), [
+    ("{type: bedrock, model: amazon.nova-lite-v1:0, region: us-east-1}",
+     "target: the bedrock target needs botocore, which is not installed: pip install 'agenteval[bedrock]'"),
+    ("{type: azure_openai, resource: contoso, deployment: gpt, entra_id: true}",
+     "target: entra_id: true needs azure-identity, which is not installed: pip install 'agenteval[azure]'"),
+], ids=["bedrock", "azure"])
+def test_a_vendor_target_without_its_extra_is_refused_at_load_naming_the_install(tmp_path, target, expected):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"name: t\ntarget: {target}\nevaluators: [{{type: contains, reference: x}}]\ncases: [{{id: a, input: hi}}]\n")
+    extra = "bedrock" if "bedrock" in target else "azure"
+    done = without(tmp_path, "validate", suite, missing=EXTRA_MODULES[extra])
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[0] == f"{suite}:2: {expected}"
     assert without(tmp_path, "validate", suite, missing=()).returncode == 0
 
 

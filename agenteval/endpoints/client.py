@@ -318,6 +318,7 @@ class Endpoints:
         fresh: bool = False,
         auth: RequestAuth | None = None,
         retryable: RetryRule | None = None,
+        cache_as: str | None = None,
     ) -> Reply:
         """One request with retries. Raises EndpointError (after the retries, for retryable failures).
 
@@ -326,9 +327,10 @@ class Endpoints:
         raises EndpointError for data that is unusable: such a reply is never stored, and a stored
         one that fails it (written by an older version) is fetched again, as every one is when `fresh`.
         `auth` signs each attempt (its credentials are read only when a request is sent); `retryable`
-        is a vendor's own rule for which error replies to retry (default: RETRY_STATUSES)."""
+        is a vendor's own rule for which error replies to retry (default: RETRY_STATUSES); `cache_as`
+        is the URL the cache knows the request by when another address reaches the same service."""
         identity = {"method": method, "json": body, "params": params}
-        key = request_key(url, identity, variant) if cache else None
+        key = request_key(cache_as or url, identity, variant) if cache else None
         secrets = self.secrets(settings)
         try:
             if key is not None and not fresh:

@@ -63,6 +63,14 @@ def runtime_url(region: str) -> str:
     return f"https://bedrock-runtime.{region}.amazonaws.com"
 
 
+def endpoint_override(environ: Mapping[str, str]) -> str | None:
+    """The endpoint AWS's own tools would use instead of the regional one: AWS_ENDPOINT_URL_BEDROCK_RUNTIME, else AWS_ENDPOINT_URL."""
+    for name in ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL"):
+        if (environ.get(name) or "").strip():
+            return environ[name].strip()
+    return None
+
+
 def model_url(base: str, model_id: str, action: str) -> str:
     """`{base}/model/{modelId}/{action}`, the id percent-encoded whole (an ARN holds `:` and `/`)."""
     return f"{base.rstrip('/')}/model/{quote(model_id, safe='')}/{action}"
@@ -358,11 +366,15 @@ def to_tool_choice(choice: Any) -> dict[str, Any] | None:
 
 def converse(
     endpoints: Endpoints, settings: ModelEndpoint, url: str, auth: Any, body: dict[str, Any], *, cache: bool, variant: int = 0,
+    cache_as: str | None = None,
 ) -> ChatReply:
     """POST the body to `url` (model_url(..., "converse")), signed by `auth` (None: `api_key_env`'s
-    Bearer key); the reply as one canonical assistant message. Raises EndpointError."""
+    Bearer key); the reply as one canonical assistant message. `cache_as`: the regional URL the cache
+    knows the request by, whichever endpoint (a VPC one, AWS_ENDPOINT_URL_BEDROCK_RUNTIME) it went
+    to. Raises EndpointError."""
     reply = endpoints.send(
         settings, "POST", url, body, cache=cache, variant=variant, check=check_converse, auth=auth, retryable=retryable,
+        cache_as=cache_as,
     )
     return parse_converse(endpoints, settings, reply)
 
@@ -429,7 +441,9 @@ def embedding_body(model_id: str, texts: list[str]) -> dict[str, Any]:
     raise EndpointError(f"embeddings: {model_id!r} is neither an Amazon Titan nor a Cohere embedding model on Bedrock")
 
 
-def embed(endpoints: Endpoints, settings: ModelEndpoint, base: str, auth: Any, texts: list[str]) -> tuple[list[list[float]], dict[str, Any]]:
+def embed(
+    endpoints: Endpoints, settings: ModelEndpoint, base: str, auth: Any, texts: list[str], region: str,
+) -> tuple[list[list[float]], dict[str, Any]]:
     """One vector per text from InvokeModel (each Titan text its own request; Cohere all at once), and
     the usage record. Cached by request, so a re-run sends nothing. Raises EndpointError."""
     from agenteval.endpoints.chat import _embedding_list
@@ -440,7 +454,10 @@ def embed(endpoints: Endpoints, settings: ModelEndpoint, base: str, auth: Any, t
     vectors: list[list[float]] = []
     latency, tokens, cached = 0.0, 0, True
     for batch in batches:
-        reply = endpoints.send(settings, "POST", url, embedding_body(model_id, batch), cache=True, auth=auth, retryable=retryable)
+        reply = endpoints.send(
+            settings, "POST", url, embedding_body(model_id, batch), cache=True, auth=auth, retryable=retryable,
+            cache_as=model_url(runtime_url(region), model_id, "invoke"),
+        )
         data = reply.data
         found = data.get("embeddings") if isinstance(data, dict) and "embeddings" in data else [data.get("embedding") if isinstance(data, dict) else None]
         if isinstance(found, dict):  # Cohere's embedding_types form: {"float": [...]}

@@ -64,15 +64,13 @@ class AzureOpenAITarget(ModelEndpoint, ToolLoopFields):
 
     @model_validator(mode="after")
     def _one_credential(self) -> AzureOpenAITarget:
-        import importlib.util
-
-        from agenteval.extras import install_hint
+        from agenteval.extras import install_hint, installed
 
         if self.resource and self.base_url:
             raise ValueError("give `resource:` or `base_url:`, not both (the resource names the endpoint)")
         if self.entra_id and self.ad_token_env:
             raise ValueError("give `entra_id: true` or `ad_token_env:`, not both (each is a way to get the token)")
-        if self.entra_id and importlib.util.find_spec("azure.identity") is None:
+        if self.entra_id and not installed("azure.identity"):
             raise ValueError(f"entra_id: true needs azure-identity, which is not installed: {install_hint('azure')}")
         return self
 

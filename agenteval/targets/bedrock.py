@@ -43,7 +43,9 @@ class BedrockTarget(ModelEndpoint, ToolLoopFields):
     )
     base_url: str | None = Field(
         None,
-        description="The Bedrock Runtime endpoint. Default: https://bedrock-runtime.{region}.amazonaws.com (give one for a VPC endpoint).",
+        description="The Bedrock Runtime endpoint (e.g. a VPC endpoint). Default: AWS_ENDPOINT_URL_BEDROCK_RUNTIME, else "
+        "AWS_ENDPOINT_URL, else https://bedrock-runtime.{region}.amazonaws.com. The cache knows a reply by region and model, "
+        "whichever endpoint it came from.",
     )
     api_key_env: str | None = Field(
         None,
@@ -72,13 +74,11 @@ class BedrockTarget(ModelEndpoint, ToolLoopFields):
 
     @model_validator(mode="after")
     def _a_model_and_botocore(self) -> BedrockTarget:
-        import importlib.util
-
-        from agenteval.extras import install_hint
+        from agenteval.extras import install_hint, installed
 
         if not self.model:
             raise ValueError("no `model`: give the Bedrock model id, inference profile or ARN")
-        if importlib.util.find_spec("botocore") is None:  # refused at load, as an evaluator's missing extra is
+        if not installed("botocore"):  # refused at load, as an evaluator's missing extra is
             raise ValueError(f"the bedrock target needs botocore, which is not installed: {install_hint('botocore')}")
         return self
 
@@ -132,8 +132,8 @@ class BedrockTarget(ModelEndpoint, ToolLoopFields):
             return EmbedReply(error="bedrock target: no `embedding_model` to embed with (e.g. amazon.titan-embed-text-v2:0)")
         settings = self.model_copy(update={"model": self.embedding_model})
         try:
-            base, auth = self._where(run, settings.model or "")
-            vectors, usage = embed(run.endpoints, settings, base, auth, texts)
+            region, base, auth = self._where(run, settings.model or "")
+            vectors, usage = embed(run.endpoints, settings, base, auth, texts, region)
         except EndpointError as exc:
             return EmbedReply(error=f"bedrock target: {exc}")
         return EmbedReply(vectors=vectors, usage=usage, model=self.embedding_model)
@@ -152,23 +152,27 @@ class BedrockTarget(ModelEndpoint, ToolLoopFields):
             return str(exc)
         return None
 
-    def _where(self, run: TargetRun, model_id: str) -> tuple[str, Any]:
-        """(the runtime's base URL, the request signer or None for an API key). Raises EndpointError."""
-        from agenteval.endpoints.converse_api import SigV4, region_of, runtime_url
+    def _where(self, run: TargetRun, model_id: str) -> tuple[str, str, Any]:
+        """(the region, the base URL requests go to, the request signer or None for an API key). Raises EndpointError."""
+        from agenteval.endpoints.converse_api import SigV4, endpoint_override, region_of, runtime_url
 
         assert run.endpoints is not None
         environ = run.endpoints.environ
         region = region_of(model_id, self.region, environ)
-        base = run.endpoints.url(self) if self.base_url else runtime_url(region)
+        base = run.endpoints.url(self) if self.base_url else endpoint_override(environ) or runtime_url(region)
         if self.api_key_env:
-            return base, None
-        return base, run.endpoints.shared(("bedrock-sigv4", region), lambda: SigV4(region, environ))
+            return region, base, None
+        return region, base, run.endpoints.shared(("bedrock-sigv4", region), lambda: SigV4(region, environ))
 
     def _send(self, run: TargetRun, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ChatReply:
-        from agenteval.endpoints.converse_api import converse, converse_body, model_url
+        from agenteval.endpoints.converse_api import converse, converse_body, model_url, runtime_url
 
         assert run.endpoints is not None
         body = converse_body(self, messages, tools=tools, tool_choice=self.tool_choice)
-        base, auth = self._where(run, self.model or "")
+        region, base, auth = self._where(run, self.model or "")
         cache = self.cache if self.cache is not None else self.temperature == 0
-        return converse(run.endpoints, self, model_url(base, self.model or "", "converse"), auth, body, cache=cache, variant=run.repetition)
+        model_id = self.model or ""
+        return converse(
+            run.endpoints, self, model_url(base, model_id, "converse"), auth, body, cache=cache, variant=run.repetition,
+            cache_as=model_url(runtime_url(region), model_id, "converse"),
+        )
