@@ -55,7 +55,7 @@ def text_reply(text: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 class _Base:
     def __init__(self) -> None:
         self.received: list[Received] = []
-        self.faults: deque[tuple[int, str, dict[str, str]]] = deque()
+        self.faults: deque[tuple[int, str, dict[str, str], str | None]] = deque()
         self.problems: list[str] = []  # every request the checks refused, with why
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -66,8 +66,9 @@ class _Base:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def fail(self, status: int, code: str = "", headers: dict[str, str] | None = None) -> None:
-        self.faults.append((status, code, headers or {}))
+    def fail(self, status: int, code: str = "", headers: dict[str, str] | None = None, message: str | None = None) -> None:
+        """The next request gets this error (`message` in its body), or with status 200 `code` as the reply's JSON text."""
+        self.faults.append((status, code, headers or {}, message))
 
     def count(self, part: str = "") -> int:
         return sum(part in received.path for received in self.received)
@@ -147,10 +148,14 @@ class BedrockServer(_Base):
     """Bedrock Runtime on 127.0.0.1. `reply(body, model_id)` gives the reply's content blocks (a list)
     or one block; a block with `toolUse` makes the stop reason `tool_use`. Default: an echo."""
 
-    def __init__(self, reply: Callable[..., Any] | None = None, bearer: str | None = None) -> None:
+    def __init__(
+        self, reply: Callable[..., Any] | None = None, bearer: str | None = None,
+        credentials: tuple[str, str, str] = (ACCESS_KEY, SECRET_KEY, SESSION_TOKEN),
+    ) -> None:
         super().__init__()
         self.reply = reply or (lambda body, model_id: {"text": "echo: " + block_text(body["messages"][-1]["content"])})
         self.bearer = bearer
+        self.credentials = credentials  # (access key, secret key, session token) the signatures are checked with
         self.model = _service_model()
 
     def handle(self, path: str, query: dict[str, list[str]], headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -164,8 +169,10 @@ class BedrockServer(_Base):
             self.problems.append(problem)
             return self._error(403, "AccessDeniedException" if self.bearer else "InvalidSignatureException", problem)
         if self.faults:
-            status, code, extra = self.faults.popleft()
-            return self._error(status, code, f"scripted {code}", extra)
+            status, code, extra, message = self.faults.popleft()
+            if status == 200:  # a reply of the test's own making (`code` is its JSON text)
+                return 200, extra, code.encode()
+            return self._error(status, code, message or f"scripted {code}", extra)
         operation = self.model.operation_model("Converse" if action == "converse" else "InvokeModel")
         if action == "converse":
             body = json.loads(raw)
@@ -223,16 +230,16 @@ class BedrockServer(_Base):
             signature = signature_part.removeprefix("Signature=")
         except ValueError:
             return f"a malformed SigV4 Authorization header: {authorization[:40]}..."
-        if access_key != ACCESS_KEY or service != "bedrock" or terminator != "aws4_request":
+        if access_key != self.credentials[0] or service != "bedrock" or terminator != "aws4_request":
             return f"the credential scope names {access_key}/{service}/{terminator}"
-        if headers.get("x-amz-security-token") != SESSION_TOKEN or "x-amz-security-token" not in signed:
+        if headers.get("x-amz-security-token") != self.credentials[2] or "x-amz-security-token" not in signed:
             return "the session token is missing or unsigned"
         if not {"host", "x-amz-date", "content-type"} <= set(signed):
             return f"the signed headers lack host, x-amz-date or content-type: {signed}"
         request = AWSRequest(method="POST", url=f"http://{headers['host']}{path}", data=raw,
                              headers={name: headers[name] for name in signed if name in headers})
         request.context["timestamp"] = headers["x-amz-date"]
-        signer = botocore.auth.SigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY, SESSION_TOKEN), "bedrock", region)
+        signer = botocore.auth.SigV4Auth(Credentials(*self.credentials), "bedrock", region)
         expected = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
         return None if expected == signature else "the SigV4 signature does not match the request"
 
@@ -279,8 +286,10 @@ class AzureServer(_Base):
             self.problems.append("unauthorised")
             return self._error(401, "401", "Access denied due to invalid subscription key or wrong API endpoint.")
         if self.faults:
-            status, code, extra = self.faults.popleft()
-            return self._error(status, code, f"scripted {code}", extra)
+            status, code, extra, message = self.faults.popleft()
+            if status == 200:
+                return 200, extra, code.encode()
+            return self._error(status, code, message or f"scripted {code}", extra)
         body = json.loads(raw)
         params = CompletionCreateParamsNonStreaming if action == "chat/completions" else EmbeddingCreateParams
         unknown = set(body) - _typed_dict_keys(params)
