@@ -263,3 +263,28 @@ def test_the_aws_endpoint_variable_routes_requests_and_the_cache_knows_them_by_r
     again, replayed = run(tmp_path, env={**NO_AWS, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": "http://127.0.0.1:9"})  # nothing listens there
     assert again.returncode == 1, again.stderr
     assert replayed["a"]["usage"]["cached"] is True and replayed["a"]["output"]["content"] == lines["a"]["output"]["content"]
+
+
+def test_bedrock_and_azure_openai_side_by_side_as_cells_with_the_gate(server, tmp_path):
+    from vendor_servers import AZURE_KEY, AzureServer
+
+    with AzureServer(lambda body, deployment: {"content": "Paris, of course."}) as azure:
+        write(tmp_path, "s.yaml", f"""
+name: two-clouds
+targets:
+  claude: {{type: bedrock, base_url: "{server.url}", region: us-east-1, model: {MODEL}, temperature: 0}}
+  gpt: {{type: azure_openai, base_url: "{azure.url}", deployment: gpt-4o, temperature: 0}}
+evaluators:
+  - {{type: contains, path: content, reference: Paris}}
+cases:
+  - {{id: a, input: "capital of France?"}}
+  - {{id: b, input: "capital of France, please"}}
+""")
+        done, _ = run(tmp_path, env={**ENV, "AZURE_OPENAI_API_KEY": AZURE_KEY})
+        lines = read_jsonl(sorted(tmp_path.glob("r*.jsonl"))[-1])
+        gated, _ = run(tmp_path, "--target", "gpt", "--min-pass-rate", "1.0", env={**ENV, "AZURE_OPENAI_API_KEY": AZURE_KEY})
+    assert done.returncode == 1, done.stderr  # the claude cell echoes, and fails
+    verdicts = {(line["target"], line["case_id"]): line["verdict"] for line in lines}
+    assert verdicts == {("claude", "a"): "fail", ("claude", "b"): "fail", ("gpt", "a"): "pass", ("gpt", "b"): "pass"}
+    assert gated.returncode == 0, gated.stderr  # the gpt cell alone passes the gate, from the cache
+    assert len(azure.received) == 2 and server.problems == [] and azure.problems == []
