@@ -908,7 +908,8 @@ def _missing_credentials(loaded: LoadedSuite, endpoints: Any) -> str | None:
     run that may replay goes on, and a request the cache lacks is its case's error naming the same."""
     cache = getattr(endpoints, "cache", None)
     replayable = cache is not None and not endpoints.refresh and cache.path.exists()
-    for name, target in loaded.suite.named_targets():
+    chosen = {cell.target: cell.spec for cell in loaded.cells}  # the targets of the run's cells (--target chooses)
+    for name, target in chosen.items():
         check = getattr(target, "credentials_problem", None)
         if check is None:
             continue

@@ -283,8 +283,14 @@ cases:
         done, _ = run(tmp_path, env={**ENV, "AZURE_OPENAI_API_KEY": AZURE_KEY})
         lines = read_jsonl(sorted(tmp_path.glob("r*.jsonl"))[-1])
         gated, _ = run(tmp_path, "--target", "gpt", "--min-pass-rate", "1.0", env={**ENV, "AZURE_OPENAI_API_KEY": AZURE_KEY})
+        keyless = {**ENV, "AZURE_OPENAI_API_KEY": None}
+        without_key, _ = run(tmp_path, "--no-cache", env=keyless)
+        only_claude, _ = run(tmp_path, "--no-cache", "--target", "claude", env=keyless)
     assert done.returncode == 1, done.stderr  # the claude cell echoes, and fails
     verdicts = {(line["target"], line["case_id"]): line["verdict"] for line in lines}
     assert verdicts == {("claude", "a"): "fail", ("claude", "b"): "fail", ("gpt", "a"): "pass", ("gpt", "b"): "pass"}
     assert gated.returncode == 0, gated.stderr  # the gpt cell alone passes the gate, from the cache
     assert len(azure.received) == 2 and server.problems == [] and azure.problems == []
+    assert without_key.returncode == 2
+    assert without_key.stderr.strip().splitlines()[-1] == "error: targets.gpt: environment variable AZURE_OPENAI_API_KEY is not set (api_key_env)"
+    assert only_claude.returncode == 1, only_claude.stderr  # the cell chosen needs no Azure key

@@ -167,7 +167,7 @@ class Suite(StrictModel):
     )
     prompts: dict[Annotated[str, Field(pattern=CELL_NAME)], Prompt] | None = Field(
         None,
-        description="Message templates by name for model targets (openai, anthropic): each replaces the target's "
+        description="Message templates by name for model targets (openai, anthropic, bedrock, azure_openai): each replaces the target's "
         "`messages:` in its own cell (a string is one user message); `--prompt NAME` chooses.",
     )
     case_pass: CasePass | None = Field(
