@@ -88,14 +88,6 @@ def installed(module: str) -> bool:
     return _find_spec(module) is not None
 
 
-def installed(module: str) -> bool:
-    """Whether `module` (a dotted name too, e.g. azure.identity) can be imported, without importing it."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # a parent package that is missing or blocked
-        return False
-
-
 def _find_spec(module: str) -> importlib.machinery.ModuleSpec | None:
     try:
         return importlib.util.find_spec(module.split(".")[0])

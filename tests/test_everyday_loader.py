@@ -146,7 +146,7 @@ EXTRA_MODULES = {
     "mcp": ("mcp",),
     "pandas": ("pandas",),
     "bedrock": ("botocore",),
-    "azure": ("azure.identity",),
+    "azure": ("azure",),
 }
 # Run at interpreter start (a sitecustomize on PYTHONPATH): a None in sys.modules is Python's own
 # mark of a module that cannot be imported, so `import shapely` raises ModuleNotFoundError and

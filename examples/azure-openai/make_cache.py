@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -61,6 +63,7 @@ def serve() -> ThreadingHTTPServer:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(0.25 + zlib.crc32(json.dumps(body).encode()) % 30 / 100)  # a steady latency, varied per request
             parts = urlsplit(self.path)
             assert parts.path == "/openai/deployments/gpt-4o-mini-orders/chat/completions", parts.path
             assert parse_qs(parts.query) == {"api-version": ["2024-10-21"]}, parts.query

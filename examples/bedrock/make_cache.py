@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
@@ -70,6 +72,7 @@ def serve() -> ThreadingHTTPServer:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers["Content-Length"]))
+            time.sleep(0.25 + zlib.crc32(raw) % 30 / 100)  # a steady latency, varied per request (deterministically)
             model_id = unquote(self.path.split("/")[2])
             body = json.loads(raw)
             assert self.headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential="), "not signed"
