@@ -1,7 +1,7 @@
 """Hostile input for the `bedrock` and `azure_openai` targets, run as a user runs them (the real CLI
 in a subprocess) against the fake vendor servers of tests/vendor_servers.py: credentials a server
-echoes (in a usable reply and in an error) never reach results, reports, the cache or the output
-streams; replies that cannot be used are that case's error and never cached; bad keys are refused
+echoes (in a usable reply and in an error) never reach results, reports, the cache, the spans or
+the output streams; replies that cannot be used are that case's error and never cached; bad keys are refused
 at load with file and line."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 from conftest import read_jsonl
-from test_endpoint_faults import agenteval, assert_clean, assert_secret_never_leaves, chat_suite, one_line
+from test_endpoint_faults import _Collector, agenteval, assert_clean, assert_secret_never_leaves, chat_suite, one_line
 from vendor_servers import AZURE_KEY, AzureServer, BedrockServer
 
 NO_AWS = {"AWS_CONFIG_FILE": "/nonexistent/aws-config", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/aws-credentials",
@@ -46,12 +46,13 @@ def test_credentials_a_server_echoes_never_leave_the_run(tmp_path, vendor):
         target = {"type": "azure_openai", "deployment": "gpt", "temperature": 0, "retries": 0}
         echoed = f"key {key} has no access"
         hidden = (key,)
-    with server:
+    with server, _Collector() as collector:
         target["base_url"] = server.url
+        env |= {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
         cases = [{"id": "denied", "input": "hi"}, {"id": "echo", "input": "again"}]  # the first request is denied
         suite = chat_suite(tmp_path, f"target: {json.dumps(target)}", "  - {type: contains, path: content, reference: saw}", cases)
         server.fail(403, "AccessDeniedException" if vendor == "bedrock" else "403", message=echoed)
-        done = run("run", suite, "-o", "r.jsonl", "--html", "h.html", "--junit", "j.xml", "--markdown", "m.md", "--workers", "1",
+        done = run("run", suite, "-o", "r.jsonl", "--html", "h.html", "--junit", "j.xml", "--markdown", "m.md", "--workers", "1", "--otel",
                    cwd=tmp_path, env=env)
     assert_clean(done, 3)
     lines = {line["case_id"]: line for line in read_jsonl(tmp_path / "r.jsonl")}
@@ -60,6 +61,8 @@ def test_credentials_a_server_echoes_never_leave_the_run(tmp_path, vendor):
     looked = assert_secret_never_leaves(core, tmp_path, done)
     assert {"r.jsonl", "r.summary.json", "h.html", "j.xml", "m.md", "responses.sqlite"} <= set(looked)
     assert all(value not in json.dumps([r.body for r in server.received]) for value in hidden)  # never sent in a body either
+    assert collector.bodies and not [body for body in collector.bodies if core.encode() in body], "a secret is in a span"
+    assert any(b"HTTP 403" in body for body in collector.bodies)  # the denied case's error, redacted, is in its span
 
 
 BEDROCK_REPLIES = {
