@@ -5,7 +5,7 @@ better-profanity (offline sentiment lexicons and the default toxicity word list)
 SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP exporter (--otel).
 `ray`: Ray (--executor ray). `view`: Starlette and Uvicorn (`agenteval view`). `mcp`: the MCP
 Python SDK (tools from MCP servers, the `mcp` target). `pandas`: pandas (a run's results as a
-DataFrame). `all`: every one of them.
+DataFrame). `gemini`: google-auth (Vertex AI credentials for the gemini target). `all`: every one of them.
 
 A suite whose evaluators need a package that is not installed is refused when it loads (`validate`
 and `run` exit 2), naming the evaluator and the `pip install` that fixes it: such a suite would
@@ -34,6 +34,7 @@ PACKAGES = {
     "uvicorn": ("uvicorn", "view"),
     "mcp": ("mcp", "mcp"),
     "pandas": ("pandas", "pandas"),
+    "google": ("google-auth", "gemini"),  # google.auth (Vertex AI credentials)
 }
 
 

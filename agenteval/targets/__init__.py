@@ -9,6 +9,7 @@ from pydantic import Field
 from agenteval.targets.anthropic import AnthropicTarget
 from agenteval.targets.base import Answer, TargetRun
 from agenteval.targets.command import CommandTarget
+from agenteval.targets.gemini import GeminiTarget
 from agenteval.targets.http import HttpTarget
 from agenteval.targets.mcp import McpTarget
 from agenteval.targets.openai import OpenAITarget
@@ -17,11 +18,11 @@ from agenteval.targets.recorded import RecordedTarget
 from agenteval.targets.traces import TracesTarget
 
 TargetSpec = Annotated[
-    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | HttpTarget | PythonTarget | TracesTarget | McpTarget,
+    RecordedTarget | CommandTarget | OpenAITarget | AnthropicTarget | GeminiTarget | HttpTarget | PythonTarget | TracesTarget | McpTarget,
     Field(discriminator="type"),
 ]
 
 __all__ = [
-    "AnthropicTarget", "Answer", "CommandTarget", "HttpTarget", "McpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget",
+    "AnthropicTarget", "Answer", "CommandTarget", "GeminiTarget", "HttpTarget", "McpTarget", "OpenAITarget", "PythonTarget", "RecordedTarget",
     "TargetRun", "TargetSpec", "TracesTarget",
 ]
