@@ -21,6 +21,7 @@ import json
 import re
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from google.genai import types
@@ -161,3 +162,18 @@ class GeminiServer(LLMServer):
             model_version=model, response_id="resp-test",
         )
         return response.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def service_account_file(folder: Path, token_uri: str) -> Path:
+    """A service account key file as Google issues them (a fresh RSA key), whose token_uri is the fake's."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    path = folder / "service-account.json"
+    path.write_text(json.dumps({
+        "type": "service_account", "project_id": "acme-evals", "private_key_id": "key-1", "private_key": pem,
+        "client_email": "evals@acme-evals.iam.gserviceaccount.com", "client_id": "1", "token_uri": token_uri,
+    }))
+    return path

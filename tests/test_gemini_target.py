@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import read_jsonl, write
-from gemini_server import GeminiServer, google_error
+from gemini_server import GeminiServer, google_error, service_account_file
 from llm_server import Fault
 from typer.testing import CliRunner
 
@@ -426,19 +426,6 @@ def test_a_missing_key_is_one_line_at_load_naming_what_to_set(server, tmp_path):
     assert lines["a"]["verdict"] == "pass" and lines["a"]["usage"]["cached"] is True
     assert lines["b"]["error"] == ("gemini target: environment variable GEMINI_API_KEY is not set (api_key_env): set it to a Gemini "
                                    "API key, or give `vertex: {project, location}` to use Google Cloud credentials")
-
-
-def service_account_file(tmp_path, token_uri):
-    """A service account key file as Google issues them (a fresh RSA key), whose token_uri is the fake's."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
-    return write(tmp_path, "service-account.json", json.dumps({
-        "type": "service_account", "project_id": "acme-evals", "private_key_id": "key-1", "private_key": pem,
-        "client_email": "evals@acme-evals.iam.gserviceaccount.com", "client_id": "1", "token_uri": token_uri,
-    }))
 
 
 def test_vertex_ai_with_default_credentials_from_a_service_account_key(server, tmp_path):
