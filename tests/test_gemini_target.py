@@ -454,3 +454,21 @@ def test_vertex_ai_with_default_credentials_from_a_service_account_key(server, t
         "gemini target: no Google credentials found for Vertex AI: set GOOGLE_APPLICATION_CREDENTIALS to a service account "
         "key file, or run `gcloud auth application-default login`"
     )
+
+
+def test_thoughts_are_not_content_but_their_tokens_are_output_and_native_declarations_pass_as_they_are(server, tmp_path):
+    reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Let me think.", "thought": True}, {"text": "Lima."}]},
+                             "finishReason": "STOP", "index": 0}],
+             "usageMetadata": {"promptTokenCount": 7, "cachedContentTokenCount": 4, "candidatesTokenCount": 1, "thoughtsTokenCount": 30,
+                               "toolUsePromptTokenCount": 2, "totalTokenCount": 40},
+             "modelVersion": "gemini-test-001"}
+    server.gemini = lambda body, model: reply
+    native = {"name": "lookup", "description": "Find a city", "parameters": {"type": "OBJECT", "properties": {"q": {"type": "STRING"}}}}
+    target = GeminiTarget.model_validate({"type": "gemini", "base_url": server.url, "model": "gemini-test"})
+    endpoints = Endpoints(prices={"gemini-test": Price(input=1, output=10)}, environ=KEY)
+    step = target.step([{"role": "user", "content": "capital of Peru?"}], [native], a_run(tmp_path, endpoints))
+    endpoints.close()
+    assert step.error is None and step.content == "Lima." and step.model == "gemini-test-001"
+    assert (step.usage["input_tokens"], step.usage["output_tokens"], step.usage["total_tokens"]) == (9, 31, 40)
+    assert step.usage["cost_usd"] == pytest.approx((9 * 1 + 31 * 10) / 1e6)  # priced by the model asked for
+    assert server.received[0].body["tools"] == [{"functionDeclarations": [native]}]

@@ -255,9 +255,8 @@ def to_declarations(tools: list[Any]) -> list[dict[str, Any]]:
             tool = tool["function"]
         if not isinstance(tool.get("name"), str) or not tool["name"]:
             raise ConversionError(f"tools[{index}] has no `name`")
-        if "parametersJsonSchema" in tool or ("parameters" in tool and "type" in (tool["parameters"] or {}) and str(
-                tool["parameters"]["type"]).isupper()):
-            declarations.append(tool)
+        if "parametersJsonSchema" in tool or _openapi_schema(tool.get("parameters")):
+            declarations.append(tool)  # Gemini's own shape (an OpenAPI `parameters` says `type: OBJECT`)
             continue
         entry: dict[str, Any] = {"name": tool["name"]}
         if tool.get("description") is not None:
@@ -266,6 +265,10 @@ def to_declarations(tools: list[Any]) -> list[dict[str, Any]]:
             entry["parametersJsonSchema"] = tool["parameters"]
         declarations.append(entry)
     return declarations
+
+
+def _openapi_schema(parameters: Any) -> bool:
+    return isinstance(parameters, dict) and isinstance(parameters.get("type"), str) and parameters["type"].isupper()
 
 
 def to_calling_config(choice: Any) -> dict[str, Any]:
@@ -422,6 +425,10 @@ def check_response(data: Any) -> None:
                             + (f": {excerpt(message, 200)!r}" if isinstance(message, str) else ""))
     if not parts and reason in _BLOCKED:
         raise EndpointError(f"the reply was blocked (finishReason {reason})")
+    if reason == "MAX_TOKENS" and not any(isinstance(part, dict) and (part.get("text") and not part.get("thought") or "functionCall" in part)
+                                          for part in parts or []):
+        raise EndpointError("the reply was cut at max_tokens before it said anything (a thinking model's thoughts count "
+                            "against it: raise `max_tokens`)")
     if parts is None and reason != "STOP" and reason != "MAX_TOKENS":
         raise EndpointError(f"the reply's candidates[0] has no content parts: {excerpt(str(candidate))!r}")
     for index, part in enumerate(parts or []):
