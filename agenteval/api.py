@@ -110,7 +110,8 @@ def run_suite(
         loaded.choose_cells(settings.targets, settings.prompts)
     except CellChoiceError as exc:
         raise RunError(str(exc)) from None
-    _check_credentials(loaded, settings)
+    if settings.predictions is None:  # answers read from a file ask no target
+        _check_credentials(loaded, settings)
     if settings.executor == "ray":
         from agenteval.ray_executor import plan_shipment
 

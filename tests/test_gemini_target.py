@@ -472,3 +472,11 @@ def test_thoughts_are_not_content_but_their_tokens_are_output_and_native_declara
     assert (step.usage["input_tokens"], step.usage["output_tokens"], step.usage["total_tokens"]) == (9, 31, 40)
     assert step.usage["cost_usd"] == pytest.approx((9 * 1 + 31 * 10) / 1e6)  # priced by the model asked for
     assert server.received[0].body["tools"] == [{"functionDeclarations": [native]}]
+
+
+def test_answers_from_a_predictions_file_need_no_key(server, tmp_path):
+    write(tmp_path, "s.yaml", suite_text(server, cases='  - {id: a, input: "x", expected: Paris}'))
+    write(tmp_path, "answers.jsonl", '{"id": "a", "output": {"content": "Paris"}}\n')
+    done, lines = run(tmp_path, "--predictions", tmp_path / "answers.jsonl", env={"GEMINI_API_KEY": None})
+    assert done.returncode == 0, done.stderr
+    assert lines["a"]["verdict"] == "pass" and server.count() == 0
