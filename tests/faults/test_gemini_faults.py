@@ -52,7 +52,7 @@ cases: {cases}
     ("  max_tokens: -5", "target.max_tokens: must be >= 1, got -5"),
     ("  timeout: .nan", "target.timeout: must be a finite number, got nan"),
 ])
-def test_a_bad_key_is_refused_at_load_with_file_and_line(tmp_path, target, message):
+def test_a_bad_gemini_key_is_refused_at_load_with_file_and_line(tmp_path, target, message):
     path = suite(tmp_path, "http://127.0.0.1:9", target)
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 2, result.stderr
@@ -60,7 +60,7 @@ def test_a_bad_key_is_refused_at_load_with_file_and_line(tmp_path, target, messa
     assert first == f"{path}:8: {message}", first
 
 
-def test_a_project_read_from_the_environment_cannot_leave_its_path_segment(tmp_path):
+def test_a_vertex_project_from_the_environment_cannot_leave_its_path_segment(tmp_path):
     with GeminiServer() as server:
         suite(tmp_path, server.url, '  vertex: {project: "${HOSTILE_PROJECT}", location: global}\n  headers: {Authorization: "Bearer ${TOKEN}"}',
               '[{id: a, input: "x"}]')
@@ -89,7 +89,7 @@ REPLIES = {
 
 
 @pytest.mark.parametrize("fault", list(REPLIES))
-def test_a_reply_that_is_no_answer_is_that_cases_error_and_never_cached(tmp_path, fault):
+def test_a_gemini_reply_that_is_no_answer_is_that_cases_error_and_never_cached(tmp_path, fault):
     reply, error = REPLIES[fault]
     with GeminiServer() as server:
         suite(tmp_path, server.url)
@@ -103,7 +103,7 @@ def test_a_reply_that_is_no_answer_is_that_cases_error_and_never_cached(tmp_path
 
 
 @pytest.mark.parametrize("values", [[float("nan"), 1.0], [1e309, 1.0], ["1", 2.0], []])
-def test_an_embedding_that_is_not_finite_numbers_is_an_error(tmp_path, values):
+def test_a_gemini_embedding_that_is_not_finite_numbers_is_an_error(tmp_path, values):
     body = json.dumps({"embeddings": [{"values": values}]}).replace("Infinity", "1e999")
     with GeminiServer() as server:
         server.fail(Fault("status", 200, body=body))
@@ -116,7 +116,7 @@ def test_an_embedding_that_is_not_finite_numbers_is_an_error(tmp_path, values):
     assert healthy.error is None and all(math.isfinite(v) for v in healthy.vectors[0])
 
 
-def test_an_endless_reply_is_cut_at_max_response_mb(tmp_path):
+def test_an_endless_gemini_reply_is_cut_at_max_response_mb(tmp_path):
     with GeminiServer() as server:
         suite(tmp_path, server.url, "  max_response_mb: 1", '[{id: a, input: "x"}]')
         server.fail(Fault("endless"))
@@ -130,7 +130,7 @@ def test_an_endless_reply_is_cut_at_max_response_mb(tmp_path):
     ("  response_format: {type: json_schema, json_schema: 7}", "response_format: json_schema needs `json_schema: {schema: {...}}`"),
     ("  tools: [{name: f}]\n  tool_choice: sometimes", "tool_choice: 'sometimes' is not auto, required (any), none or a function"),
 ])
-def test_a_request_the_api_cannot_take_is_that_cases_error_and_nothing_is_sent(tmp_path, target, error):
+def test_a_request_the_gemini_api_cannot_take_is_that_cases_error_and_nothing_is_sent(tmp_path, target, error):
     with GeminiServer() as server:
         suite(tmp_path, server.url, target, '[{id: a, input: "x"}]')
         done, lines = run(tmp_path)
