@@ -413,12 +413,16 @@ def check_response(data: Any) -> None:
         if blocked:
             raise EndpointError(f"the prompt was blocked (promptFeedback.blockReason {blocked})")
         raise EndpointError(f"the reply has no candidates: {excerpt(str(data))!r}")
+    if not isinstance(candidates, list):
+        raise EndpointError(f"the reply's candidates are not a list: {excerpt(str(candidates))!r}")
     candidate = candidates[0]
     if not isinstance(candidate, dict):
         raise EndpointError(f"the reply's candidates[0] is not a candidate: {excerpt(str(candidate))!r}")
     reason = candidate.get("finishReason")
     content = candidate.get("content")
     parts = content.get("parts") if isinstance(content, dict) else None
+    if parts is not None and not isinstance(parts, list):
+        raise EndpointError(f"the reply's content.parts is not a list: {excerpt(str(parts))!r}")
     if reason in _BROKEN_CALL:
         message = candidate.get("finishMessage")
         raise EndpointError(f"the model's function call could not be used (finishReason {reason})"

@@ -73,6 +73,9 @@ def test_a_vertex_project_from_the_environment_cannot_leave_its_path_segment(tmp
 USAGE = {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
 REPLIES = {
     "not_an_object": ([1, 2], "the reply is not a JSON object: '[1, 2]'"),
+    "candidates_a_mapping": ({"candidates": {"0": {}}, "usageMetadata": USAGE}, "the reply's candidates are not a list: \"{'0': {}}\""),
+    "parts_a_string": ({"candidates": [{"content": {"parts": "echo"}, "finishReason": "STOP"}], "usageMetadata": USAGE},
+                       "the reply's content.parts is not a list: 'echo'"),
     "candidate_not_a_mapping": ({"candidates": ["x"], "usageMetadata": USAGE}, "the reply's candidates[0] is not a candidate: 'x'"),
     "text_not_a_string": ({"candidates": [{"content": {"parts": [{"text": 7}]}, "finishReason": "STOP"}], "usageMetadata": USAGE},
                           "the reply's parts[0] has a text that is not a string"),
