@@ -11,6 +11,7 @@ agenteval.endpoints.gemini_api. Tools with an implementation run the tool loop o
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
@@ -45,10 +46,21 @@ class VertexAI(StrictModel):
 
     @field_validator("project", "location")
     @classmethod
-    def _one_segment(cls, value: str) -> str:
-        if "/" in value or any(char.isspace() for char in value):
-            raise ValueError(f"{value!r} is not a project id or a location (no slashes or spaces)")
+    def _one_segment(cls, value: str, info: Any) -> str:
+        if "${" not in value:  # one read from the environment is checked when it is read
+            problem = vertex_problem(info.field_name, value)
+            if problem:
+                raise ValueError(problem)
         return value
+
+
+def vertex_problem(key: str, value: str) -> str | None:
+    """Why `value` cannot be a project id or a location (a location names the host requests go to)."""
+    if key == "location" and not re.fullmatch(r"[a-z0-9-]+", value):
+        return f"{value!r} is not a location (`global` or a region such as us-central1)"
+    if "/" in value or any(char.isspace() for char in value):
+        return f"{value!r} is not a project id or a location (no slashes or spaces)"
+    return None
 
 
 class GeminiTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
@@ -200,6 +212,9 @@ class GeminiTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
                 vertex = Vertex(substitute_env(self.vertex.project), substitute_env(self.vertex.location))
             except MissingEnvironment as exc:
                 raise ValueError(f"vertex: {exc}") from None
+            for key, value in (("project", vertex.project), ("location", vertex.location)):
+                if problem := vertex_problem(key, value):
+                    raise ValueError(f"vertex.{key}: {problem}")
         defaults = dict(_DEFAULTS)
         if vertex is not None:
             defaults = {"base_url": vertex_base_url(vertex.location), "api_key_env": None}

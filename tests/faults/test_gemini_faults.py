@@ -47,7 +47,8 @@ cases: {cases}
 @pytest.mark.parametrize(("target", "message"), [
     ("  vertex: {project: ../../other, location: us-central1}",
      "target.vertex.project: '../../other' is not a project id or a location (no slashes or spaces)"),
-    ("  vertex: {project: p, location: 'us central1'}", "target.vertex.location: 'us central1' is not a project id or a location (no slashes or spaces)"),
+    ("  vertex: {project: p, location: 'us central1'}", "target.vertex.location: 'us central1' is not a location (`global` or a region such as us-central1)"),
+    ("  vertex: {project: p, location: evil.example/x}", "target.vertex.location: 'evil.example/x' is not a location (`global` or a region such as us-central1)"),
     ("  vertex: {location: us-central1}", "target.vertex.project: required key is missing"),
     ("  max_tokens: -5", "target.max_tokens: must be >= 1, got -5"),
     ("  timeout: .nan", "target.timeout: must be a finite number, got nan"),
@@ -64,10 +65,19 @@ def test_a_vertex_project_from_the_environment_cannot_leave_its_path_segment(tmp
     with GeminiServer() as server:
         suite(tmp_path, server.url, '  vertex: {project: "${HOSTILE_PROJECT}", location: global}\n  headers: {Authorization: "Bearer ${TOKEN}"}',
               '[{id: a, input: "x"}]')
-        done, lines = run(tmp_path, env={"HOSTILE_PROJECT": "p/../../v1beta/models/x", "TOKEN": server.token})
+        done, lines = run(tmp_path, env={"HOSTILE_PROJECT": "p?alt=media#..%2F", "TOKEN": server.token})
         paths = [request.path for request in server.received]
+        refused, refusals = run(tmp_path, "--no-cache", env={"HOSTILE_PROJECT": "p/../../v1beta/models/x", "TOKEN": server.token})
+        assert server.count() == 1
     assert done.returncode == 0, lines
-    assert paths == ["/v1/projects/p%2F..%2F..%2Fv1beta%2Fmodels%2Fx/locations/global/publishers/google/models/gemini-test:generateContent"]
+    assert paths == ["/v1/projects/p%3Falt%3Dmedia%23..%252F/locations/global/publishers/google/models/gemini-test:generateContent"]
+    assert refused.returncode == 3
+    assert refusals["a"]["error"] == "vertex.project: 'p/../../v1beta/models/x' is not a project id or a location (no slashes or spaces)"
+    # a location names the host requests go to: one read from the environment that would change it is refused
+    suite(tmp_path, "http://127.0.0.1:9", '  vertex: {project: p, location: "${HOSTILE_LOCATION}"}', '[{id: a, input: "x"}]')
+    done, lines = run(tmp_path, env={"HOSTILE_LOCATION": "evil.example/x"})
+    assert done.returncode == 3
+    assert lines["a"]["error"] == "vertex.location: 'evil.example/x' is not a location (`global` or a region such as us-central1)"
 
 
 USAGE = {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
