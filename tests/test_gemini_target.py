@@ -480,3 +480,22 @@ def test_answers_from_a_predictions_file_need_no_key(server, tmp_path):
     done, lines = run(tmp_path, "--predictions", tmp_path / "answers.jsonl", env={"GEMINI_API_KEY": None})
     assert done.returncode == 0, done.stderr
     assert lines["a"]["verdict"] == "pass" and server.count() == 0
+
+
+def test_embeddings_on_vertex_ai_through_a_named_endpoint(server, tmp_path, monkeypatch):
+    from llm_server import letter_embedding
+
+    from agenteval.endpoints import ModelEndpoint
+
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(service_account_file(tmp_path, f"{server.url}/token")))
+    models = {"google": ModelEndpoint.model_validate({"base_url": server.url, "model": "gemini-embedding-001"})}
+    target = GeminiTarget.model_validate({"type": "gemini", "endpoint": "google", "vertex": {"project": "acme", "location": "us-central1"}})
+    endpoints = Endpoints(models=models, environ={})
+    first = target.embed(["Paris", "Lima"], a_run(tmp_path, endpoints))
+    again = target.embed(["Paris", "Lima"], a_run(tmp_path, endpoints))
+    endpoints.close()
+    assert first.error is None and first.vectors == [letter_embedding("Paris"), letter_embedding("Lima")]
+    assert again.vectors == first.vectors and server.tokens_issued == 1  # one token for the run
+    calls = [r for r in server.received if r.path != "/token"]
+    assert [r.path for r in calls] == ["/v1/projects/acme/locations/us-central1/publishers/google/models/gemini-embedding-001:batchEmbedContents"] * 2
+    assert calls[0].headers["Authorization"] == f"Bearer {server.token}" and "x-goog-api-key" not in calls[0].headers

@@ -218,19 +218,17 @@ class GeminiTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
         defaults = dict(_DEFAULTS)
         if vertex is not None:
             defaults = {"base_url": vertex_base_url(vertex.location), "api_key_env": None}
-        own = self
-        if vertex is not None and "base_url" not in self.model_fields_set:
-            own = self.model_copy(update={"base_url": defaults["base_url"]})
-            own.model_fields_set.add("base_url")
         if self.endpoint is None:
-            settings = ModelEndpoint.model_validate({key: getattr(own, key) for key in ModelEndpoint.model_fields})
+            settings = ModelEndpoint.model_validate({key: getattr(self, key) for key in ModelEndpoint.model_fields})
+            if vertex is not None and "base_url" not in self.model_fields_set:
+                settings.base_url = defaults["base_url"]
             if vertex is not None:
                 settings.api_key_env = None
             return settings, vertex
         named = models.get(self.endpoint)
-        if named is not None:
+        if named is not None:  # the target's own keys, then the named endpoint's, then this API's defaults
             models = {**models, self.endpoint: ModelEndpoint.model_validate({**defaults, **named.model_dump(exclude_unset=True)})}
-        settings = merged_settings(own, models)  # an unknown name is its error
+        settings = merged_settings(self, models)  # an unknown name is its error
         if vertex is not None:
             settings.api_key_env = None
         return settings, vertex
