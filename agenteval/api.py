@@ -110,6 +110,8 @@ def run_suite(
         loaded.choose_cells(settings.targets, settings.prompts)
     except CellChoiceError as exc:
         raise RunError(str(exc)) from None
+    if settings.predictions is None:  # answers read from a file ask no target
+        _check_credentials(loaded, settings)
     if settings.executor == "ray":
         from agenteval.ray_executor import plan_shipment
 
@@ -180,6 +182,27 @@ def _use_task(loaded: LoadedSuite, settings: RunSettings) -> None:
         )
     except (TypeError, ValueError) as exc:
         raise RunError(str(exc)) from None
+
+
+def _check_credentials(loaded: LoadedSuite, settings: RunSettings) -> None:
+    """SuiteInvalid naming the variable to set when a chosen target's credentials are missing
+    (a target says so with `missing_credential(models, environ)`), unless its answers may all come
+    from the response cache: a re-run replays offline without them."""
+    from agenteval.endpoints import cache_path
+    from agenteval.suite.loader import SuiteInvalid
+    from agenteval.suite.problems import Problem
+
+    environ = {**loaded.env_values, **os.environ}
+    cached = settings.cache and not settings.refresh_cache and cache_path(loaded.base_dir, settings.cache_dir).exists()
+    problems = []
+    for cell in loaded.cells:
+        check = getattr(cell.spec, "missing_credential", None)
+        message = check(loaded.suite.models, environ, cached) if check is not None else None
+        if message:
+            key = ("targets", cell.target, "type") if cell.target is not None else ("target", "type")
+            problems.append(Problem(loaded.path, None, key[:-1], message))
+    if problems:
+        raise SuiteInvalid(list({problem.render(): problem for problem in problems}.values()))
 
 
 def _readable(store: Store | None) -> bool:

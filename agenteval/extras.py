@@ -6,7 +6,8 @@ SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP 
 `ray`: Ray (--executor ray). `view`: Starlette and Uvicorn (`agenteval view`). `mcp`: the MCP
 Python SDK (tools from MCP servers, the `mcp` target). `pandas`: pandas (a run's results as a
 DataFrame). `bedrock`: botocore (the `bedrock` target's AWS credentials and SigV4 signing).
-`azure`: azure-identity (the `azure_openai` target's `entra_id: true`). `all`: every one of them.
+`azure`: azure-identity (the `azure_openai` target's `entra_id: true`). `gemini`: google-auth (Vertex AI
+credentials for the gemini target). `all`: every one of them.
 
 A suite whose evaluators need a package that is not installed is refused when it loads (`validate`
 and `run` exit 2), naming the evaluator and the `pip install` that fixes it: such a suite would
@@ -37,6 +38,7 @@ PACKAGES = {
     "pandas": ("pandas", "pandas"),
     "botocore": ("botocore", "bedrock"),
     "azure": ("azure-identity", "azure"),
+    "google": ("google-auth", "gemini"),  # google.auth (Vertex AI credentials)
 }
 
 

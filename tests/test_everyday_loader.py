@@ -133,7 +133,7 @@ def test_semantic_similarity_without_expected_is_a_miss_and_asks_no_server():
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
-RUNTIME_EXTRAS = ("geometry", "text", "store", "otel", "ray", "javascript", "view", "mcp", "pandas", "bedrock", "azure")
+RUNTIME_EXTRAS = ("geometry", "text", "store", "otel", "ray", "javascript", "view", "mcp", "pandas", "bedrock", "azure", "gemini")
 # The top-level modules each runtime extra installs, as `import` names them.
 EXTRA_MODULES = {
     "geometry": ("shapely", "scipy"),
@@ -147,6 +147,7 @@ EXTRA_MODULES = {
     "pandas": ("pandas",),
     "bedrock": ("botocore",),
     "azure": ("azure",),
+    "gemini": ("google.auth",),
 }
 # Run at interpreter start (a sitecustomize on PYTHONPATH): a None in sys.modules is Python's own
 # mark of a module that cannot be imported, so `import shapely` raises ModuleNotFoundError and

@@ -1,7 +1,7 @@
 """What a model target offers the tool loop and the conversation driver: one model step over a
 conversation in the canonical shape (OpenAI chat messages), whatever API the model speaks.
 
-A target that can take part (`openai`, `anthropic`, `bedrock`, `azure_openai`) has
+A target that can take part (`openai`, `anthropic`, `bedrock`, `azure_openai`, `gemini`) has
 `step(messages, tools, run) -> StepReply`; the tool loop (agenteval.agents.loop) and the
 conversation driver (agenteval.conversations) call only that, so a new kind of model target joins
 by offering it. (`run` is the target's agenteval.targets.base.TargetRun: this floor is below the

@@ -270,6 +270,7 @@ class Endpoints:
         self._rng = random.Random()
         self._watchdog = _Watchdog()
         self._closed = False
+        self._hidden: set[str] = set()  # secrets made at run time (an OAuth token), redacted like keys
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -300,7 +301,14 @@ class Endpoints:
             key = self._env().get(settings.api_key_env)
             if key:
                 found.append(key)
+        found.extend(self._hidden)
         return found
+
+    def hide(self, secret: str) -> None:
+        """Redact `secret` from every message and reply from now on (a credential made at run time,
+        such as an OAuth access token, that no environment variable holds)."""
+        with self._lock:
+            self._hidden = {*self._hidden, secret}
 
     def send(
         self,

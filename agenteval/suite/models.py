@@ -167,7 +167,7 @@ class Suite(StrictModel):
     )
     prompts: dict[Annotated[str, Field(pattern=CELL_NAME)], Prompt] | None = Field(
         None,
-        description="Message templates by name for model targets (openai, anthropic, bedrock, azure_openai): each replaces the target's "
+        description="Message templates by name for model targets (openai, anthropic, bedrock, azure_openai, gemini): each replaces the target's "
         "`messages:` in its own cell (a string is one user message); `--prompt NAME` chooses.",
     )
     case_pass: CasePass | None = Field(
@@ -247,7 +247,7 @@ class Suite(StrictModel):
             for name, target in self.named_targets():
                 if "messages" not in type(target).model_fields:
                     where = f"target {name!r}" if name is not None else "the target"
-                    raise ValueError(f"`prompts:` are messages for model targets (openai, anthropic); {where} is a {target.type} target")
+                    raise ValueError(f"`prompts:` are messages for model targets (openai, anthropic, gemini); {where} is a {target.type} target")
             prompts: dict[str, str | list[dict[str, Any]]] = {}
             for name, messages in self.prompts.items():
                 messages = [{"role": "user", "content": messages}] if isinstance(messages, str) else messages

@@ -496,6 +496,12 @@ def _echoed(kind: str, server: LLMServer, seen: str) -> tuple[dict, str, list[Fa
         body = {"id": "m", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": seen}],
                 "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}
         return target, "content", [Fault("status", 200, body=json.dumps(body))]
+    if kind == "gemini":
+        target = {"type": "gemini", "base_url": server.url, "model": "m", "temperature": 0, "retries": 0,
+                  "api_key_env": "ECHO_KEY", "headers": {"X-Token": "${ECHO_TOKEN}"}}
+        body = {"candidates": [{"content": {"role": "model", "parts": [{"text": seen}]}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}, "modelVersion": "m"}
+        return target, "content", [Fault("status", 200, body=json.dumps(body))]
     if kind == "http":
         target = {"type": "http", "url": server.url + "/svc?k=${ECHO_KEY}", "headers": {"X-Token": "${ECHO_TOKEN}"},
                   "retries": 0, "cache": True}
@@ -507,7 +513,7 @@ def _echoed(kind: str, server: LLMServer, seen: str) -> tuple[dict, str, list[Fa
     return target, "tool_calls[0].result.echo", [pause, Fault("status", 200, body=json.dumps({"echo": seen})), pause]
 
 
-@pytest.mark.parametrize("kind", ["openai", "anthropic", "http", "http_tool"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic", "gemini", "http", "http_tool"])
 def test_a_secret_a_server_echoes_in_a_200_reply_is_redacted_where_the_reply_enters(tmp_path, kind):
     """A key (`api_key_env`, or `${NAME}` in a URL or header) that a server echoes in a usable reply
     is `***` in the answer, and so in the results, reports, the response cache and the spans; a
@@ -532,7 +538,8 @@ def test_a_secret_a_server_echoes_in_a_200_reply_is_redacted_where_the_reply_ent
     assert_clean(first, 3)
     assert_clean(again, 3)
     assert [request.path for request in replayed] == ["/v1/chat/completions"] * 2  # the judge only
-    assert any(core in request.headers.get("Authorization", "") + request.path for request in server.received)  # sent where it belongs
+    assert any(core in request.headers.get("Authorization", "") + request.headers.get("x-goog-api-key", "") + request.path
+               for request in server.received)  # sent where it belongs
     for out in ("r.jsonl", "again.jsonl"):
         (line,) = read_jsonl(tmp_path / out)
         answer = line["output"]

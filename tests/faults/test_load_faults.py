@@ -158,7 +158,7 @@ def test_a_set_value_goes_through_the_yaml_alias_guard(tmp_path):
 
 # --- G15: roles and templates at their own key ----------------------------------------------------
 
-@pytest.mark.parametrize("kind, url", [("openai", "http://127.0.0.1:9/v1"), ("anthropic", "http://127.0.0.1:9")])
+@pytest.mark.parametrize("kind, url", [("openai", "http://127.0.0.1:9/v1"), ("anthropic", "http://127.0.0.1:9"), ("gemini", "http://127.0.0.1:9")])
 def test_an_unknown_message_role_is_a_load_error_at_its_key(tmp_path, kind, url):
     suite = write(tmp_path, "suite.yaml", f"""
         name: roles

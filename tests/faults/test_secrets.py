@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import uuid
+import zlib
 
 import pytest
 
@@ -135,3 +137,55 @@ def test_a_suites_env_file_under_the_python_api_reaches_its_run_and_never_the_ca
         assert seen[name]["cmd"] == {"env": f"key-of-suite-{name}", "arg": f"key-of-suite-{name}"}
         assert seen[name]["svc"]["path"] == "/svc"
     assert headers == ["key-of-suite-a", "key-of-suite-b"]
+
+
+def test_a_gemini_key_and_a_vertex_ai_token_never_reach_any_output(tmp_path):
+    """A Gemini server that echoes every header it was sent (the API key, the Vertex AI Bearer
+    token) in its answers and in its errors: both are `***` in the results, summary, reports, the
+    response cache and the console; the service account key file is the only place the key is."""
+    from gemini_server import GeminiServer, service_account_file
+
+    api_key = f"AIza-{uuid.uuid4().hex}"
+
+    def echo_headers(body, model):
+        headers = json.dumps(server._current.request.headers)
+        said = body["contents"][-1]["parts"][0]["text"]
+        if said == "fail":
+            return {"error": {"code": 403, "message": f"denied for {headers}", "status": "PERMISSION_DENIED"}}
+        return [{"text": f"I saw {headers}"}]
+
+    with GeminiServer(gemini=echo_headers) as server:
+        server.token = f"ya29.{uuid.uuid4().hex}"
+        credentials = service_account_file(tmp_path, f"{server.url}/token")
+        suite = write(tmp_path, "suite.yaml", json.dumps({
+            "name": "gemini-secrets",
+            "targets": {
+                "key": {"type": "gemini", "base_url": server.url, "model": "m", "temperature": 0, "retries": 0, "api_key_env": "GEM_KEY"},
+                "vertex": {"type": "gemini", "base_url": server.url, "model": "m", "temperature": 0, "retries": 0,
+                           "vertex": {"project": "p", "location": "us-central1"}},
+            },
+            "evaluators": [{"type": "contains", "path": "content", "reference": "saw"}],
+            "cases": [{"id": "ok", "input": "hi"}, {"id": "bad", "input": "fail"}],
+        }))
+        reports = tmp_path / "reports"
+        reports.mkdir()
+        env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {
+            "GEM_KEY": api_key, "GOOGLE_APPLICATION_CREDENTIALS": str(credentials)}
+        done = subprocess_run(suite, reports / "r.jsonl", reports, env)
+        sent = [request.headers for request in server.received if request.path != "/token"]
+    assert_no_traceback(done)
+    assert done.returncode == 3, done.stderr
+    assert {h.get("x-goog-api-key") for h in sent} == {api_key, None} and f"Bearer {server.token}" in {h.get("Authorization") for h in sent}
+    lines = [json.loads(line) for line in (reports / "r.jsonl").read_text().splitlines()]
+    assert sorted(line["verdict"] for line in lines) == ["error", "error", "pass", "pass"]
+    assert all("***" in (line["output"] or {}).get("content", line["error"] or "") for line in lines)
+    cache = tmp_path / ".agenteval" / "cache" / "responses.sqlite"
+    written = {path.name: path.read_bytes() for path in [*reports.rglob("*"), cache] if path.is_file()}
+    assert {"r.jsonl", "r.summary.json", "junit.xml", "report.md", "report.html", "responses.sqlite"} <= set(written)
+    for secret in (api_key, server.token):
+        for name, data in written.items():
+            assert secret.encode() not in data, f"{secret[:8]}... is written to {name}"
+            if name.endswith(".sqlite"):
+                stored = "".join(zlib.decompress(row[0]).decode() for row in sqlite3.connect(cache).execute("SELECT value FROM responses"))
+                assert secret not in stored and "***" in stored
+        assert secret not in done.stdout + done.stderr
