@@ -9,6 +9,7 @@ import json
 import threading
 import typing
 from types import SimpleNamespace
+from typing import Literal
 
 import pytest
 from conftest import read_jsonl, write
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 from agenteval.cli import app
 from agenteval.conversations.simulated_user import JUDGE_SYSTEM
+from agenteval.endpoints.settings import ModelEndpoint
 from agenteval.evaluators.model.claims import SYSTEM_PROMPT as CLAIMS_SYSTEM
 from agenteval.evaluators.model.rubric import SYSTEM_PROMPT as RUBRIC_SYSTEM
 
@@ -245,3 +247,45 @@ cases:
     assert done.returncode == 0, done.stdout + done.stderr
     assert [line["output"]["turns"] for line in read_jsonl(tmp_path / "r1.jsonl")] == [line["output"]["turns"] for line in repetitions]
     assert [step["usage"]["cached"] for step in again["refund"]["output"]["steps"]] == [True, True, True]
+
+
+def test_a_judges_own_keys_are_laid_over_the_anthropic_model_it_names(tmp_path):
+    claude = Claude(rubric=[GRADE])
+    judge = ("  - {type: llm_judge, endpoint: claude, model: claude-strict, max_tokens: 300, stop: [END], structured_output: false,"
+             " criteria: [{name: correct, description: It names the capital.}]}")
+    with LLMServer(messages=claude) as server:
+        write(tmp_path, "s.yaml", judged_suite(server, judge))
+        done, lines = run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    body = claude.requests["rubric"][0]
+    assert (body["model"], body["max_tokens"], body["stop_sequences"]) == ("claude-strict", 300, ["END"])
+    assert "output_config" not in body  # structured_output: false sends no schema; the prompt states the format
+    assert "Reply with one JSON object and nothing else." in body["messages"][0]["content"]
+
+
+class EmbeddingVendor(ModelEndpoint):
+    """A model target of a vendor with embeddings, as a `models:` entry of its type is: its
+    `embed()` asks the server's /embeddings through the run's endpoints."""
+
+    type: Literal["vendor"] = "vendor"
+
+    def embed(self, texts, run):
+        from agenteval.agents.protocol import EmbedReply
+
+        reply = run.endpoints.send(self, "POST", self.base_url + "/embeddings", {"model": self.model, "input": texts}, cache=True)
+        return EmbedReply([item["embedding"] for item in reply.data["data"]], {"latency_ms": reply.latency_ms, "input_tokens": 4}, self.model)
+
+
+def test_semantic_similarity_on_a_model_type_with_embeddings_uses_its_embed(tmp_path):
+    from agenteval.endpoints import Endpoints, ResponseCache
+    from agenteval.evaluators import EvalContext, evaluator_type
+
+    with LLMServer() as server:
+        endpoints = Endpoints(ResponseCache(tmp_path / "cache.sqlite"), models={"vectors": EmbeddingVendor(base_url=server.base_url, model="v1")})
+        judge = evaluator_type("semantic_similarity").model_validate({"type": "semantic_similarity", "endpoint": "vectors", "threshold": 0.5})
+        context = EvalContext("c1", "q", "the cat sat", "the cat sat", {}, tmp_path, None, endpoints)
+        result = judge.evaluate(context)
+        assert server.count("/embeddings") == 1
+        assert server.received[0].body == {"model": "v1", "input": ["the cat sat", "the cat sat"]}
+    assert (result.verdict, result.score) == ("pass", pytest.approx(1.0))
+    assert result.details["usage"]["input_tokens"] == 4
