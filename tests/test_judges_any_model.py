@@ -289,3 +289,17 @@ def test_semantic_similarity_on_a_model_type_with_embeddings_uses_its_embed(tmp_
         assert server.received[0].body == {"model": "v1", "input": ["the cat sat", "the cat sat"]}
     assert (result.verdict, result.score) == ("pass", pytest.approx(1.0))
     assert result.details["usage"]["input_tokens"] == 4
+
+
+def test_schema_bounds_the_messages_api_refuses_move_into_the_description(tmp_path):
+    grade = {"grounded": {"reasoning": "mostly", "score": 8}}
+    claude = Claude(rubric=[grade])
+    judge = "  - {type: llm_judge, endpoint: claude, criteria: [{name: grounded, description: Supported claims., scale: {range: [1, 10]}}]}"
+    with LLMServer(messages=claude) as server:
+        write(tmp_path, "s.yaml", judged_suite(server, judge))
+        done, lines = run(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr  # 8 of 1-10 is partial: the case fails
+    score = claude.requests["rubric"][0]["output_config"]["format"]["schema"]["properties"]["grounded"]["properties"]["score"]
+    assert score == {"type": "number", "description": "{minimum: 1, maximum: 10}"}
+    result = by_type(lines["paris"], "llm_judge")
+    assert result["verdict"] == "partial" and result["score"] == pytest.approx(7 / 9) and result["details"]["criteria"]["grounded"]["raw_score"] == 8

@@ -87,7 +87,7 @@ def _supported_schema(schema: Any) -> Any:
         kept.pop("minItems")
     bounds = {key: schema[key] for key in (*_UNSUPPORTED_SCHEMA_KEYS, "minItems") if key in schema and key not in kept}
     if bounds:
-        told = "{" + ", ".join(f"{key}: {value}" for key, value in bounds.items()) + "}"
+        told = "{" + ", ".join(f"{key}: {value:g}" if isinstance(value, float) else f"{key}: {value}" for key, value in bounds.items()) + "}"
         kept["description"] = f"{schema['description']}\n\n{told}" if isinstance(schema.get("description"), str) else told
     if isinstance(schema.get("properties"), dict):
         kept["properties"] = {name: _supported_schema(value) for name, value in schema["properties"].items()}
