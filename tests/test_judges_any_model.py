@@ -303,3 +303,15 @@ def test_schema_bounds_the_messages_api_refuses_move_into_the_description(tmp_pa
     assert score == {"type": "number", "description": "{minimum: 1, maximum: 10}"}
     result = by_type(lines["paris"], "llm_judge")
     assert result["verdict"] == "partial" and result["score"] == pytest.approx(7 / 9) and result["details"]["criteria"]["grounded"]["raw_score"] == 8
+
+
+def test_a_model_endpoint_built_in_python_is_still_a_models_entry():
+    from agenteval.suite.models import Suite
+
+    suite = Suite.model_validate({"name": "api", "cases": [], "models": {
+        "local": ModelEndpoint(base_url="http://127.0.0.1:9/v1", model="m", temperature=0),
+        "claude": {"type": "anthropic", "model": "c"},
+    }})
+    local, claude = suite.models["local"], suite.models["claude"]
+    assert (local.type, local.base_url, local.model, local.temperature) == (None, "http://127.0.0.1:9/v1", "m", 0)
+    assert (claude.type, claude.base_url, claude.api_key_env) == ("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY")

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
-from pydantic import AfterValidator, Discriminator, Field, Tag
+from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
 
 from agenteval.endpoints.settings import ModelEndpoint
 
@@ -42,6 +42,14 @@ class ChatModel(ModelEndpoint):
         None, description="The API the model speaks: openai (the default: any OpenAI-compatible chat-completions endpoint) "
         "or another model target type (anthropic, ...), whose keys it then takes.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_endpoint(cls, data: Any) -> Any:
+        """A ModelEndpoint built in Python (what `models:` held before it had types) is taken as its keys."""
+        if isinstance(data, ModelEndpoint) and not isinstance(data, cls):
+            return data.model_dump(exclude_unset=True)
+        return data
 
 
 @lru_cache(maxsize=1)
