@@ -6,6 +6,17 @@ A target that can take part (`openai`, `anthropic`, `bedrock`, `azure_openai`, `
 conversation driver (agenteval.conversations) call only that, so a new kind of model target joins
 by offering it. (`run` is the target's agenteval.targets.base.TargetRun: this floor is below the
 targets, so it is not named here.)
+
+Model judges, the claim-level judges and simulated users ask a `models:` entry of any model type
+through the same step(), with no tools (agenteval.targets.model_entries). A step() may also take
+`response_format=` (OpenAI's `{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}`):
+a judge passes its reply schema there when the signature has it, and the target asks its API for
+output matching it as that API can (the openai target sends it as is, the anthropic target as
+`output_config`); a step() without it is asked without, and the judge's prompt, which always
+states the reply format, is what holds the model to it. (`structured_output: false` on a judge
+sends no schema, for models that cannot take one.) Judges cache only a reply they can read: the run's endpoints
+that step() gets hold fresh replies back until the judge has read them, so a target sends every
+request through `run.endpoints.send` and needs nothing more for it.
 """
 
 from __future__ import annotations
@@ -48,6 +59,7 @@ class ModelStep(Protocol):
     """A target that can take one step of a conversation (see the module docstring)."""
 
     def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: Any) -> StepReply: ...
+    # optionally also `response_format: dict[str, Any] | None = None` (see the module docstring)
 
 
 @dataclass(slots=True)

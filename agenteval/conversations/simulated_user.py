@@ -67,26 +67,47 @@ def says_goal_reached(text: str | None) -> bool:
 
 
 def endpoint_settings(name: str, endpoints: Endpoints) -> ModelEndpoint:
-    """The settings of `models.NAME`; UserFailed when it is not there or names no server."""
+    """The entry `models.NAME`: chat-completions settings, or a model target of another type (asked
+    through its step(), agenteval.targets.model_entries); UserFailed when it is not there or names no server."""
+    from agenteval.targets.model_entries import is_chat, judge_target
+
     settings = endpoints.models.get(name) if endpoints.models else None
     if settings is None:
         known = ", ".join(sorted(endpoints.models or {})) or "none defined"
         raise UserFailed(f"endpoint {name!r} is not defined under `models:` (known: {known})")
+    if not is_chat(settings):
+        return judge_target(settings, None)  # type: ignore[no-any-return]
     if not settings.base_url:
         raise UserFailed(f"endpoint {name!r} has no `base_url`")
     return settings
 
 
-def next_message(user: SimulatedUser, case_input: Any, exchanges: list[tuple[str, str | None]], endpoints: Endpoints,
-                 variant: int, turn: int) -> UserTurn:
-    """The user's next message from the model. Raises UserFailed."""
+def _ask(endpoints: Endpoints, settings: Any, messages: list[dict[str, Any]], variant: int, usable: Any = None) -> Any:
+    """The model's reply (content, usage, latency_ms): chat completions, or the step() of another
+    type's target. Raises EndpointError."""
     from agenteval.endpoints.chat import chat_body, complete
     from agenteval.endpoints.client import EndpointError
 
+    cache = True if settings.cache is None else settings.cache
+    if callable(getattr(settings, "step", None)):
+        from agenteval.targets.model_entries import ask_model
+
+        reply = ask_model(settings, endpoints, messages, usable=usable, variant=variant)
+        if reply.error is not None:
+            raise EndpointError(reply.error)
+        return reply
+    chat_usable = (lambda chat: usable(chat.content)) if usable is not None else None
+    return complete(endpoints, settings, chat_body(settings, messages), cache=cache, variant=variant, usable=chat_usable)
+
+
+def next_message(user: SimulatedUser, case_input: Any, exchanges: list[tuple[str, str | None]], endpoints: Endpoints,
+                 variant: int, turn: int) -> UserTurn:
+    """The user's next message from the model. Raises UserFailed."""
+    from agenteval.endpoints.client import EndpointError
+
     settings = endpoint_settings(user.endpoint, endpoints)
-    body = chat_body(settings, user_messages(system_prompt(user, case_input), exchanges))
     try:
-        reply = complete(endpoints, settings, body, cache=True if settings.cache is None else settings.cache, variant=variant)
+        reply = _ask(endpoints, settings, user_messages(system_prompt(user, case_input), exchanges), variant)
     except EndpointError as exc:
         raise UserFailed(f"simulated user: {exc}") from None
     text = (reply.content or "").strip()
@@ -108,17 +129,15 @@ def judge_prompt(goal: str, transcript: str) -> str:
 
 def goal_judged(user: SimulatedUser, transcript: str, endpoints: Endpoints, variant: int, turn: int) -> tuple[bool, dict[str, Any]]:
     """(whether a model says the goal is reached, the step record). Raises UserFailed."""
-    from agenteval.endpoints.chat import chat_body, complete
     from agenteval.endpoints.client import EndpointError
 
     settings = endpoint_settings(user.stop.judge_endpoint or user.endpoint, endpoints)
-    if settings.temperature is None:
+    if settings.temperature is None and not callable(getattr(settings, "step", None)):  # chat completions: 0 unless set
         settings = settings.model_copy(update={"temperature": 0.0})
     messages = [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": judge_prompt(user.goal, transcript)}]
-    usable = lambda chat: answer_of(chat.content) is not None  # noqa: E731 - only a readable verdict is cached
+    usable = lambda content: answer_of(content) is not None  # noqa: E731 - only a readable verdict is cached
     try:
-        reply = complete(endpoints, settings, chat_body(settings, messages), cache=True if settings.cache is None else settings.cache,
-                         variant=variant, usable=usable)
+        reply = _ask(endpoints, settings, messages, variant, usable)
     except EndpointError as exc:
         raise UserFailed(f"goal judge: {exc}") from None
     verdict = answer_of(reply.content)

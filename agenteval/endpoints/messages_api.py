@@ -38,10 +38,11 @@ class ConversionError(ValueError):
 
 def messages_body(
     settings: ModelEndpoint, messages: list[Any], *, tools: list[Any] | None = None, tool_choice: Any = None,
+    response_format: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The request body for canonical `messages`: model, max_tokens (1024 unless set), system,
-    messages, the sampling options that are set, tools and tool_choice, extra_body last.
-    Raises ConversionError (a ValueError) naming what cannot be sent."""
+    messages, the sampling options that are set, tools and tool_choice, `output_config` for a
+    `response_format`, extra_body last. Raises ConversionError (a ValueError) naming what cannot be sent."""
     if settings.seed is not None:
         raise ConversionError("`seed` is not part of the Messages API (remove it from this target or its endpoint)")
     system, converted = to_messages(messages)
@@ -56,8 +57,41 @@ def messages_body(
         body["tools"] = to_tools(tools)
         if tool_choice is not None:
             body["tool_choice"] = to_tool_choice(tool_choice)
+    if response_format is not None:
+        body["output_config"] = output_config(response_format)
     body.update(settings.extra_body)
     return body
+
+
+# JSON-schema keywords the API's structured outputs refuse: their bounds move into the description, as Anthropic's SDK does.
+_UNSUPPORTED_SCHEMA_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "maxItems")
+
+
+def output_config(response_format: dict[str, Any]) -> dict[str, Any]:
+    """`output_config` asking for a reply matching an OpenAI-shape `response_format`
+    (`{"type": "json_schema", "json_schema": {"schema": ...}}`, what judges send). Raises ConversionError."""
+    schema = response_format.get("json_schema", {}).get("schema") if isinstance(response_format.get("json_schema"), dict) else None
+    if response_format.get("type") != "json_schema" or not isinstance(schema, dict):
+        raise ConversionError("response_format: only a json_schema one can be sent as the Messages API's output_config")
+    return {"format": {"type": "json_schema", "schema": _supported_schema(schema)}}
+
+
+def _supported_schema(schema: Any) -> Any:
+    """`schema` without the keywords structured outputs refuse (each told in its description instead)."""
+    if isinstance(schema, list):
+        return [_supported_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept = {key: _supported_schema(value) for key, value in schema.items() if key not in _UNSUPPORTED_SCHEMA_KEYS}
+    if isinstance(schema.get("minItems"), int) and schema["minItems"] > 1:
+        kept.pop("minItems")
+    bounds = {key: schema[key] for key in (*_UNSUPPORTED_SCHEMA_KEYS, "minItems") if key in schema and key not in kept}
+    if bounds:
+        told = "{" + ", ".join(f"{key}: {value:g}" if isinstance(value, float) else f"{key}: {value}" for key, value in bounds.items()) + "}"
+        kept["description"] = f"{schema['description']}\n\n{told}" if isinstance(schema.get("description"), str) else told
+    if isinstance(schema.get("properties"), dict):
+        kept["properties"] = {name: _supported_schema(value) for name, value in schema["properties"].items()}
+    return kept
 
 
 def to_messages(messages: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:

@@ -195,6 +195,11 @@ class EndpointRef(StrictModel):
         return self
 
 
+def endpoint_keys(entry: StrictModel) -> dict[str, Any]:
+    """The endpoint keys a `models:` entry sets (not its `type`, nor a model target's own keys)."""
+    return {key: value for key, value in entry.model_dump(exclude_unset=True).items() if key in ModelEndpoint.model_fields}
+
+
 def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> ModelEndpoint:
     """The named endpoint (if any) with the keys `config` sets explicitly laid over it. Raises ValueError."""
     name = getattr(config, "endpoint", None)
@@ -203,7 +208,7 @@ def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> Mo
         if name not in models:
             known = ", ".join(sorted(models)) or "none defined"
             raise ValueError(f"endpoint {name!r} is not defined under `models:` (known: {known})")
-        base = models[name].model_dump(exclude_unset=True)
+        base = endpoint_keys(models[name])
     own = {key: getattr(config, key) for key in config.model_fields_set if key in ModelEndpoint.model_fields}
     settings = ModelEndpoint.model_validate({**base, **own})
     if settings.model is not None and "${" in settings.model:  # `model: ${MODEL}`: read when the request is made

@@ -104,6 +104,7 @@ class EvaluatorConfig(StrictModel):
     type_name: ClassVar[str]
     runs_programs: ClassVar[bool] = False  # evaluate() starts programs named in its config (a cases file needs trust)
     uses_network: ClassVar[bool] = False  # evaluate() sends requests to a server named in its config (a cases file needs trust)
+    model_use: ClassVar[str] = "step"  # what `endpoint: NAME` must offer: step (a model judge) or embed (embeddings); checked at load
 
     @property
     def label(self) -> str:

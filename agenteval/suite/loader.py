@@ -10,6 +10,7 @@ validated cases are kept. Selection (--filter, --tag, --shard) is decided while 
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from agenteval.suite.models import Case, CaseDefaults, Suite
 from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of, misspells
 from agenteval.suite.selection import Selection
 from agenteval.suite.conversation import conversation_problems
-from agenteval.suite.references import endpoint_problems, missing_programs, unknown_endpoint
+from agenteval.suite.references import endpoint_problems, missing_programs, target_endpoint_problem
 from agenteval.suite.trust import nested, outside_files, trusted_by, unknown_endpoints, untrusted_files, untrusted_tools, untrusted_uses
 from agenteval.suite.yaml_nodes import KeyPath, Lines, YamlSyntaxError, decode_utf8, load_yaml
 
@@ -229,7 +230,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     warnings += _located(missing_programs(target, evaluators, path.parent), path, lines, (), "warning")
     raw_targets = data.get("targets")
     for name, raw in raw_targets.items() if isinstance(raw_targets, Mapping) and models is not None else ():
-        if isinstance(raw, Mapping) and (message := unknown_endpoint(raw.get("endpoint"), models)):
+        if message := target_endpoint_problem(raw, models):
             problems += _located([(("targets", name, "endpoint"), message)], path, lines, ())
     for name, named in (suite.targets or {}).items() if suite is not None else ():
         found = missing_programs(named, [], path.parent)
@@ -284,6 +285,8 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
         where = f"{reference} has no cases" if cases_file or parts is not None else "the suite has no cases"
         problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
     env_values = _load_env_files(suite.env_file, path, lines, problems) if suite is not None and suite.env_file is not None else {}
+    if suite is not None:
+        problems += _credential_problems(suite.models, {**env_values, **os.environ}, path, lines)
     if problems:
         raise SuiteInvalid(problems + warnings)
     assert suite is not None
@@ -295,6 +298,18 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     return LoadedSuite(
         suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts, env_values=env_values,
     )
+
+
+def _credential_problems(models: Mapping[str, Any], environ: Mapping[str, str], path: Path, lines: Lines) -> list[Problem]:
+    """A model under `models:` that cannot be reached for want of a credential: one line each, at load."""
+    from agenteval.targets.model_entries import credential_problem
+
+    found = []
+    for name, entry in models.items():
+        if message := credential_problem(entry, environ):
+            key = ("models", name, "api_key_env") if "api_key_env" in entry.model_fields_set else ("models", name)
+            found.append(Problem(path, line_of(lines, key), key, message))
+    return found
 
 
 def load_definition(source: Path | Mapping[str, Any], overrides: Iterable[str] = ()) -> LoadedSuite:

@@ -13,9 +13,9 @@ from agenteval.evaluators.base import EvaluatorSpec
 from agenteval.evaluators.transform import Transform, check_expression
 from agenteval.limits import Limits
 from agenteval.suite.conversation import ScriptedTurn, SimulatedUser, one_kind, turn_label
-from agenteval.endpoints.settings import ModelEndpoint
 from agenteval.endpoints.templates import Prompt
 from agenteval.targets import RecordedTarget, TargetSpec
+from agenteval.targets.model_entries import entry_annotation
 from agenteval.usage import Price
 
 
@@ -137,6 +137,7 @@ class CaseDefaults(StrictModel):
         return case
 
 
+ModelEntry = entry_annotation()  # one `models:` entry: chat completions, or any model target type (agenteval.targets.model_entries)
 CELL_NAME = r"^[^/\x00-\x1f]+$"  # a cell's label joins target and prompt names with "/"
 
 
@@ -204,8 +205,10 @@ class Suite(StrictModel):
     trust_case_commands: bool | None = Field(
         None, description="The old name of `trust_cases` (still read).", json_schema_extra={"deprecated": True}
     )
-    models: dict[str, ModelEndpoint] = Field(
-        default_factory=dict, description="Named endpoints, defined once and used by `endpoint: NAME` in targets and model judges."
+    models: dict[str, ModelEntry] = Field(
+        default_factory=dict,
+        description="Named models, defined once and used by `endpoint: NAME` in targets, model judges and simulated users: "
+        "OpenAI-compatible chat completions unless `type:` names another model target type (anthropic, ...).",
     )
     prices: dict[str, Price] = Field(
         default_factory=dict, description="USD per million tokens by model name: cost is then recorded per case and summed."

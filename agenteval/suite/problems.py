@@ -140,10 +140,15 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
         return f"unknown key {key!r}" + hint
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
-        what = "evaluator" if "evaluators" in path else "target" if "target" in path else ""
+        what = "evaluator" if "evaluators" in path else "target" if "target" in path else "model" if path[:1] == ("models",) else ""
         if kind == "union_tag_not_found":
             return f"missing `type` (one of: {', '.join(expected)})"
         tag = ctx.get("tag")
+        if what == "model":
+            from agenteval.targets.model_entries import type_problem
+
+            if found := type_problem(str(tag)):
+                return found
         spelled = str(tag).lower().replace("-", "_") in expected  # only spelled otherwise: the plain suggestion
         hint = (what == "evaluator" and not spelled and _other_tools_type(str(tag))) or _did_you_mean(str(tag), expected)
         return f"unknown {what} type {tag!r}".replace("  ", " ") + hint + f" (known: {', '.join(expected)})"

@@ -40,14 +40,32 @@ def unknown_endpoint(name: Any, models: Iterable[str]) -> str | None:
     return f"{name!r} is not defined under `models:` (known: {', '.join(known) or 'none defined'}){hint}"
 
 
-def endpoint_problems(target: Any, evaluators: Any, models: Iterable[str]) -> Iterator[tuple[KeyPath, str]]:
-    """(key path, message) of every `endpoint: NAME` the suite's `models:` lacks: the target's and
-    every evaluator's, composites' children included. Read from the raw data, so a use is checked
-    even where its evaluator has other problems; only types that have an `endpoint` key count."""
+def model_use_problem(name: Any, models: Any, needs: str) -> str | None:
+    """Why `endpoint: NAME` of the suite's `models:` cannot serve what uses it (`needs`: step, embed
+    or a target type; agenteval.targets.model_entries.use_problem), or None."""
+    from agenteval.targets.model_entries import use_problem
+
+    if not isinstance(name, str) or not isinstance(models, Mapping) or name not in models:
+        return None
+    return use_problem(models[name], name, needs)
+
+
+def target_endpoint_problem(target: Any, models: Any) -> str | None:
+    """Why a target's `endpoint: NAME` cannot be used: not under `models:`, or a model of another type."""
+    if not isinstance(target, Mapping):
+        return None
+    name = target.get("endpoint")
+    return unknown_endpoint(name, models) or model_use_problem(name, models, str(target.get("type")))
+
+
+def endpoint_problems(target: Any, evaluators: Any, models: Mapping[str, Any]) -> Iterator[tuple[KeyPath, str]]:
+    """(key path, message) of every `endpoint: NAME` the suite's `models:` lacks or that names a model
+    that cannot serve it: the target's and every evaluator's, composites' children included. Read
+    from the raw data, so a use is checked even where its evaluator has other problems; only types
+    that have an `endpoint` key count."""
     from agenteval.evaluators import evaluator_type
 
-    models = list(models)
-    if isinstance(target, Mapping) and (message := unknown_endpoint(target.get("endpoint"), models)):
+    if message := target_endpoint_problem(target, models):
         yield ("target", "endpoint"), message
     stack: list[tuple[Any, KeyPath]] = [(evaluators, ("evaluators",))]
     while stack:
@@ -59,7 +77,10 @@ def endpoint_problems(target: Any, evaluators: Any, models: Iterable[str]) -> It
                 cls = evaluator_type(item["type"])
             except Exception:  # noqa: BLE001 - a broken plugin: its validation says so
                 cls = None
-            if cls is not None and "endpoint" in cls.model_fields and (message := unknown_endpoint(item.get("endpoint"), models)):
+            if cls is not None and "endpoint" in cls.model_fields and (
+                message := unknown_endpoint(item.get("endpoint"), models)
+                or model_use_problem(item.get("endpoint"), models, getattr(cls, "model_use", "step"))
+            ):
                 yield where + (index, "endpoint"), message
             stack.append((item.get("evaluators"), where + (index, "evaluators")))
 

@@ -104,13 +104,17 @@ def untrusted_tools(case_id: Any, tools: Any) -> Iterator[tuple[KeyPath, str]]:
 
 
 def unknown_endpoints(case_id: str, evaluators: list[EvaluatorConfig], models: dict[str, Any]) -> Iterator[tuple[KeyPath, str]]:
-    """`endpoint: NAME` of a case-level evaluator that the suite's `models:` lacks."""
+    """`endpoint: NAME` of a case-level evaluator that the suite's `models:` lacks, or whose model cannot serve it."""
+    from agenteval.targets.model_entries import use_problem
+
     for index, evaluator in enumerate(evaluators):
         for where, inner in nested(evaluator, (index,)):
             name = getattr(inner, "endpoint", None)
             if isinstance(name, str) and name not in models:
                 known = ", ".join(sorted(models)) or "none defined"
                 yield where + ("endpoint",), f"case {case_id!r}: endpoint {name!r} is not defined under the suite's `models:` (known: {known})"
+            elif isinstance(name, str) and (problem := use_problem(models[name], name, getattr(inner, "model_use", "step"))):
+                yield where + ("endpoint",), f"case {case_id!r}: {problem}"
 
 
 def outside_files(evaluators: list[EvaluatorConfig], base_dir: Path, owner: str = "") -> Iterator[tuple[KeyPath, str]]:

@@ -10,6 +10,7 @@ tool has an implementation (the target's or the case's), the target runs the too
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
@@ -105,10 +106,13 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             return Answer(error=f"anthropic target: {exc}")
         return reply_answer("anthropic", reply, messages, self.parse_json)
 
-    def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun) -> StepReply:
+    def step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun, response_format: dict[str, Any] | None = None,
+    ) -> StepReply:
         """One model step of a tool loop or conversation (agenteval.agents.protocol): canonical
         messages in, the canonical assistant message out. `tools` are the definitions the caller
-        offers the model (OpenAI function shape or bare `{name, description, parameters}`)."""
+        offers the model (OpenAI function shape or bare `{name, description, parameters}`);
+        `response_format` (a judge's json_schema) is sent as the structured-outputs `output_config`."""
         from agenteval.agents.protocol import StepReply, ToolCall
         from agenteval.endpoints.client import EndpointError
         from agenteval.endpoints.messages_api import messages_body
@@ -117,7 +121,7 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             return StepReply(error="the anthropic target needs the run's endpoints")
         try:
             settings = self.request_settings(run.endpoints.models)
-            body = messages_body(settings, messages, tools=tools or None, tool_choice=self.tool_choice)
+            body = messages_body(settings, messages, tools=tools or None, tool_choice=self.tool_choice, response_format=response_format)
         except ValueError as exc:
             return StepReply(error=str(exc))
         try:
@@ -127,16 +131,24 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
         calls = [ToolCall(id=call["id"], name=call["name"], arguments=call["arguments"]) for call in reply.tool_calls]
         return StepReply(message=reply.message, content=reply.content, tool_calls=calls, usage=reply.usage, model=reply.model)
 
+    def credential_problem(self, environ: Mapping[str, str]) -> str | None:
+        """What to set before a request can be sent (the API key's variable), or None: checked at
+        load for a model under `models:`, so a missing key is one line, not every case's error."""
+        name = self.api_key_env
+        if not name or any(header.lower() == "x-api-key" for header in self.headers) or (environ.get(name) or "").strip():
+            return None
+        return f"environment variable {name} is not set: it holds the Anthropic API key (`api_key_env`); set it, or name another variable"
+
     def request_settings(self, models: dict[str, ModelEndpoint]) -> ModelEndpoint:
         """The endpoint settings of a request: `endpoint: NAME`'s with this target's keys over them,
         and the Messages API's base_url and key variable under both. Raises ValueError."""
-        from agenteval.endpoints.settings import merged_settings
+        from agenteval.endpoints.settings import endpoint_keys, merged_settings
 
         if self.endpoint is None:
             return ModelEndpoint.model_validate({key: getattr(self, key) for key in ModelEndpoint.model_fields})
         named = models.get(self.endpoint)
         if named is not None:
-            models = {**models, self.endpoint: ModelEndpoint.model_validate({**_DEFAULTS, **named.model_dump(exclude_unset=True)})}
+            models = {**models, self.endpoint: ModelEndpoint.model_validate({**_DEFAULTS, **endpoint_keys(named)})}
         return merged_settings(self, models)  # an unknown name is its error
 
     @staticmethod

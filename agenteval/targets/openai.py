@@ -75,8 +75,11 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             return Answer(error=f"openai target: {exc}")
         return reply_answer("openai", reply, messages, self.parse_json)
 
-    def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun) -> StepReply:
-        """One model call over a conversation in the canonical shape (this API's own): the tool loop's step."""
+    def step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun, response_format: dict[str, Any] | None = None,
+    ) -> StepReply:
+        """One model call over a conversation in the canonical shape (this API's own): the tool loop's
+        step. `response_format` (a judge's schema) replaces the target's own for this call."""
         from agenteval.agents.loop import read_tool_calls
         from agenteval.agents.protocol import StepReply
         from agenteval.endpoints.chat import chat_body, complete
@@ -89,7 +92,9 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             settings = merged_settings(self, run.endpoints.models)
         except ValueError as exc:
             return StepReply(error=str(exc))
-        body = chat_body(settings, messages, tools=tools or None, tool_choice=self.tool_choice, response_format=self.response_format)
+        body = chat_body(
+            settings, messages, tools=tools or None, tool_choice=self.tool_choice, response_format=response_format or self.response_format
+        )
         cache = settings.cache if settings.cache is not None else settings.temperature == 0
         try:
             reply = complete(run.endpoints, settings, body, cache=cache, variant=run.repetition)

@@ -555,6 +555,74 @@ def test_a_secret_a_server_echoes_in_a_200_reply_is_redacted_where_the_reply_ent
     assert any(b"***" in body for body in collector.bodies)  # the judge's error, redacted, is in its span
 
 
+def test_a_judge_on_an_anthropic_model_never_lets_its_key_out(tmp_path):
+    """A `models:` entry of type anthropic used by a judge: a key the server echoes in an error, in
+    an unreadable reply and in a grade is `***` in every error, result, report and the cache."""
+    core = uuid.uuid4().hex
+    key = f"sk-ant-{core}"
+
+    def message(text: str) -> Fault:
+        return Fault("status", 200, body=json.dumps({
+            "id": "msg", "type": "message", "role": "assistant", "model": "claude", "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 5, "output_tokens": 5},
+        }))
+
+    grade = {"correct": {"reasoning": f"the key is {key}", "score": 5}}
+    with LLMServer() as server:
+        # c0's judge: a 500 echoing the key; c1's: twice unreadable, echoing it; c2's: a grade quoting it
+        server.fail(Fault("status", 500, body=json.dumps({"error": f"bad key {key}"})), message(f"key {key}?"), message(f"key {key}?"),
+                    message(json.dumps(grade)))
+        models = {"claude": {"type": "anthropic", "base_url": server.url, "model": "claude", "api_key_env": "CLAUDE_KEY", "retries": 0}}
+        judge = {"type": "llm_judge", "endpoint": "claude", "criteria": [{"name": "correct", "description": "right", "scale": "likert5"}]}
+        suite = chat_suite(tmp_path, f"models: {json.dumps(models)}\ntarget: {{type: recorded}}", f"  - {json.dumps(judge)}",
+                           [{"id": f"c{i}", "input": "q", "output": "a"} for i in range(3)])
+        done = agenteval("run", suite, "-o", "r.jsonl", "--workers", "1", "--html", "h.html", "--junit", "j.xml", cwd=tmp_path,
+                         env={"CLAUDE_KEY": key})
+        received = list(server.received)
+    assert_clean(done, 3)
+    assert [request.headers["x-api-key"] for request in received] == [key] * 4  # sent where it belongs
+    lines = {line["case_id"]: line["evaluator_results"][0] for line in read_jsonl(tmp_path / "r.jsonl")}
+    assert lines["c0"]["error"] == f"llm_judge: anthropic target: POST {server.url}/v1/messages: HTTP 500: '{{\"error\": \"bad key ***\"}}'"
+    assert lines["c1"]["error"] == "llm_judge: the reply could not be read after a retry (no JSON object in the reply): 'key ***?'"
+    assert lines["c2"]["verdict"] == "pass" and lines["c2"]["details"]["criteria"]["correct"]["reasoning"] == "the key is ***"
+    looked = assert_secret_never_leaves(core, tmp_path, done)
+    assert {"r.jsonl", "r.summary.json", "h.html", "j.xml", "responses.sqlite"} <= set(looked)
+
+
+@pytest.mark.parametrize("models, evaluator, message", [
+    ({"claude": {"type": "antropic", "model": "c"}}, None,
+     "models.claude.type: unknown model type 'antropic'; did you mean 'anthropic'? (known: openai, anthropic, bedrock, azure_openai, gemini)"),
+    ({"claude": {"type": "command", "model": "c"}}, None,
+     "models.claude.type: a command target cannot be asked a conversation (it has no step()): a model type is one of openai, anthropic, bedrock, azure_openai, gemini"),
+    ({"claude": {"type": "anthropic", "model": "c", "api_key_env": "NO_SUCH_CLAUDE_KEY"}}, None,
+     "models.claude.api_key_env: environment variable NO_SUCH_CLAUDE_KEY is not set: it holds the Anthropic API key (`api_key_env`); "
+     "set it, or name another variable"),
+    ({"claude": {"type": "anthropic", "model": "c", "api_key_env": "CLAUDE_KEY", "messages": [{"role": "user", "content": "hi"}]}}, None,
+     "models.claude: `messages` says what a target asks, not how to reach a model: give it on the target or judge, not under `models:`"),
+    ({"claude": {"type": "anthropic", "model": "c", "api_key_env": "CLAUDE_KEY"}}, {"type": "semantic_similarity", "endpoint": "claude"},
+     "evaluators[0].endpoint: 'claude' is a model of type anthropic, which has no embeddings: semantic_similarity needs a model of type openai or bedrock or azure_openai or gemini"),
+])
+def test_a_models_entry_that_cannot_serve_is_one_line_at_load(tmp_path, models, evaluator, message):
+    evaluator = evaluator or {"type": "llm_judge", "endpoint": "claude", "criteria": [{"name": "ok", "description": "fine"}]}
+    suite = chat_suite(tmp_path, f"models: {json.dumps(models)}\ntarget: {{type: recorded}}", f"  - {json.dumps(evaluator)}",
+                       [{"id": "c0", "input": "q", "output": "a"}])
+    secret = f"sk-ant-{uuid.uuid4().hex}"
+    done = agenteval("run", suite, "-o", "r.jsonl", cwd=tmp_path, env={"CLAUDE_KEY": secret})
+    assert_clean(done, 2)
+    assert one_line(done.stderr) == [f"{suite}:{2 if message.startswith('models') else 5}: {message}"]
+    assert secret not in done.stdout + done.stderr and not (tmp_path / "r.jsonl").exists()
+
+
+def test_an_openai_target_naming_an_anthropic_model_is_refused_at_its_line(tmp_path):
+    models = {"claude": {"type": "anthropic", "model": "c", "api_key_env": "CLAUDE_KEY"}}
+    suite = chat_suite(tmp_path, f"models: {json.dumps(models)}\ntarget: {{type: openai, endpoint: claude}}", "  - {type: equals}",
+                       [{"id": "c0", "input": "q", "expected": "a"}])
+    done = agenteval("validate", suite, cwd=tmp_path, env={"CLAUDE_KEY": "k"})
+    assert_clean(done, 2)
+    assert one_line(done.stderr)[0] == (f"{suite}:3: target.endpoint: 'claude' is a model of type anthropic: a target of type openai "
+                                        "needs a model under `models:` of type openai (or one without `type:`)")
+
+
 # --- caches are plain files ---------------------------------------------------------------------
 
 def test_a_cache_dir_that_is_a_file_exits_2_with_one_line(tmp_path):

@@ -21,7 +21,7 @@ from agenteval.endpoints.templates import check_template
 from agenteval.evaluators.base import NO_EXPECTED, EvalContext, EvaluatorConfig, EvaluatorResult
 from agenteval.evaluators.model import claims as claim_kit
 from agenteval.evaluators.model.inputs import CandidateAndReference
-from agenteval.evaluators.model.rubric import ask_judge, show
+from agenteval.evaluators.model.rubric import ask_judge, judge_model, show
 from agenteval.paths import MISSING, compile_path, resolve
 
 MAX_CHUNKS = 1_000  # chunks of context one judge may be shown
@@ -143,16 +143,13 @@ class GroundedJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, Endpo
     def ask(self, ctx: EvalContext, variables: dict[str, Any], schema: dict[str, Any], reply_text: str, read: Any) -> Any:
         """(what `read` found, usage, model) or an error result: one request, asked once more when
         the reply cannot be read (only a readable reply is cached), as llm_judge does."""
-        from agenteval.endpoints.settings import merged_settings
         from agenteval.endpoints.templates import TemplateError
 
         try:
-            settings = merged_settings(self, ctx.endpoints.models)  # type: ignore[union-attr]
+            settings = judge_model(self, ctx.endpoints.models)  # type: ignore[union-attr]
             prompt = self._prompt(ctx, {**variables, "reply_format": reply_text})
         except (ValueError, OSError, TemplateError) as exc:
             return self.error_result(str(exc))
-        if settings.temperature is None:
-            settings = settings.model_copy(update={"temperature": 0.0})
         messages: list[dict[str, Any]] = [{"role": "system", "content": claim_kit.SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
         asked = ask_judge(ctx.endpoints, settings, messages, schema if self.structured_output else None, read, reply_text, self.type)
         if len(asked) == 2:

@@ -26,6 +26,7 @@ from agenteval.evaluators.model.rubric import (
     SYSTEM_PROMPT,
     RubricCriterion,
     ask_judge,
+    judge_model,
     default_prompt,
     read_scores,
     reply_format_text,
@@ -71,7 +72,6 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
         return self
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
-        from agenteval.endpoints.settings import merged_settings
         from agenteval.endpoints.templates import TemplateError
 
         if ctx.endpoints is None:
@@ -80,12 +80,10 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
         if candidate is MISSING:
             return self.result(0.0, "fail", misses=[f"{self.path} (missing)"], reasoning=f"the candidate has no `{self.path}`")
         try:
-            settings = merged_settings(self, ctx.endpoints.models)
+            settings = judge_model(self, ctx.endpoints.models)
             prompt = self._prompt(ctx, candidate, reference)
         except (ValueError, OSError, TemplateError) as exc:
             return self.error_result(str(exc))
-        if settings.temperature is None:
-            settings = settings.model_copy(update={"temperature": 0.0})
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
         schema = response_format(self.criteria) if self.structured_output else None
         asked = ask_judge(ctx.endpoints, settings, messages, schema, lambda content: read_scores(content, self.criteria),

@@ -177,24 +177,49 @@ def read_scores(reply: str | None, criteria: list[RubricCriterion]) -> tuple[dic
     return scores, None
 
 
+def judge_model(config: Any, models: dict[str, Any]) -> Any:
+    """What a judge asks: chat-completions settings (`endpoint: NAME`'s with the judge's own keys over
+    them) at temperature 0 unless set, or the model target that a `models:` entry of another type is
+    (agenteval.targets.model_entries.judge_target). Raises ValueError."""
+    from agenteval.endpoints.settings import merged_settings
+    from agenteval.targets.model_entries import is_chat, judge_target
+
+    name = getattr(config, "endpoint", None)
+    if name is not None and name in models and not is_chat(models[name]):
+        return judge_target(models[name], config)
+    settings = merged_settings(config, models)
+    if settings.temperature is None:
+        settings = settings.model_copy(update={"temperature": 0.0})
+    return settings
+
+
 def ask_judge(
     endpoints: Any, settings: Any, messages: list[dict[str, Any]], schema: dict[str, Any] | None, read: Any,
     reply_text: str, label: str,
 ) -> tuple[Any, dict[str, Any] | None, Any] | tuple[str, dict[str, Any] | None]:
     """Ask a model judge: one request, asked once more (the unusable reply and why, then `reply_text`)
     when `read(content)` gives a problem; only a readable reply is cached. (what `read` found,
-    usage, model), or (the error message, its details) after the retry or an endpoint failure."""
+    usage, model), or (the error message, its details) after the retry or an endpoint failure.
+    `settings` is judge_model's: chat-completions settings, or a model target asked through its step()."""
     from agenteval.endpoints.chat import chat_body, complete
     from agenteval.endpoints.client import EndpointError, excerpt
     from agenteval.usage import combine_usage
 
+    asks_target = callable(getattr(settings, "step", None))
     cache = True if settings.cache is None else settings.cache
     usage: dict[str, Any] | None = None
     try:
-        usable = lambda chat: read(chat.content)[1] is None  # noqa: E731 - only such a reply is cached
         for attempt in range(2):
-            body = chat_body(settings, messages, response_format=schema)
-            reply = complete(endpoints, settings, body, cache=cache, usable=usable)
+            if asks_target:
+                from agenteval.targets.model_entries import ask_model
+
+                reply: Any = ask_model(settings, endpoints, messages, usable=lambda content: read(content)[1] is None, response_format=schema)
+                if reply.error is not None:
+                    return f"{label}: {reply.error}", {"usage": usage} if usage else None
+            else:
+                body = chat_body(settings, messages, response_format=schema)
+                usable = lambda chat: read(chat.content)[1] is None  # noqa: E731 - only such a reply is cached
+                reply = complete(endpoints, settings, body, cache=cache, usable=usable)
             usage = combine_usage(usage, reply.usage)
             found, problem = read(reply.content)
             if problem is None:

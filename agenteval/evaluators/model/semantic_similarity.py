@@ -1,7 +1,8 @@
 """semantic_similarity: cosine similarity of the candidate's and the reference's embeddings.
 
 Embeddings come from an OpenAI-compatible `/embeddings` endpoint, batched across the cases that
-run at the same time and cached per text, so a re-run sends nothing.
+run at the same time and cached per text, so a re-run sends nothing; or, with `endpoint: NAME` of a
+`models:` entry of another type, from that model target's `embed()` (a type without one is refused at load).
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, End
     batch_size: int = Field(64, ge=1, le=2048, description="Most texts in one /embeddings request.")
 
     type_name = "semantic_similarity"
+    model_use = "embed"  # `endpoint: NAME` must name a model with embeddings (checked at load)
     uses_network = True  # a cases file needs trust_cases, or `endpoint:` of the suite's own models
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         from agenteval.endpoints.chat import EmbeddingBatcher
         from agenteval.endpoints.client import EndpointError
         from agenteval.endpoints.settings import merged_settings
+        from agenteval.targets.model_entries import embed_texts, is_chat, judge_target
 
         if ctx.endpoints is None:
             return self.error_result("semantic_similarity needs the run's endpoints")
@@ -42,19 +45,27 @@ class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, End
             if value is MISSING or value is None or value == "":
                 why = "missing" if value is MISSING else "empty"
                 return self.result(0.0, "fail", misses=[f"{path or what} ({why})"], reasoning=f"the {what} is {why}")
-        try:
-            settings = merged_settings(self, ctx.endpoints.models)
-        except ValueError as exc:
-            return self.error_result(str(exc))
-        cache = True if settings.cache is None else settings.cache
-        batcher = ctx.endpoints.shared(
-            ("embeddings", settings.base_url, settings.model, cache, self.batch_size),
-            lambda: EmbeddingBatcher(ctx.endpoints, settings, self.batch_size, cache),
-        )
-        try:
-            candidate_vector, reference_vector = batcher.embed([show(candidate), show(reference)])
-        except EndpointError as exc:
-            return self.error_result(f"semantic_similarity: {exc}")
+        usage = None
+        entry = ctx.endpoints.models.get(self.endpoint) if self.endpoint is not None else None
+        if entry is not None and not is_chat(entry):  # a model target with embed() (checked at load)
+            reply = embed_texts(judge_target(entry, self), ctx.endpoints, [show(candidate), show(reference)], ctx.base_dir)
+            if reply.error is not None or len(reply.vectors) != 2:
+                return self.error_result(f"semantic_similarity: {reply.error or f'{len(reply.vectors)} embeddings for 2 texts'}")
+            (candidate_vector, reference_vector), usage = reply.vectors, reply.usage
+        else:
+            try:
+                settings = merged_settings(self, ctx.endpoints.models)
+            except ValueError as exc:
+                return self.error_result(str(exc))
+            cache = True if settings.cache is None else settings.cache
+            batcher = ctx.endpoints.shared(
+                ("embeddings", settings.base_url, settings.model, cache, self.batch_size),
+                lambda: EmbeddingBatcher(ctx.endpoints, settings, self.batch_size, cache),
+            )
+            try:
+                candidate_vector, reference_vector = batcher.embed([show(candidate), show(reference)])
+            except EndpointError as exc:
+                return self.error_result(f"semantic_similarity: {exc}")
         similarity = cosine(candidate_vector, reference_vector)
         if similarity is None:
             why = "one is all zeros" if len(candidate_vector) == len(reference_vector) else (
@@ -67,7 +78,7 @@ class SemanticSimilarity(EvaluatorConfig, CandidateAndReference, Connection, End
             score, "pass" if passed else "fail",
             hits=[] if not passed else [self.path or "(answer)"], misses=[] if passed else [self.path or "(answer)"],
             reasoning=f"cosine similarity {similarity:.3f} ({'>=' if passed else '<'} {self.threshold:g})",
-            details={"similarity": similarity, "threshold": self.threshold},
+            details={"similarity": similarity, "threshold": self.threshold, **({"usage": usage} if usage else {})},
         )
 
 
