@@ -240,9 +240,9 @@ def test_prompts_times_providers_become_the_targets_and_prompts_of_one_suite(tmp
     assert suite["targets"] == {
         "openai:gpt-4.1-mini": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
                                 "api_key_env": "OPENAI_API_KEY"},
-        "groq:meta-llama-3.1-8b": {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "model": "meta/llama-3.1-8b",
+        "groq:meta/llama-3.1-8b": {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "model": "meta/llama-3.1-8b",
                                    "api_key_env": "GROQ_API_KEY", "temperature": 0, "max_tokens": 50},
-        "mini-json": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
+        "mini/json": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
                       "api_key_env": "OPENAI_API_KEY", "response_format": {"type": "json_object"}},
     }
     assert suite["prompts"] == {"prompts-1": [{"role": "user", "content": "One {{input.x}}"}],
@@ -758,16 +758,139 @@ def test_script_providers_become_command_targets_with_promptfoos_calling_convent
     assert "sk-script-SECRET-4321" not in (tmp_path / "r.jsonl").read_text() + run.stdout + run.stderr
 
 
-def test_tests_made_by_code_are_listed_not_run_and_a_slash_in_a_label_is_a_note(tmp_path):
+def test_tests_made_by_code_are_listed_not_run_unless_asked(tmp_path):
     write(tmp_path, "gen.py", "import pathlib\npathlib.Path('RAN').write_text('x')\ndef make_tests():\n    return []\n")
     result = imported(tmp_path, """
-        providers: [{id: 'openai:chat:gpt-4o', label: openai/gpt-4o}]
+        providers: [openai:chat:gpt-4o]
         tests:
           - file://gen.py:make_tests
           - {vars: {q: a}}
     """)
     assert not (tmp_path / "RAN").exists()
-    assert listed(result) == ["promptfooconfig.yaml:3: tests[0]: tests made by code (gen.py) are not run at import (a downloaded config's "
-                              "code runs only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file"]
-    assert [item.render()[:80] for item in result.notes][:1] == [
-        "promptfooconfig.yaml:1: providers[0]: target 'openai/gpt-4o' is named 'openai-gpt-4o': a cell's name j"[:80]]
+    assert listed(result) == ["promptfooconfig.yaml:3: tests[0]: tests made by code (gen.py:make_tests) are not run unless you ask (a downloaded "
+                              "config's code runs only when you choose to): import with --run-generators to run it once now and write its tests as cases"]
+
+
+def test_a_providers_label_keeps_its_slash_and_the_suite_runs_with_it(tmp_path):
+    result = imported(tmp_path, """
+        prompts: [{label: terse/v1, raw: 'Say {{q}}'}, 'Please say {{q}}']
+        providers: [{id: 'openai:chat:gpt-4o', label: openai/gpt-4o}, {id: 'openrouter:meta-llama/llama-3.1-8b'}]
+        tests: [{vars: {q: a}, assert: [{type: contains, value: a}]}]
+    """)
+    suite = result.suites["suite.yaml"]
+    assert list(suite["targets"]) == ["openai/gpt-4o", "openrouter:meta-llama/llama-3.1-8b"]
+    assert list(suite["prompts"]) == ["terse-v1", "prompt2"]  # a prompt's name ends the cell label: no "/" in it
+    assert [item.render() for item in result.notes] == [
+        "promptfooconfig.yaml:1: prompts[0]: prompt 'terse/v1' is named 'terse-v1': a cell's label ends with `/PROMPT`, "
+        "so a prompt's name cannot hold one (a target's can)"]
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text(json.dumps({"id": result.cases[0]["id"], "target": "openai/gpt-4o", "prompt": "terse-v1",
+                                       "output": {"content": "a"}}) + "\n")
+    write_import(result, tmp_path / "out", "promptfooconfig.yaml", "promptfoo", False)
+    run = run_cli("run", tmp_path / "out" / "suite.yaml", "--predictions", predictions, "--target", "openai/gpt-4o",
+                  "--prompt", "terse-v1", "-o", tmp_path / "r.jsonl")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [(row["target"], row["prompt"], row["verdict"]) for row in read_jsonl(tmp_path / "r.jsonl")] == [("openai/gpt-4o", "terse-v1", "pass")]
+    assert "[openai/gpt-4o/terse-v1]" in run.stdout or "openai/gpt-4o/terse-v1" in run.stdout
+
+
+GENERATOR_PY = """\
+def make_tests(config=None):
+    topics = (config or {}).get("topics", ["apples"])
+    return [{"description": f"about {t}", "vars": {"q": t}, "assert": [{"type": "icontains", "value": t}]} for t in topics]
+
+def generate_tests():
+    return [{"vars": {"q": "pears"}}, "not a test"]
+
+def broken():
+    raise ValueError("the database is down")
+
+def hangs():
+    import time
+    time.sleep(30)
+
+def garbage():
+    return {"vars": {"q": "x"}}
+
+def not_json():
+    return [{"vars": {"q": {1, 2}}}]
+"""
+
+GENERATOR_JS = """\
+module.exports = async (config) => [{description: 'from js', vars: {q: (config && config.word) || 'plums'},
+                                      assert: [{type: 'javascript', value: 'output.includes(context.vars.q)'}]}];
+"""
+
+
+def test_tests_generators_run_once_when_asked_and_their_tests_become_cases(tmp_path, monkeypatch):
+    from agenteval.importers import promptfoo_generator
+
+    monkeypatch.setattr(promptfoo_generator, "GENERATOR_TIMEOUT_S", 3.0)
+    write(tmp_path, "gen.py", GENERATOR_PY)
+    write(tmp_path, "gen.js", GENERATOR_JS)
+    write(tmp_path, "gen.ts", "export default () => []\n")
+    config = write(tmp_path, "promptfooconfig.yaml", """
+        providers: [openai:chat:gpt-4o]
+        tests:
+          - file://gen.py:make_tests
+          - {path: 'file://gen.py:make_tests', config: {topics: [kiwis, figs]}}
+          - file://gen.py
+          - file://gen.py:broken
+          - file://gen.py:hangs
+          - file://gen.py:garbage
+          - file://gen.py:not_json
+          - {path: file://gen.js, config: {word: dates}}
+          - file://gen.ts
+          - file://../outside.py:make_tests
+    """)
+    said: list[str] = []
+    parsed, source = read_config(config)
+    result = import_promptfoo(parsed, source, tmp_path / "out", run_generators=said.append)
+    assert [(case["id"], case["input"]) for case in result.cases] == [
+        ("about apples", {"q": "apples"}), ("about kiwis", {"q": "kiwis"}), ("about figs", {"q": "figs"}),
+        ("004", {"q": "pears"}), ("from js", {"q": "dates"}),
+    ]
+    assert result.cases[0]["evaluators"] == [{"name": "icontains", "type": "contains", "path": "content", "reference": "apples", "case_sensitive": False}]
+    assert result.cases[4]["evaluators"] == [{"name": "javascript", "type": "javascript", "path": "content", "code": "output.includes(context.vars.q)"}]
+    assert said == [f"running the tests generator {name} (code from the config's folder; --run-generators), at most 3s" for name in (
+        "gen.py:make_tests", "gen.py:make_tests", "gen.py", "gen.py:broken", "gen.py:hangs", "gen.py:garbage", "gen.py:not_json", "gen.js")]
+    assert listed(result) == [
+        "promptfooconfig.yaml:6: tests[3]: tests generator gen.py:broken gave no tests: it failed: ValueError: the database is down",
+        "promptfooconfig.yaml:7: tests[4]: tests generator gen.py:hangs gave no tests: it timed out after 3s",
+        "promptfooconfig.yaml:8: tests[5]: tests generator gen.py:garbage gave no tests: it returned an object, not a list of tests",
+        "promptfooconfig.yaml:9: tests[6]: tests generator gen.py:not_json gave no tests: it failed: not_json returned a value that is "
+        "not JSON: Object of type set is not JSON serializable",
+        "promptfooconfig.yaml:11: tests[8]: tests made by code (gen.ts): a TypeScript generator needs a TypeScript runtime, which the "
+        "import does not run: compile it to .js, or write its tests out",
+        "promptfooconfig.yaml:12: tests[9]: tests generator ../outside.py is outside the config's folder; not read (an import reads files "
+        "inside that folder only: copy the file there, or widen it with --root DIR)",
+        "gen.py: [1]: a generated test that is not an object is not converted",
+    ]
+    assert [item.render() for item in result.notes][1:3] == [
+        "promptfooconfig.yaml:3: tests[0]: 1 test made by running gen.py:make_tests once, at import; run the import again to make them anew",
+        "promptfooconfig.yaml:4: tests[1]: 2 tests made by running gen.py:make_tests once, at import; run the import again to make them anew",
+    ]
+
+
+def test_a_javascript_generator_without_node_is_listed_naming_node(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no node on it
+    write(tmp_path, "gen.js", GENERATOR_JS)
+    config = write(tmp_path, "promptfooconfig.yaml", "tests: [file://gen.js]\n")
+    parsed, source = read_config(config)
+    said: list[str] = []
+    result = import_promptfoo(parsed, source, tmp_path / "out", run_generators=said.append)
+    assert (said, result.cases) == ([], [])
+    assert listed(result) == ["promptfooconfig.yaml:1: tests[0]: tests made by code (gen.js): a JavaScript generator runs under `node`, "
+                              "which is not installed (install Node.js, or write its tests out)"]
+
+
+def test_the_cli_runs_a_generator_only_with_run_generators_and_says_so(tmp_path):
+    write(tmp_path, "gen.py", GENERATOR_PY)
+    config = write(tmp_path, "promptfooconfig.yaml", "providers: [openai:chat:gpt-4o]\ntests: [file://gen.py:make_tests, {vars: {q: b}}]\n")
+    refused = run_cli("import", "promptfoo", config, "-o", tmp_path / "a")
+    assert refused.returncode == 0 and "import with --run-generators" in refused.stderr and "running the tests generator" not in refused.stderr
+    assert [case["id"] for case in read_jsonl(tmp_path / "a" / "cases.jsonl")] == ["001"]
+    done = run_cli("import", "promptfoo", config, "-o", tmp_path / "b", "--run-generators")
+    assert done.returncode == 0, done.stderr
+    assert "running the tests generator gen.py:make_tests (code from the config's folder; --run-generators), at most 60s" in done.stderr
+    assert [case["id"] for case in read_jsonl(tmp_path / "b" / "cases.jsonl")] == ["about apples", "002"]

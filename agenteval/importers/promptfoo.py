@@ -118,6 +118,7 @@ class PromptfooImporter:
         self.grader: dict[str, Any] | None = None  # defaultTest.options.provider, as `models.grader`
         self.embeddings: dict[str, Any] | None = None  # ... its `embedding`, as `models.embeddings`
         self.extra_assertion: Callable[[dict[str, Any], Parsed, KeyPath, Names], dict[str, Any] | None] | None = None
+        self.announce: Callable[[str], None] | None = None  # set: tests generators run (`--run-generators`), each announced first
 
     # -- listing --------------------------------------------------------------------------------
     def skip(self, parsed: Parsed, path: KeyPath, why: str, note: bool = False) -> None:
@@ -228,6 +229,9 @@ class PromptfooImporter:
                 self.skip(self.config, where[place], f"prompt {label!r} uses the template filter{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)}, which agenteval's templates lack; not carried")
             else:
+                if "/" in label:
+                    self.skip(self.config, where[place], f"prompt {label!r} is named {label.replace('/', '-')!r}: a cell's label ends "
+                              "with `/PROMPT`, so a prompt's name cannot hold one (a target's can)", note=True)
                 usable.append((label, messages))
         return usable or [("default", None)]
 
@@ -289,9 +293,6 @@ class PromptfooImporter:
             converted = self.target(item, path)
             if converted is not None:
                 found.append(converted)
-                if "/" in converted[0]:
-                    self.skip(self.config, path, f"target {converted[0]!r} is named {converted[0].replace('/', '-')!r}: a cell's name joins "
-                              "target and prompt with `/`, so a target's name cannot hold one", note=True)
         if not found:
             return [("recorded", {"type": "recorded"})]
         return found
@@ -578,7 +579,9 @@ class PromptfooImporter:
         items = raw if isinstance(raw, list) else [raw]
         for index, item in enumerate(items):
             path: KeyPath = ("tests", index) if isinstance(raw, list) else ("tests",)
-            if isinstance(item, dict):
+            if isinstance(item, dict) and isinstance(item.get("path"), str):  # promptfoo's {path, config}: a file, or a generator given `config`
+                found.extend(self.test_files(item["path"], path, item.get("config")))
+            elif isinstance(item, dict):
                 found.append((self.config, item, path))
             elif isinstance(item, str):
                 found.extend(self.test_files(item, path))
@@ -586,15 +589,13 @@ class PromptfooImporter:
                 self.skip(self.config, path, "a test that is neither a mapping nor a file is not converted")
         return found
 
-    def test_files(self, ref: str, path: KeyPath) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
+    def test_files(self, ref: str, path: KeyPath, config: Any = None) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
         if ref.startswith(("http://", "https://")):
             self.skip(self.config, path, "tests from a URL (a Google Sheet) are not fetched; download them as CSV")
             return []
         code = re.fullmatch(r"(?:file://)?(.+\.(?:py|js|ts|mjs|cjs))(?::(\w+))?", ref)
         if code:
-            self.skip(self.config, path, f"tests made by code ({code.group(1)}) are not run at import (a downloaded config's code runs "
-                      "only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file")
-            return []
+            return self.generated_tests(code.group(1), code.group(2), config, path)
         names = self.source.glob(ref)
         if not names:
             self.skip(self.config, path, f"tests file {strip_file_prefix(ref)} not found")
@@ -627,6 +628,41 @@ class PromptfooImporter:
                         self.skip(parsed, where, "a test that is not a mapping is not converted")
             else:
                 self.skip(self.config, path, f"tests file {name}: only YAML, JSON, JSONL, CSV and TSV files are read")
+        return found
+
+    def generated_tests(self, name: str, function: str | None, config: Any, path: KeyPath) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
+        """Tests made by code (`file://gen.py:make_tests`, `file://gen.js`): run once, here, only
+        when the user asked (`--run-generators`), as promptfoo calls them; else listed."""
+        from agenteval.importers import promptfoo_generator as generator
+
+        shown = f"{name}:{function}" if function else name
+        if self.announce is None:
+            self.skip(self.config, path, f"tests made by code ({shown}) are not run unless you ask (a downloaded config's code runs only "
+                      "when you choose to): import with --run-generators to run it once now and write its tests as cases")
+            return []
+        why = self.source.missing(name)
+        if why is not None:
+            self.skip(self.config, path, f"tests generator {why}")
+            return []
+        argv = generator.generator_command(self.source.path(name), function, config)
+        if isinstance(argv, str):
+            self.skip(self.config, path, f"tests made by code ({shown}): {argv}")
+            return []
+        timeout = generator.GENERATOR_TIMEOUT_S
+        self.announce(f"running the tests generator {shown} (code from the config's folder; --run-generators), at most {timeout:g}s")
+        tests, failure = generator.run_generator(argv, self.source.folder, timeout)
+        if tests is None:
+            self.skip(self.config, path, f"tests generator {shown} gave no tests: {failure}")
+            return []
+        made = Parsed(shown, tests, {})
+        found: list[tuple[Parsed, dict[str, Any], KeyPath]] = []
+        for index, test in enumerate(tests):
+            if isinstance(test, dict):
+                found.append((made, test, (index,)))
+            else:
+                self.skip(made, (index,), "a generated test that is not an object is not converted")
+        self.skip(self.config, path, f"{len(found)} test{'s' if len(found) != 1 else ''} made by running {shown} once, at import; "
+                  "run the import again to make them anew", note=True)
         return found
 
     def csv_tests(self, name: str) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
@@ -1129,13 +1165,16 @@ class PromptfooImporter:
         return os.path.relpath(self.source.folder / name, self.out_dir).replace(os.sep, "/")
 
 
-def import_promptfoo(config: Parsed, source: Source, out_dir: Path | None = None, model_outputs: Path | None = None) -> Imported:
+def import_promptfoo(config: Parsed, source: Source, out_dir: Path | None = None, model_outputs: Path | None = None,
+                     run_generators: Callable[[str], None] | None = None) -> Imported:
     """The suites a promptfoo config becomes, and what could not be carried over; with
-    `model_outputs` (promptfoo's `--model-outputs` file), the answers as predictions too."""
+    `model_outputs` (promptfoo's `--model-outputs` file), the answers as predictions too. With
+    `run_generators` (told a line before each runs), tests made by code are run once and written."""
     if not isinstance(config.data, dict):
         raise ImportFailed(f"{config.name}: expected a mapping of keys at the top")
     outputs = read_model_outputs(model_outputs) if model_outputs is not None else None  # a bad file: nothing is imported
     importer = PromptfooImporter(config, source, out_dir)
+    importer.announce = run_generators
     imported = importer.run()
     finish_references(imported)
     if outputs is not None and model_outputs is not None:
@@ -1355,7 +1394,7 @@ def _cell_groups(prompts: list[tuple[str, list[dict[str, Any]] | None]],
     for file_name, group in (("suite.yaml", model), ("suite-http.yaml" if model else "suite.yaml", other)):
         if not group:
             continue
-        named = _cell_names([(label, dict(target)) for label, target in group])
+        named = _cell_names([(label, dict(target)) for label, target in group], slash=True)
         keys: dict[str, Any] = {}
         if group is model and len(prompted) == 1:
             for _, target in named:
@@ -1387,12 +1426,13 @@ def _script_cells(targets: list[tuple[str, dict[str, Any]]],
     return out
 
 
-def _cell_names(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """Names a cell label can hold (no "/", which joins target and prompt, no control characters), unique."""
+def _cell_names(items: list[tuple[str, Any]], slash: bool = False) -> list[tuple[str, Any]]:
+    """Names a cell label can hold (no control characters; a "/" only in a target's (`slash`): the
+    label's last "/" starts the prompt), unique."""
     taken: set[str] = set()
     named = []
     for label, value in items:
-        base = re.sub(r"[\x00-\x1f]", "", label.replace("/", "-")).strip() or "unnamed"
+        base = re.sub(r"[\x00-\x1f]", "", label if slash else label.replace("/", "-")).strip() or "unnamed"
         name, n = base, 2
         while name in taken:
             name, n = f"{base}-{n}", n + 1
