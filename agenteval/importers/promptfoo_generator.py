@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -42,6 +43,7 @@ const [file, name, configText] = process.argv.slice(1);
 def generator_command(file: Path, function: str | None, config: Any) -> list[str] | str:
     """The argv that runs the generator, or why it cannot run here (a `.ts` file; no `node`)."""
     config_text = "" if config is None else json.dumps(config)
+    file = file.resolve()  # node's require() reads a bare name as a package
     if file.suffix == ".py":
         return [sys.executable, "-m", "agenteval.importers.promptfoo_generator", str(file), function or "generate_tests", config_text]
     if file.suffix == ".ts":
@@ -58,9 +60,10 @@ def run_generator(argv: list[str], folder: Path, timeout: float = GENERATOR_TIME
     from agenteval.process import Processes, decode_json, max_output_bytes, stderr_tail
 
     result = Processes().run(argv, b"", timeout, folder, max_output=max_output_bytes(MAX_OUTPUT_MB))
-    last_line = next((line for line in reversed(result.stderr.decode("utf-8", "replace").splitlines()) if line.strip()), "")
-    if result.returncode and not result.timed_out and result.output_limit is None and last_line:
-        return None, f"it failed: {last_line.strip()[:500]}"  # the error itself, not its traceback
+    lines = [line.strip() for line in result.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    said = next((line for line in reversed(lines) if re.match(r"^[\w.]*(Error|Exception)\b", line)), lines[-1] if lines else "")
+    if result.returncode and not result.timed_out and result.output_limit is None and said:
+        return None, f"it failed: {said[:500]}"  # the error itself, not its traceback
     failure = result.failure("it", timeout)
     if failure is not None:
         return None, failure
