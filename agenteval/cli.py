@@ -539,7 +539,7 @@ IMPORT_EXIT = "Exit codes: 0 written and valid (keys not carried over are listed
 
 
 def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, model_outputs: Optional[Path] = None,
-                    root: Optional[Path] = None) -> None:
+                    root: Optional[Path] = None, run_generators: bool = False) -> None:
     """Import, write, list what was not carried over (file:line: key: why), then validate what was written."""
     from agenteval.importers import ImportFailed, read_config
     from agenteval.importers.output import write_import
@@ -551,7 +551,8 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, m
         if tool == "promptfoo":
             from agenteval.importers.promptfoo import import_promptfoo
 
-            imported = import_promptfoo(parsed, source, out_dir, model_outputs)
+            say = (lambda line: typer.echo(line, err=True)) if run_generators else None
+            imported = import_promptfoo(parsed, source, out_dir, model_outputs, say)
         else:
             from agenteval.importers.agentv import import_agentv
 
@@ -592,9 +593,10 @@ def import_promptfoo_command(
     force: Annotated[bool, typer.Option("--force", help="Replace suite and cases files already in DIR.")] = False,
     model_outputs: Annotated[Optional[Path], typer.Option("--model-outputs", metavar="FILE", help="promptfoo's model outputs JSON (a list of strings, or of objects with `output`), one per test in order: written as DIR/predictions.jsonl for `agenteval run --predictions`.")] = None,
     root: Annotated[Optional[Path], typer.Option("--root", metavar="DIR", help=ROOT_HELP)] = None,
+    run_generators: Annotated[bool, typer.Option("--run-generators", help="Run the config's tests generators (file://gen.py:make_tests, file://gen.js) once, now, and write their tests as cases: code from the config's folder, so only for a config you trust.")] = False,
 ) -> None:
     """Write a promptfoo config as an agenteval suite (providers and prompts as its targets and prompts), list every key not carried over, validate."""
-    _import_command("promptfoo", config, out, force, model_outputs, root)
+    _import_command("promptfoo", config, out, force, model_outputs, root, run_generators)
 
 
 @import_app.command("agentv", epilog=IMPORT_EXIT, short_help="An AgentV eval file as a suite; lists what is not carried over.")

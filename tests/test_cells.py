@@ -215,7 +215,7 @@ def test_case_pass_grades_by_weighted_score(tmp_path: Path) -> None:
     [
         ("target: {type: recorded}\ntargets: {a: {type: recorded}}\n", "give `target:` (one target) or `targets:` (several by name), not both"),
         ("targets: {a: {type: command, command: [x]}}\nprompts: {p: hi}\n", "target 'a' is a command target"),
-        ("targets: {a/b: {type: recorded}}\n", "targets.a/b"),
+        ("targets: {a: {type: recorded}}\nprompts: {a/b: hi}\n", "prompts.a/b"),
         ("targets: {}\n", "`targets:` names no target"),
         ("case_pass: {min_score: 0.8}\ndefaults: {threshold: 0.5}\n", "give `case_pass.min_score` or `defaults.threshold`, not both"),
     ],
@@ -268,3 +268,55 @@ def test_report_gates_each_cell_and_failures_name_their_cell(tmp_path: Path) -> 
     assert "FAIL c [weak]" in unmet.stdout and "[strong]" not in unmet.stdout.split("FAIL", 1)[1]
     summary = json.loads((tmp_path / "out.summary.json").read_text())
     assert all(entry["case_id"].endswith(("[weak]", "[strong]")) for entry in summary["slowest_cases"])
+
+
+SLASHED_MATRIX = f"""\
+name: slashed
+targets:
+  acme/weak-1.0: {{type: command, command: [{sys.executable}, ans.py, weak]}}
+  acme/strong-1.0: {{type: command, command: [{sys.executable}, ans.py, good]}}
+evaluators:
+  - {{type: field_accuracy, name: fields, fields: [{{path: answer}}]}}
+"""
+
+
+def test_a_target_named_with_a_slash_keeps_it_everywhere_a_user_sees_it(tmp_path: Path) -> None:
+    """promptfoo labels providers `openai/gpt-4.1`: the name reaches result lines, --target, a SQL
+    store and its --resume, compare --cells and JUnit unchanged (the last "/" of a label starts the prompt)."""
+    suite = _write(tmp_path, SLASHED_MATRIX)
+    done = _agenteval("run", str(suite), "-o", "all.jsonl", "--junit", "all.xml", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert {(line["case_id"], line["target"], line["verdict"]) for line in _lines(tmp_path / "all.jsonl")} == {
+        (q, name, "pass" if name == "acme/strong-1.0" or q < "c" else "fail") for q in "abcdef" for name in ("acme/weak-1.0", "acme/strong-1.0")
+    }
+    junit = (tmp_path / "all.xml").read_text()
+    assert 'name="slashed [acme/weak-1.0]"' in junit and 'name="c [acme/strong-1.0]"' in junit
+
+    one = _agenteval("run", str(suite), "-o", "one.jsonl", "--target", "acme/strong-1.0", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert {line["target"] for line in _lines(tmp_path / "one.jsonl")} == {"acme/strong-1.0"}
+
+    compared = _agenteval("compare", "all.jsonl", "--cells", "acme/weak-1.0", "acme/strong-1.0", "--format", "json", cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    assert sorted(row["case_id"] for row in json.loads(compared.stdout)["improvements"]) == ["c", "d", "e", "f"]
+
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    assert _agenteval("run", str(suite), "--store", store, "-q", cwd=tmp_path).returncode == 1
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "runs.db") as db:  # as if the run had stopped before two of one target's cases
+        for table in ("evaluator_results", "case_results"):
+            db.execute(f"DELETE FROM {table} WHERE cell = 'acme/strong-1.0/' AND case_id IN ('e', 'f')")
+    resumed = _agenteval("run", str(suite), "--store", store, "--resume", cwd=tmp_path)
+    assert resumed.returncode == 1, resumed.stderr
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        cells = db.execute("SELECT cell, count(*) FROM case_results GROUP BY cell ORDER BY cell").fetchall()
+    assert cells == [("acme/strong-1.0/", 6), ("acme/weak-1.0/", 6)]
+    from agenteval.stores import open_store
+
+    opened = open_store(store)
+    try:
+        read_back = {(r.case_id, r.target, r.prompt) for r in opened.read_run(opened.find_run("latest"))}
+    finally:
+        opened.close()
+    assert read_back == {(q, name, None) for q in "abcdef" for name in ("acme/weak-1.0", "acme/strong-1.0")}

@@ -367,3 +367,27 @@ def test_a_python_expression_past_its_timeout_is_that_cases_error(tmp_path):
     slow = rows["a"]["evaluator_results"][0]
     assert slow["verdict"] == "error"
     assert slow["error"].startswith("expression \"__import__('time').sleep(5) or True\" took longer than its timeout of 0.2 s")
+
+
+def test_a_javascript_transform_runs_promptfoos_code_on_the_answer_and_needs_trust_in_a_cases_file(tmp_path):
+    _, rows = _results(tmp_path, """
+        name: js-transform
+        transform: {javascript: "output.trim().toLowerCase()", path: content}
+        evaluators:
+          - {type: equals, reference: "a refund is coming"}
+          - {type: equals, name: second, reference: "Refund", transform: {javascript: "output.content.split(' ')[3] + context.vars.suffix"}}
+        cases:
+          - {id: a, input: {suffix: ""}, output: {content: "  A Refund is coming "}}
+          - {id: b, input: {suffix: "!"}, output: {content: "not a refund"}}
+    """)
+    a = {r["name"]: r for r in rows["a"]["evaluator_results"]}
+    assert (a["equals"]["verdict"], a["second"]["verdict"]) == ("pass", "pass")
+    b = {r["name"]: r for r in rows["b"]["evaluator_results"]}
+    assert b["equals"]["verdict"] == "fail" and b["second"]["verdict"] == "fail"  # "refund!" is not "Refund"
+    assert rows["a"]["output"] == {"content": "  A Refund is coming "}  # results keep the answer as it came
+    write(tmp_path, "cases.jsonl", json.dumps({"id": "a", "output": "x", "evaluators": [
+        {"type": "equals", "name": "mine", "reference": "X", "transform": {"javascript": "output.toUpperCase()"}}]}) + "\n")
+    suite = write(tmp_path, "suite.yaml", "name: transform\ncases: cases.jsonl\n")
+    proc = run_cli("validate", suite, cwd=tmp_path)
+    assert proc.returncode != 0 and "cases.jsonl:1" in proc.stdout + proc.stderr
+    assert "a `javascript:` transform in a cases file runs code" in proc.stdout + proc.stderr

@@ -4,6 +4,7 @@ and AgentV's own public examples imported, validated and run offline."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -337,3 +338,22 @@ def test_the_seeds_structured_data_examples_import_and_run_with_the_verdicts_the
         "outside-tolerance": "fail", "fuzzy-levenshtein": "pass", "fuzzy-jaro-winkler": "pass", "fuzzy-below": "fail",
         "optional-missing": "pass", "box": "pass",
     }), run.stdout + run.stderr
+
+
+def test_the_background_documents_own_yaml_examples_import_and_run_with_the_verdicts_they_state(tmp_path):
+    """tests/fixtures/importers/agentv-seeds: the documents' YAML blocks as written (README.md names each scenario)."""
+    shutil.copytree(FIXTURES / "agentv-seeds", tmp_path / "seeds")
+    folder = tmp_path / "seeds"
+    done = run_cli("import", "agentv", "evals/structured-data.eval.yaml", "-o", "out", cwd=folder)
+    assert done.returncode == 0 and "0 keys not carried over, 1 note" in done.stderr, done.stderr
+    assert "tests[10].evaluators[0].script: `script` is AgentV's older name of `command`" in done.stderr
+    run = run_cli("run", "out/suite.yaml", "--predictions", "answers.jsonl", "-o", "r.jsonl", cwd=folder)
+    rows = {row["case_id"]: row for row in read_jsonl(folder / "r.jsonl")}
+    assert (run.returncode, {case: row["verdict"] for case, row in rows.items()}) == (1, {
+        "exact-match": "pass", "exact-mismatch": "fail", "missing-field": "fail", "absolute-tolerance": "pass",
+        "relative-tolerance": "pass", "fuzzy-levenshtein": "pass", "fuzzy-jaro-winkler": "pass", "fuzzy-default-threshold": "fail",
+        "optional-missing": "pass", "script-to-built-in": "pass", "config-pass-through": "fail",
+    }), run.stdout + run.stderr
+    assert rows["missing-field"]["evaluator_results"][0]["misses"] == ["invoice.number (required, missing)"]
+    judge = rows["config-pass-through"]["evaluator_results"][0]
+    assert (judge["type"], judge["score"], judge["misses"]) == ("code_judge", 0.5, ["importer.name: 0.61 (levenshtein)"])

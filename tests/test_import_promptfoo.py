@@ -80,6 +80,10 @@ def test_assertions_map_to_built_in_evaluators(tmp_path):
     assert suite["models"]["grader"]["model"] == "gpt-4.1-mini"
 
 
+# a transform's value as the text promptfoo's checks (other than javascript and python) read
+AS_TEXT = "const __value = (() => {{\nreturn {}\n}})();\nreturn typeof __value === 'string' ? __value : JSON.stringify(__value);"
+
+
 def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
     result = imported(tmp_path, """
         prompts: ['{{q}}']
@@ -108,19 +112,18 @@ def test_what_has_no_equivalent_is_listed_with_its_line(tmp_path):
         "(as `expression:`); move this one into a file with get_assert(output, context)",
         "promptfooconfig.yaml:11: tests[0].assert[2]: `contains-json`: agenteval's json_valid needs the whole answer to be one JSON document; "
         "no check finds JSON inside text",
-        "promptfooconfig.yaml:12: tests[0].assert[3].transform: `equals` reads a transformed answer and this `transform` is code agenteval "
-        "does not run (only `output.trim()`, `.toLowerCase()` and `.toUpperCase()` chains are carried); not carried",
         "promptfooconfig.yaml:13: tests[0].assert[4]: `is-valid-openai-tools-call`: agenteval does not check calls against the declared tools' "
         "parameter schemas; a tool_calls evaluator with the expected calls says more",
-        "promptfooconfig.yaml:15: tests[1].options.transform: a test's `transform` is code agenteval does not run: the assertions of this "
-        "test read the transformed answer, so none of them is carried",
     ]
     assert result.cases[1]["threshold"] == 0.5  # carried as the case's threshold
     assert list(result.suites) == ["suite.yaml"]  # the vertex provider is listed, not written
-    # the javascript check converts (agenteval runs it as it is); the rest of case 0's checks are listed above
-    assert result.cases[0]["evaluators"] == [{"name": "javascript", "type": "javascript", "path": "content", "code": "output.length > 3"}]
-    assert "evaluators" not in result.cases[1]
-    assert result.suites["suite.yaml"]["evaluators"][0]["name"] == "answered"  # so no case is left without a check
+    # the javascript check and the JavaScript transforms convert (agenteval runs them as they are); the rest is listed above
+    assert result.cases[0]["evaluators"] == [
+        {"name": "javascript", "type": "javascript", "path": "content", "code": "output.length > 3"},
+        {"name": "equals", "type": "equals", "reference": "hi", "transform": {"javascript": AS_TEXT.format("JSON.parse(output).answer"), "path": "content"}},
+    ]
+    assert result.cases[1]["evaluators"] == [
+        {"name": "equals", "type": "equals", "reference": "x", "transform": {"javascript": AS_TEXT.format("JSON.parse(output)"), "path": "content"}}]
     assert result.suites["suite.yaml"]["trust_cases"] is True  # a case brings code
 
 
@@ -240,9 +243,9 @@ def test_prompts_times_providers_become_the_targets_and_prompts_of_one_suite(tmp
     assert suite["targets"] == {
         "openai:gpt-4.1-mini": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
                                 "api_key_env": "OPENAI_API_KEY"},
-        "groq:meta-llama-3.1-8b": {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "model": "meta/llama-3.1-8b",
+        "groq:meta/llama-3.1-8b": {"type": "openai", "base_url": "https://api.groq.com/openai/v1", "model": "meta/llama-3.1-8b",
                                    "api_key_env": "GROQ_API_KEY", "temperature": 0, "max_tokens": 50},
-        "mini-json": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
+        "mini/json": {"type": "openai", "base_url": "${OPENAI_BASE_URL:-https://api.openai.com/v1}", "model": "gpt-4.1-mini",
                       "api_key_env": "OPENAI_API_KEY", "response_format": {"type": "json_object"}},
     }
     assert suite["prompts"] == {"prompts-1": [{"role": "user", "content": "One {{input.x}}"}],
@@ -415,23 +418,27 @@ ANSWERS = {
                                                     "004": "Durian smells", "005": "Passion fruit, guava, banana"},
     "external-defaulttest/promptfooconfig.yaml": {"001": "Paris", "002": "Plants use sunlight to make energy.", "003": "4", "004": "Code flows"},
     "claude-vs-gpt/promptfooconfig.yaml": {"001": "An echo", "003": "Darkness", "004": "A keyboard"},
+    "json-output/promptfooconfig.yaml": {"002": '{"color": "purple", "countries": ["Brazil", "India"]}'},  # its test transform parses it
 }
+# A transform that throws on "I don't know." (`JSON.parse(output.arguments)`, `output[0].function.name`) is the test's
+# error, as in promptfoo: the New York test in each of the two cells, and the two transformed tests.
+ERRORED = {"openai-function-call/promptfooconfig.yaml": 2, "openai-tools-call/promptfooconfig.yaml": 2}
 PROOFS = [
     ("assertion-scoring-override/promptfooconfig.yaml", 1, 3, 0, 1, 1, 3),  # its grader provider is `models.grader`
     ("claude-vs-gpt/promptfooconfig.yaml", 1, 0, 0, 1, 0, 30),  # its javascript check converts
     ("conversation-relevance/promptfooconfig.yaml", 1, 4, 1, 0, 8, 8),  # a list var of objects (`_conversation`) is one value
-    ("external-defaulttest/promptfooconfig.yaml", 1, 3, 0, 1, 0, 8),  # two javascript checks convert
+    ("external-defaulttest/promptfooconfig.yaml", 1, 2, 1, 1, 0, 8),  # two javascript checks convert; transformVars runs at import (a note)
     ("g-eval/promptfooconfig.yaml", 1, 0, 0, 0, 5, 5),
     ("getting-started/promptfooconfig.yaml", 1, 0, 0, 0, 12, 12),
     ("gpt-4o-vs-4o-mini/promptfooconfig.yaml", 1, 0, 0, 1, 0, 30),
     ("http-provider-tls/promptfooconfig-mock.yaml", 1, 12, 0, 1, 4, 12),  # its javascript checks run: "I don't know." is not the reply shape they read
-    ("json-output/promptfooconfig.yaml", 1, 1, 1, 1, 1, 2),  # JSON.parse("I don't know.") throws: a fail, as in promptfoo
+    ("json-output/promptfooconfig.yaml", 1, 0, 0, 1, 1, 2),  # JSON.parse("I don't know.") in a check throws: a fail, as in promptfoo
     ("max-score-selection/promptfooconfig.yaml", 1, 5, 0, 0, 12, 12),
     ("multiple-translations/promptfooconfig.yaml", 1, 0, 0, 0, 150, 150),
     ("named-metrics/promptfooconfig.yaml", 1, 1, 0, 1, 8, 10),  # the carried `max(0, len(output) - 300)` is 0 for "Ahoy, world"
     ("openai-eval-factuality/promptfooconfig.yaml", 1, 0, 0, 0, 2, 2),
-    ("openai-function-call/promptfooconfig.yaml", 1, 5, 1, 1, 6, 8),
-    ("openai-tools-call/promptfooconfig.yaml", 1, 6, 1, 1, 3, 4),
+    ("openai-function-call/promptfooconfig.yaml", 1, 3, 1, 3, 4, 8),  # its transforms convert
+    ("openai-tools-call/promptfooconfig.yaml", 1, 3, 1, 3, 1, 4),
     ("python-assert/promptfooconfig-external.yaml", 1, 0, 0, 1, 4, 5),
     ("python-assert/promptfooconfig-inline.yaml", 1, 2, 1, 0, 2, 2),
     ("self-grading/promptfooconfig.yaml", 1, 0, 0, 0, 20, 20),
@@ -446,7 +453,7 @@ PROOFS = [
 def test_public_promptfoo_examples_import_validate_and_run_offline(tmp_path, config, suites, listed_keys, notes, run_exit, passed, cases):
     proof = prove("promptfoo", FIXTURES / "promptfoo" / config, tmp_path / "out", ANSWERS.get(config, {}))
     assert (len(proof.suites), proof.listed, proof.notes) == (suites, listed_keys, notes), proof.stderr
-    assert (proof.run_exit, proof.passed, proof.cases, proof.errored) == (run_exit, passed, cases, 0)
+    assert (proof.run_exit, proof.passed, proof.cases, proof.errored) == (run_exit, passed, cases, ERRORED.get(config, 0))
 
 
 def test_not_forms_without_a_built_in_opposite_carry_negate(tmp_path):
@@ -758,16 +765,139 @@ def test_script_providers_become_command_targets_with_promptfoos_calling_convent
     assert "sk-script-SECRET-4321" not in (tmp_path / "r.jsonl").read_text() + run.stdout + run.stderr
 
 
-def test_tests_made_by_code_are_listed_not_run_and_a_slash_in_a_label_is_a_note(tmp_path):
+def test_tests_made_by_code_are_listed_not_run_unless_asked(tmp_path):
     write(tmp_path, "gen.py", "import pathlib\npathlib.Path('RAN').write_text('x')\ndef make_tests():\n    return []\n")
     result = imported(tmp_path, """
-        providers: [{id: 'openai:chat:gpt-4o', label: openai/gpt-4o}]
+        providers: [openai:chat:gpt-4o]
         tests:
           - file://gen.py:make_tests
           - {vars: {q: a}}
     """)
     assert not (tmp_path / "RAN").exists()
-    assert listed(result) == ["promptfooconfig.yaml:3: tests[0]: tests made by code (gen.py) are not run at import (a downloaded config's "
-                              "code runs only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file"]
-    assert [item.render()[:80] for item in result.notes][:1] == [
-        "promptfooconfig.yaml:1: providers[0]: target 'openai/gpt-4o' is named 'openai-gpt-4o': a cell's name j"[:80]]
+    assert listed(result) == ["promptfooconfig.yaml:3: tests[0]: tests made by code (gen.py:make_tests) are not run unless you ask (a downloaded "
+                              "config's code runs only when you choose to): import with --run-generators to run it once now and write its tests as cases"]
+
+
+def test_a_providers_label_keeps_its_slash_and_the_suite_runs_with_it(tmp_path):
+    result = imported(tmp_path, """
+        prompts: [{label: terse/v1, raw: 'Say {{q}}'}, 'Please say {{q}}']
+        providers: [{id: 'openai:chat:gpt-4o', label: openai/gpt-4o}, {id: 'openrouter:meta-llama/llama-3.1-8b'}]
+        tests: [{vars: {q: a}, assert: [{type: contains, value: a}]}]
+    """)
+    suite = result.suites["suite.yaml"]
+    assert list(suite["targets"]) == ["openai/gpt-4o", "openrouter:meta-llama/llama-3.1-8b"]
+    assert list(suite["prompts"]) == ["terse-v1", "prompt2"]  # a prompt's name ends the cell label: no "/" in it
+    assert [item.render() for item in result.notes] == [
+        "promptfooconfig.yaml:1: prompts[0]: prompt 'terse/v1' is named 'terse-v1': a cell's label ends with `/PROMPT`, "
+        "so a prompt's name cannot hold one (a target's can)"]
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text(json.dumps({"id": result.cases[0]["id"], "target": "openai/gpt-4o", "prompt": "terse-v1",
+                                       "output": {"content": "a"}}) + "\n")
+    write_import(result, tmp_path / "out", "promptfooconfig.yaml", "promptfoo", False)
+    run = run_cli("run", tmp_path / "out" / "suite.yaml", "--predictions", predictions, "--target", "openai/gpt-4o",
+                  "--prompt", "terse-v1", "-o", tmp_path / "r.jsonl")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [(row["target"], row["prompt"], row["verdict"]) for row in read_jsonl(tmp_path / "r.jsonl")] == [("openai/gpt-4o", "terse-v1", "pass")]
+    assert "[openai/gpt-4o/terse-v1]" in run.stdout or "openai/gpt-4o/terse-v1" in run.stdout
+
+
+GENERATOR_PY = """\
+def make_tests(config=None):
+    topics = (config or {}).get("topics", ["apples"])
+    return [{"description": f"about {t}", "vars": {"q": t}, "assert": [{"type": "icontains", "value": t}]} for t in topics]
+
+def generate_tests():
+    return [{"vars": {"q": "pears"}}, "not a test"]
+
+def broken():
+    raise ValueError("the database is down")
+
+def hangs():
+    import time
+    time.sleep(30)
+
+def garbage():
+    return {"vars": {"q": "x"}}
+
+def not_json():
+    return [{"vars": {"q": {1, 2}}}]
+"""
+
+GENERATOR_JS = """\
+module.exports = async (config) => [{description: 'from js', vars: {q: (config && config.word) || 'plums'},
+                                      assert: [{type: 'javascript', value: 'output.includes(context.vars.q)'}]}];
+"""
+
+
+def test_tests_generators_run_once_when_asked_and_their_tests_become_cases(tmp_path, monkeypatch):
+    from agenteval.importers import promptfoo_generator
+
+    monkeypatch.setattr(promptfoo_generator, "GENERATOR_TIMEOUT_S", 3.0)
+    write(tmp_path, "gen.py", GENERATOR_PY)
+    write(tmp_path, "gen.js", GENERATOR_JS)
+    write(tmp_path, "gen.ts", "export default () => []\n")
+    config = write(tmp_path, "promptfooconfig.yaml", """
+        providers: [openai:chat:gpt-4o]
+        tests:
+          - file://gen.py:make_tests
+          - {path: 'file://gen.py:make_tests', config: {topics: [kiwis, figs]}}
+          - file://gen.py
+          - file://gen.py:broken
+          - file://gen.py:hangs
+          - file://gen.py:garbage
+          - file://gen.py:not_json
+          - {path: file://gen.js, config: {word: dates}}
+          - file://gen.ts
+          - file://../outside.py:make_tests
+    """)
+    said: list[str] = []
+    parsed, source = read_config(config)
+    result = import_promptfoo(parsed, source, tmp_path / "out", run_generators=said.append)
+    assert [(case["id"], case["input"]) for case in result.cases] == [
+        ("about apples", {"q": "apples"}), ("about kiwis", {"q": "kiwis"}), ("about figs", {"q": "figs"}),
+        ("004", {"q": "pears"}), ("from js", {"q": "dates"}),
+    ]
+    assert result.cases[0]["evaluators"] == [{"name": "icontains", "type": "contains", "path": "content", "reference": "apples", "case_sensitive": False}]
+    assert result.cases[4]["evaluators"] == [{"name": "javascript", "type": "javascript", "path": "content", "code": "output.includes(context.vars.q)"}]
+    assert said == [f"running the tests generator {name} (code from the config's folder; --run-generators), at most 3s" for name in (
+        "gen.py:make_tests", "gen.py:make_tests", "gen.py", "gen.py:broken", "gen.py:hangs", "gen.py:garbage", "gen.py:not_json", "gen.js")]
+    assert listed(result) == [
+        "promptfooconfig.yaml:6: tests[3]: tests generator gen.py:broken gave no tests: it failed: ValueError: the database is down",
+        "promptfooconfig.yaml:7: tests[4]: tests generator gen.py:hangs gave no tests: it timed out after 3s",
+        "promptfooconfig.yaml:8: tests[5]: tests generator gen.py:garbage gave no tests: it returned an object, not a list of tests",
+        "promptfooconfig.yaml:9: tests[6]: tests generator gen.py:not_json gave no tests: it failed: not_json returned a value that is "
+        "not JSON: Object of type set is not JSON serializable",
+        "promptfooconfig.yaml:11: tests[8]: tests made by code (gen.ts): a TypeScript generator needs a TypeScript runtime, which the "
+        "import does not run: compile it to .js, or write its tests out",
+        "promptfooconfig.yaml:12: tests[9]: tests generator ../outside.py is outside the config's folder; not read (an import reads files "
+        "inside that folder only: copy the file there, or widen it with --root DIR)",
+        "gen.py: [1]: a generated test that is not an object is not converted",
+    ]
+    assert [item.render() for item in result.notes][1:3] == [
+        "promptfooconfig.yaml:3: tests[0]: 1 test made by running gen.py:make_tests once, at import; run the import again to make them anew",
+        "promptfooconfig.yaml:4: tests[1]: 2 tests made by running gen.py:make_tests once, at import; run the import again to make them anew",
+    ]
+
+
+def test_a_javascript_generator_without_node_is_listed_naming_node(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no node on it
+    write(tmp_path, "gen.js", GENERATOR_JS)
+    config = write(tmp_path, "promptfooconfig.yaml", "tests: [file://gen.js]\n")
+    parsed, source = read_config(config)
+    said: list[str] = []
+    result = import_promptfoo(parsed, source, tmp_path / "out", run_generators=said.append)
+    assert (said, result.cases) == ([], [])
+    assert listed(result) == ["promptfooconfig.yaml:1: tests[0]: tests made by code (gen.js): a JavaScript generator runs under `node`, "
+                              "which is not installed (install Node.js, or write its tests out)"]
+
+
+def test_the_cli_runs_a_generator_only_with_run_generators_and_says_so(tmp_path):
+    write(tmp_path, "gen.py", GENERATOR_PY)
+    config = write(tmp_path, "promptfooconfig.yaml", "providers: [openai:chat:gpt-4o]\ntests: [file://gen.py:make_tests, {vars: {q: b}}]\n")
+    refused = run_cli("import", "promptfoo", config, "-o", tmp_path / "a")
+    assert refused.returncode == 0 and "import with --run-generators" in refused.stderr and "running the tests generator" not in refused.stderr
+    assert [case["id"] for case in read_jsonl(tmp_path / "a" / "cases.jsonl")] == ["001"]
+    done = run_cli("import", "promptfoo", config, "-o", tmp_path / "b", "--run-generators")
+    assert done.returncode == 0, done.stderr
+    assert "running the tests generator gen.py:make_tests (code from the config's folder; --run-generators), at most 60s" in done.stderr
+    assert [case["id"] for case in read_jsonl(tmp_path / "b" / "cases.jsonl")] == ["about apples", "002"]

@@ -387,6 +387,7 @@ def test_an_old_store_file_keeps_its_runs_readable_when_it_cannot_be_written(tmp
 @pytest.mark.parametrize(("target", "prompt", "cell"), [
     (None, None, ""), ("gpt-a", "terse", "gpt-a/terse"), ("gpt-a", None, "gpt-a/"), (None, "terse", "/terse"),
     ("ä b.c-1", "p%\u00e9", "ä b.c-1/p%\u00e9"),
+    ("openai/gpt-4.1", "terse", "openai/gpt-4.1/terse"), ("openai/gpt-4.1", None, "openai/gpt-4.1/"), ("a/", None, "a//"), ("/", "p", "//p"),
 ])
 def test_a_cell_is_stored_as_text_that_gives_back_its_names(target, prompt, cell):
     assert cell_column(target, prompt) == cell

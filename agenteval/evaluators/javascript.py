@@ -26,6 +26,7 @@ import orjson
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.evaluators.js_source import function_body
 from agenteval.extras import MissingDependency, installed, missing_warning
 from agenteval.paths import MISSING, compile_path, resolve
 
@@ -57,41 +58,6 @@ function __agenteval_call(payload) {
   return JSON.stringify({bad: kind === 'undefined' ? 'undefined (no return value)' : kind + ' ' + String(result).slice(0, 200)});
 }
 """
-
-
-def function_body(code: str) -> str:
-    """promptfoo's reading of inline code: several lines are a function body as written; one line
-    is an expression, or declarations ending in one (`const s = ...; s > 0.5`), returned."""
-    code = code.rstrip()
-    if "\n" in code:
-        return code
-    trimmed = re.sub(r";+\s*$", "", code.strip())
-    if re.match(r"^(const|let|var)\s", trimmed):
-        last = _last_statement_semicolon(trimmed)
-        if last != -1 and trimmed[last + 1:].strip():
-            return f"{trimmed[: last + 1]} return {trimmed[last + 1:].strip()}"
-        return trimmed
-    return f"return {trimmed}"
-
-
-def _last_statement_semicolon(code: str) -> int:
-    """The last `;` outside string and template literals (what promptfoo splits declarations at)."""
-    quote: str | None = None
-    last = -1
-    escaped = False
-    for index, char in enumerate(code):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif quote is not None:
-            if char == quote:
-                quote = None
-        elif char in "'\"`":
-            quote = char
-        elif char == ";":
-            last = index
-    return last
 
 
 def verdict_of(kind: str, value: Any, threshold: float | None) -> tuple[bool, float, str | None] | str:

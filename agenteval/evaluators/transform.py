@@ -1,11 +1,14 @@
 """`transform:` the answer before an evaluator sees it: a jinja2 expression over the answer
-(`output.choices[0].message.content | trim`), or `python: module:function` called with it.
+(`output.choices[0].message.content | trim`), `python: module:function` called with it, or
+`javascript: CODE` (promptfoo's `options.transform`, run as written in the embedded engine).
 
 Set on one evaluator, or on the suite for every evaluator without its own; the result file keeps
 the answer as it came. A transform that fails is the evaluator's `error`, naming the transform.
 Expressions run in jinja2's sandbox (data from a cases file may use them); a `python:` transform
 runs code, so in a cases file it needs `trust_cases`, and it runs on a helper thread with a
-timeout like a `python` evaluator.
+timeout like a `python` evaluator. A `javascript:` transform runs in QuickJS (no file, network or
+process access, bounded in CPU time and memory); in a cases file it needs `trust_cases` too, as a
+`javascript` evaluator does.
 """
 
 from __future__ import annotations
@@ -32,10 +35,23 @@ class PythonTransform(StrictModel):
     timeout: float = Field(TIMEOUT, gt=0, allow_inf_nan=False, description="Seconds one call may take; past it the evaluator errors.")
 
 
-Transform = str | PythonTransform
+class JavaScriptTransform(StrictModel):
+    """promptfoo's `transform`: JavaScript over `output` and `context`, whose value is the answer evaluators see."""
+
+    javascript: str = Field(
+        min_length=1,
+        description="An expression or a function body over `output` and `context` (`context.vars`: the case input), as "
+        "promptfoo's `options.transform`; runs in the embedded QuickJS engine (the `javascript` extra).",
+    )
+    path: str = Field("", description="Where `output` is in the answer (e.g. `content` for a model target's text); empty: the whole answer.")
+    timeout: float = Field(5.0, gt=0, le=600, allow_inf_nan=False, description="Seconds of CPU one call may take.")
+
+
+Transform = str | PythonTransform | JavaScriptTransform
 TRANSFORM_DESCRIPTION = (
     "Change the answer before this evaluator sees it: a jinja2 expression over `output` (also `expected`, `input`, "
-    "`metadata`, `case_id`), e.g. `output.content | trim`, or `{python: module:function}` called with the answer."
+    "`metadata`, `case_id`), e.g. `output.content | trim`, `{python: module:function}` called with the answer, or "
+    "`{javascript: CODE}` (promptfoo's transform)."
 )
 
 
@@ -83,6 +99,8 @@ def apply(transform: Transform, output: Any, expected: Any, input: Any, metadata
         from jinja2 import Undefined
 
         return None if isinstance(value, Undefined) else value
+    if isinstance(transform, JavaScriptTransform):
+        return _javascript(transform, output, input, metadata, case_id)
     from agenteval.functions import HELPERS, FunctionImportError, import_function, traceback_tail
 
     key = (transform.python, base_dir)
@@ -100,3 +118,22 @@ def apply(transform: Transform, output: Any, expected: Any, input: Any, metadata
     if failure is not None:
         raise TransformFailed(f"transform {transform.python} raised {type(failure).__name__}: {failure}\n{traceback_tail(failure)}")
     return value
+
+
+def _javascript(transform: JavaScriptTransform, output: Any, input: Any, metadata: Any, case_id: str) -> Any:
+    """promptfoo's call: `transform(output, context)`, with the output at `path` (the answer's text)."""
+    from agenteval.evaluators.js_source import JavaScriptFailed, call_function
+    from agenteval.paths import MISSING, compile_path, resolve
+
+    value = output
+    if transform.path:
+        keys = compile_path(transform.path)
+        value = MISSING if keys is None else resolve(output, keys)
+        value = None if value is MISSING else value
+    variables = input if isinstance(input, dict) else {}
+    context = {"vars": variables, "prompt": input if isinstance(input, str) else None,
+               "test": {"vars": variables, "description": case_id, "metadata": metadata}}
+    try:
+        return call_function(transform.javascript, ("output", "context"), [value, context], transform.timeout)
+    except JavaScriptFailed as exc:
+        raise TransformFailed(f"transform (javascript) {exc}") from None

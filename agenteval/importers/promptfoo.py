@@ -77,6 +77,9 @@ class _Defaults:
     metadata: dict[str, Any] = field(default_factory=dict)
     threshold: float | None = None
     shared: set[str] = field(default_factory=set)
+    transform: str | None = None  # options.transform: JavaScript every assertion reads the answer through
+    transform_vars: str | None = None  # options.transformVars: JavaScript over the vars, run at import
+    transform_vars_at: tuple[Parsed, KeyPath] | None = None  # where it is written, for the one line about it
     per_case: bool = False  # vars and metadata merged into each case instead (AgentV's promptfoo-shaped files)
 
     def suite_key(self) -> dict[str, Any]:
@@ -115,9 +118,13 @@ class PromptfooImporter:
         self.runs_code = False
         self.text_path: str | None = None
         self.case_ids: set[str] = set()
+        self.said: set[tuple[str, KeyPath, str]] = set()  # lines given once for several cases
         self.grader: dict[str, Any] | None = None  # defaultTest.options.provider, as `models.grader`
         self.embeddings: dict[str, Any] | None = None  # ... its `embedding`, as `models.embeddings`
         self.extra_assertion: Callable[[dict[str, Any], Parsed, KeyPath, Names], dict[str, Any] | None] | None = None
+        self.test_transform: str | None = None  # the current test's own options.transform (JavaScript)
+        self.default_transform: str | None = None  # defaultTest.options.transform
+        self.announce: Callable[[str], None] | None = None  # set: tests generators run (`--run-generators`), each announced first
 
     # -- listing --------------------------------------------------------------------------------
     def skip(self, parsed: Parsed, path: KeyPath, why: str, note: bool = False) -> None:
@@ -228,6 +235,9 @@ class PromptfooImporter:
                 self.skip(self.config, where[place], f"prompt {label!r} uses the template filter{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)}, which agenteval's templates lack; not carried")
             else:
+                if "/" in label:
+                    self.skip(self.config, where[place], f"prompt {label!r} is named {label.replace('/', '-')!r}: a cell's label ends "
+                              "with `/PROMPT`, so a prompt's name cannot hold one (a target's can)", note=True)
                 usable.append((label, messages))
         return usable or [("default", None)]
 
@@ -289,9 +299,6 @@ class PromptfooImporter:
             converted = self.target(item, path)
             if converted is not None:
                 found.append(converted)
-                if "/" in converted[0]:
-                    self.skip(self.config, path, f"target {converted[0]!r} is named {converted[0].replace('/', '-')!r}: a cell's name joins "
-                              "target and prompt with `/`, so a target's name cannot hold one", note=True)
         if not found:
             return [("recorded", {"type": "recorded"})]
         return found
@@ -508,9 +515,25 @@ class PromptfooImporter:
         for key, value in (raw.get("options") or {}).items():
             if key == "provider" and parsed is self.config:
                 self.grader_provider(value, base + ("options", key))
-            else:
+            elif key in ("transform", "postprocess", "transformVars") and self.inline_code(value, parsed, base + ("options", key)):
+                if key == "transformVars":
+                    defaults.transform_vars, defaults.transform_vars_at = value, (parsed, base + ("options", key))
+                else:
+                    defaults.transform = self.default_transform = value
+            elif key not in ("transform", "postprocess", "transformVars"):
                 self.skip(parsed, base + ("options", key), _option_why(key, value))
         return defaults
+
+    def inline_code(self, value: Any, parsed: Parsed, path: KeyPath, then: str = "") -> bool:
+        """Whether a `transform` / `transformVars` is inline JavaScript the suite can run; else listed
+        (`then`: what is lost with it)."""
+        if isinstance(value, str) and value.strip() and not value.startswith("file://"):
+            self.done(str(path[-1]))
+            return True
+        why = "a transform from a file is not carried: write its code inline (it runs as JavaScript)" if isinstance(value, str) and value.strip() \
+            else "a transform that is not JavaScript code is not carried"
+        self.skip(parsed, path, why + then)
+        return False
 
     def grader_provider(self, value: Any, path: KeyPath) -> None:
         """`defaultTest.options.provider`, the model that grades: the suite's `models.grader` when it
@@ -578,7 +601,9 @@ class PromptfooImporter:
         items = raw if isinstance(raw, list) else [raw]
         for index, item in enumerate(items):
             path: KeyPath = ("tests", index) if isinstance(raw, list) else ("tests",)
-            if isinstance(item, dict):
+            if isinstance(item, dict) and isinstance(item.get("path"), str):  # promptfoo's {path, config}: a file, or a generator given `config`
+                found.extend(self.test_files(item["path"], path, item.get("config")))
+            elif isinstance(item, dict):
                 found.append((self.config, item, path))
             elif isinstance(item, str):
                 found.extend(self.test_files(item, path))
@@ -586,15 +611,13 @@ class PromptfooImporter:
                 self.skip(self.config, path, "a test that is neither a mapping nor a file is not converted")
         return found
 
-    def test_files(self, ref: str, path: KeyPath) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
+    def test_files(self, ref: str, path: KeyPath, config: Any = None) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
         if ref.startswith(("http://", "https://")):
             self.skip(self.config, path, "tests from a URL (a Google Sheet) are not fetched; download them as CSV")
             return []
         code = re.fullmatch(r"(?:file://)?(.+\.(?:py|js|ts|mjs|cjs))(?::(\w+))?", ref)
         if code:
-            self.skip(self.config, path, f"tests made by code ({code.group(1)}) are not run at import (a downloaded config's code runs "
-                      "only when you choose to): run it yourself and give its tests as a YAML, JSON or CSV file")
-            return []
+            return self.generated_tests(code.group(1), code.group(2), config, path)
         names = self.source.glob(ref)
         if not names:
             self.skip(self.config, path, f"tests file {strip_file_prefix(ref)} not found")
@@ -627,6 +650,41 @@ class PromptfooImporter:
                         self.skip(parsed, where, "a test that is not a mapping is not converted")
             else:
                 self.skip(self.config, path, f"tests file {name}: only YAML, JSON, JSONL, CSV and TSV files are read")
+        return found
+
+    def generated_tests(self, name: str, function: str | None, config: Any, path: KeyPath) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
+        """Tests made by code (`file://gen.py:make_tests`, `file://gen.js`): run once, here, only
+        when the user asked (`--run-generators`), as promptfoo calls them; else listed."""
+        from agenteval.importers import promptfoo_generator as generator
+
+        shown = f"{name}:{function}" if function else name
+        if self.announce is None:
+            self.skip(self.config, path, f"tests made by code ({shown}) are not run unless you ask (a downloaded config's code runs only "
+                      "when you choose to): import with --run-generators to run it once now and write its tests as cases")
+            return []
+        why = self.source.missing(name)
+        if why is not None:
+            self.skip(self.config, path, f"tests generator {why}")
+            return []
+        argv = generator.generator_command(self.source.path(name), function, config)
+        if isinstance(argv, str):
+            self.skip(self.config, path, f"tests made by code ({shown}): {argv}")
+            return []
+        timeout = generator.GENERATOR_TIMEOUT_S
+        self.announce(f"running the tests generator {shown} (code from the config's folder; --run-generators), at most {timeout:g}s")
+        tests, failure = generator.run_generator(argv, self.source.folder, timeout)
+        if tests is None:
+            self.skip(self.config, path, f"tests generator {shown} gave no tests: {failure}")
+            return []
+        made = Parsed(shown, tests, {})
+        found: list[tuple[Parsed, dict[str, Any], KeyPath]] = []
+        for index, test in enumerate(tests):
+            if isinstance(test, dict):
+                found.append((made, test, (index,)))
+            else:
+                self.skip(made, (index,), "a generated test that is not an object is not converted")
+        self.skip(self.config, path, f"{len(found)} test{'s' if len(found) != 1 else ''} made by running {shown} once, at import; "
+                  "run the import again to make them anew", note=True)
         return found
 
     def csv_tests(self, name: str) -> list[tuple[Parsed, dict[str, Any], KeyPath]]:
@@ -708,6 +766,31 @@ class PromptfooImporter:
             cases.append(self.one_case(index + len(cases), parsed, test, path, case_vars, own, defaults, suite_names, first=not cases))
         return cases
 
+    def transformed_vars(self, code: str, case_vars: dict[str, Any], parsed: Parsed, path: KeyPath) -> dict[str, Any] | None:
+        """promptfoo's `transformVars`, run once at import in the embedded JavaScript engine (no file,
+        network or process access; bounded): its object is the case's vars. None (listed) when it fails."""
+        from agenteval.evaluators.js_source import JavaScriptFailed, call_function
+        from agenteval.extras import MissingDependency
+
+        def once(why: str, note: bool = False) -> None:  # one line per place and reason, however many cases it made
+            if (parsed.name, path, why) not in self.said:
+                self.said.add((parsed.name, path, why))
+                self.skip(parsed, path, why, note=note)
+
+        try:
+            value = call_function(code, ("vars", "context"), [case_vars, {"vars": case_vars, "prompt": None}])
+        except (JavaScriptFailed, MissingDependency) as exc:
+            once(f"`transformVars` could not run at import ({exc}); the cases keep the vars as written")
+            return None
+        if not isinstance(value, dict):
+            once(f"`transformVars` returned {'null' if value is None else type(value).__name__}, not an object of vars; the cases keep the vars as written")
+            return None
+        fixed = ": the clock and random numbers it reads are fixed at that moment (promptfoo reads them anew each eval)" \
+            if re.search(r"\bDate\b|Math\.random|crypto\.", code) else ""
+        once("`transformVars` ran once per case at import, in the embedded JavaScript engine (no file, network or process access); "
+             "each case's input is the vars it returned" + fixed, note=True)
+        return value
+
     def case_id(self, test: dict[str, Any], index: int) -> str:
         """A test's `description` (one line), else its number (`001`); made unique."""
         described = test.get("description")
@@ -725,6 +808,14 @@ class PromptfooImporter:
         """One case. `case_vars` are all its vars (templated default assertions are rendered with
         them); its `input` leaves out those the suite's `defaults.input` gives."""
         skipped = len(self.result.skipped)
+        code, (at, where) = defaults.transform_vars, defaults.transform_vars_at or (parsed, path)
+        if (test.get("options") or {}).get("transformVars") is not None:
+            at, where = parsed, path + ("options", "transformVars")
+            value = test["options"]["transformVars"]
+            code = value if self.inline_code(value, parsed, where) else None
+        changed = self.transformed_vars(code, case_vars, at, where) if code is not None else None
+        if changed is not None:
+            case_vars = own = changed
         written = {key: value for key, value in case_vars.items() if key not in defaults.shared or key in own}
         case: dict[str, Any] = {"id": self.case_id(test, index), "input": written}
         metadata = dict(defaults.metadata) if defaults.per_case else {}
@@ -757,15 +848,21 @@ class PromptfooImporter:
         for key, value in (test.get("options") or {}).items():
             if key in ("transform", "postprocess"):
                 transformed = True
-                self.skip(parsed, path + ("options", key), "a test's `transform` is code agenteval does not run: the assertions of this "
-                          "test read the transformed answer, so none of them is carried")
-            else:
+                if self.inline_code(value, parsed, path + ("options", key), "; the test's assertions read the transformed answer, so none is carried"):
+                    self.test_transform = value
+                    if any(not _templated(item[2]) for item in defaults.asserts):
+                        self.skip(parsed, path + ("options", key), "defaultTest's assertions, which are the suite's evaluators, read the answer "
+                                  "as it came, not as this test's `transform` makes it (its own assertions do)", note=True)
+            elif key != "transformVars":
                 self.skip(parsed, path + ("options", key), _option_why(key, value))
-        if not transformed:
+        if not transformed or self.test_transform is not None:
             names = Names(suite_names.used)
             asserts = [(parsed, path + ("assert", i), a) for i, a in enumerate(test.get("assert") or [])]
             templated = [item for item in defaults.asserts if _templated(item[2])]
-            evaluators = self.assertions(templated + asserts, names, per_case=True, variables=case_vars)
+            try:
+                evaluators = self.assertions(templated + asserts, names, per_case=True, variables=case_vars)
+            finally:
+                self.test_transform = None
             if evaluators:
                 case["evaluators"] = evaluators
         if not first:  # the same keys were listed for the first case of this test
@@ -800,13 +897,19 @@ class PromptfooImporter:
             self.skip(parsed, path, "an assertion without a `type` is not converted")
             return None
         kind: str = item["type"]
-        transform = None
-        if "transform" in item:
-            transform = _js_transform(item["transform"], self.text_path)
-            if transform is None:
-                self.skip(parsed, path + ("transform",), f"`{kind}` reads a transformed answer and this `transform` is code agenteval "
-                          "does not run (only `output.trim()`, `.toLowerCase()` and `.toUpperCase()` chains are carried); not carried")
-                return None
+        transform: str | dict[str, Any] | None = None
+        own = item.get("transform")
+        outer = self.test_transform if self.test_transform is not None else self.default_transform
+        if own is not None and not self.inline_code(own, parsed, path + ("transform",), f"; `{kind}` reads the transformed answer, so it is not carried"):
+            return None
+        if own is not None and outer is None:  # a transform that throws is the test's error, as in promptfoo
+            transform = _js_transform(own, self.text_path) or {"javascript": own}
+        elif own is not None or outer is not None:  # promptfoo applies the test's transform, then the assertion's
+            transform = {"javascript": _chained(outer, own) if own is not None and outer is not None else (own or outer)}
+        if isinstance(transform, dict):
+            self.runs_code = True  # a `javascript:` transform in the cases file needs trust_cases
+            if self.text_path:
+                transform["path"] = self.text_path
         for key in item:
             if key == "required" and self.dialect == "agentv" and item[key] is True:
                 continue  # every agenteval evaluator must pass for its case to pass
@@ -820,9 +923,12 @@ class PromptfooImporter:
             return None
         if transform is not None:
             if evaluator.get("path", "") != (self.text_path or "") or "expression" in evaluator:
-                self.skip(parsed, path + ("transform",), f"a `transform` on `{kind}` is not carried: this check reads another part of the answer")
+                self.skip(parsed, path + ("transform",) if own is not None else path, f"`{kind}` is not carried: it reads another part of the "
+                          "answer, which a `transform` (here promptfoo's) does not give")
                 return None
             evaluator.pop("path", None)  # the transform reads the text itself
+            if isinstance(transform, dict) and evaluator.get("type") not in ("javascript", "python"):
+                transform["javascript"] = _as_text(transform["javascript"])  # promptfoo's other checks read a value as its JSON text
             evaluator["transform"] = transform
             self.done("transform")
         self.done(f"assert:{kind}")
@@ -1129,13 +1235,16 @@ class PromptfooImporter:
         return os.path.relpath(self.source.folder / name, self.out_dir).replace(os.sep, "/")
 
 
-def import_promptfoo(config: Parsed, source: Source, out_dir: Path | None = None, model_outputs: Path | None = None) -> Imported:
+def import_promptfoo(config: Parsed, source: Source, out_dir: Path | None = None, model_outputs: Path | None = None,
+                     run_generators: Callable[[str], None] | None = None) -> Imported:
     """The suites a promptfoo config becomes, and what could not be carried over; with
-    `model_outputs` (promptfoo's `--model-outputs` file), the answers as predictions too."""
+    `model_outputs` (promptfoo's `--model-outputs` file), the answers as predictions too. With
+    `run_generators` (told a line before each runs), tests made by code are run once and written."""
     if not isinstance(config.data, dict):
         raise ImportFailed(f"{config.name}: expected a mapping of keys at the top")
     outputs = read_model_outputs(model_outputs) if model_outputs is not None else None  # a bad file: nothing is imported
     importer = PromptfooImporter(config, source, out_dir)
+    importer.announce = run_generators
     imported = importer.run()
     finish_references(imported)
     if outputs is not None and model_outputs is not None:
@@ -1293,6 +1402,24 @@ class _Each(list):  # type: ignore[type-arg]
     """A var's values, one case each (a list var, or the files a glob matches)."""
 
 
+def _as_text(code: str) -> str:
+    """A transform whose value is given as text: a string as it is, anything else as JSON (what
+    promptfoo's checks other than javascript and python read)."""
+    from agenteval.evaluators.js_source import function_body
+
+    return (f"const __value = (() => {{\n{function_body(code)}\n}})();\n"
+            "return typeof __value === 'string' ? __value : JSON.stringify(__value);")
+
+
+def _chained(first: str, then: str) -> str:
+    """Two promptfoo transforms as one JavaScript body: the test's, then the assertion's on its value."""
+    from agenteval.evaluators.js_source import function_body
+
+    return (f"const __first = (output, context) => {{\n{function_body(first)}\n}};\n"
+            f"const __then = (output, context) => {{\n{function_body(then)}\n}};\n"
+            "return __then(__first(output, context), context);")
+
+
 def _js_transform(code: Any, text_path: str | None) -> str | None:
     """promptfoo's JavaScript `transform` as a jinja2 expression, for the chains of string methods
     that have a filter (`output.trim().toLowerCase()`); None for anything else."""
@@ -1355,7 +1482,7 @@ def _cell_groups(prompts: list[tuple[str, list[dict[str, Any]] | None]],
     for file_name, group in (("suite.yaml", model), ("suite-http.yaml" if model else "suite.yaml", other)):
         if not group:
             continue
-        named = _cell_names([(label, dict(target)) for label, target in group])
+        named = _cell_names([(label, dict(target)) for label, target in group], slash=True)
         keys: dict[str, Any] = {}
         if group is model and len(prompted) == 1:
             for _, target in named:
@@ -1387,12 +1514,13 @@ def _script_cells(targets: list[tuple[str, dict[str, Any]]],
     return out
 
 
-def _cell_names(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """Names a cell label can hold (no "/", which joins target and prompt, no control characters), unique."""
+def _cell_names(items: list[tuple[str, Any]], slash: bool = False) -> list[tuple[str, Any]]:
+    """Names a cell label can hold (no control characters; a "/" only in a target's (`slash`): the
+    label's last "/" starts the prompt), unique."""
     taken: set[str] = set()
     named = []
     for label, value in items:
-        base = re.sub(r"[\x00-\x1f]", "", label.replace("/", "-")).strip() or "unnamed"
+        base = re.sub(r"[\x00-\x1f]", "", label if slash else label.replace("/", "-")).strip() or "unnamed"
         name, n = base, 2
         while name in taken:
             name, n = f"{base}-{n}", n + 1

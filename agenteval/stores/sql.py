@@ -560,14 +560,15 @@ def _iso(moment: datetime | None) -> str | None:
 
 def cell_column(target: str | None, prompt: str | None) -> str:
     """A cell as the `cell` key column holds it: "" for the one unnamed cell, else
-    `target/prompt` with an empty side for a missing name (`gpt-a/terse`, `gpt-a/`, `/terse`).
-    Raises ResultsWriteError for a name that could not be read back (empty, or holding "/"):
-    a suite's names cannot be (agenteval.suite.models.CELL_NAME)."""
+    `target/prompt` with an empty side for a missing name (`gpt-a/terse`, `gpt-a/`, `/terse`,
+    `openai/gpt-4.1/terse`). A target name may hold "/", a prompt name never does, so the last "/"
+    splits it back. Raises ResultsWriteError for a name that could not be read back (empty, or a
+    prompt holding "/"): a suite's names cannot be (agenteval.suite.models.CELL_NAME)."""
     if target is None and prompt is None:
         return ""
     for kind, name in (("target", target), ("prompt", prompt)):
-        if name is not None and (not name or "/" in name):
-            raise ResultsWriteError(f"a {kind} name {name!r} cannot be stored: cell names are not empty and hold no '/'")
+        if name is not None and (not name or (kind == "prompt" and "/" in name)):
+            raise ResultsWriteError(f"a {kind} name {name!r} cannot be stored: cell names are not empty and a prompt's holds no '/'")
     return f"{target or ''}/{prompt or ''}"
 
 
@@ -575,7 +576,7 @@ def cell_names(cell: str | None) -> tuple[str | None, str | None]:
     """(target, prompt) of a `cell` column value (None, as in a file made before cells: the unnamed cell)."""
     if not cell:
         return None, None
-    target, _, prompt = cell.partition("/")
+    target, _, prompt = cell.rpartition("/")
     return target or None, prompt or None
 
 

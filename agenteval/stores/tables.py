@@ -11,8 +11,8 @@ Tables are created when missing; nothing is ever dropped. A column added in a la
 
 A cell (the `targets:` x `prompts:` pair a case ran in) is the key column `cell`: "" for the one
 unnamed cell of an ordinary run, else `target/prompt` with an empty side for a missing name
-(`gpt-a/terse`, `gpt-a/`, `/terse`); names hold no "/" (agenteval.suite.models.CELL_NAME), so it
-reads back as exactly the target and prompt. A table made before cells gains the column (every
+(`gpt-a/terse`, `gpt-a/`, `/terse`, `openai/gpt-4.1/terse`); a prompt's name holds no "/"
+(agenteval.suite.models.CELL_NAME), so the last "/" gives back exactly the target and prompt. A table made before cells gains the column (every
 row "") but keeps its primary key (run_id, case_id, repetition): it holds one cell per run, and
 the store refuses a run of several cells there (`cells_in_key`). JSON columns hold the same JSON as a
 result line (NaN and infinities become null); on SQLite they are declared `JSON_TEXT`, so the

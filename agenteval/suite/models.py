@@ -138,7 +138,8 @@ class CaseDefaults(StrictModel):
 
 
 ModelEntry = entry_annotation()  # one `models:` entry: chat completions, or any model target type (agenteval.targets.model_entries)
-CELL_NAME = r"^[^/\x00-\x1f]+$"  # a cell's label joins target and prompt names with "/"
+CELL_NAME = r"^[^/\x00-\x1f]+$"  # a prompt's name: a cell's label joins target and prompt names with "/"
+TARGET_NAME = r"^[^\x00-\x1f]+$"  # may hold "/" (`openai/gpt-4.1`): the label's last "/" starts the prompt
 
 
 class CasePass(StrictModel):
@@ -161,7 +162,7 @@ class Suite(StrictModel):
     name: str = Field(min_length=1)
     description: str | None = None
     target: TargetSpec = Field(default_factory=RecordedTarget)
-    targets: dict[Annotated[str, Field(pattern=CELL_NAME)], TargetSpec] | None = Field(
+    targets: dict[Annotated[str, Field(pattern=TARGET_NAME)], TargetSpec] | None = Field(
         None,
         description="Several targets by name, instead of `target:`: every case runs against each (a cell per target "
         "and prompt); `--target NAME` chooses.",

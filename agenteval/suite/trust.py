@@ -161,7 +161,9 @@ def _uses(evaluator: EvaluatorConfig, models: dict[str, Any] | None) -> Iterator
     if evaluator.runs_programs:
         yield ("type",), f"a `{kind}` evaluator in a cases file runs a program or code"
     if evaluator.transform is not None and not isinstance(evaluator.transform, str) and "transform" in evaluator.model_fields_set:
-        yield ("transform",), f"a `python:` transform in a cases file runs code ({evaluator.transform.python})"
+        shown = f"a `python:` transform in a cases file runs code ({evaluator.transform.python})" if hasattr(evaluator.transform, "python") \
+            else "a `javascript:` transform in a cases file runs code"
+        yield ("transform",), shown
     if evaluator.uses_network:
         own_server = "base_url" in evaluator.model_fields_set
         if getattr(evaluator, "endpoint", None) is None or own_server:

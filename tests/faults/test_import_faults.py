@@ -254,3 +254,46 @@ def test_env_reads_in_a_promptfoo_prompt_are_listed_not_turned_into_input_vars(t
     text = (tmp_path / "out" / "suite.yaml").read_text()
     assert "input.env" not in text and "SECRET_TOKEN" not in text and "OTHER" not in text
     assert yaml.safe_load(text)["target"]["messages"] == [{"role": "user", "content": "plain {{input.q}}"}]
+
+
+HOSTILE_GENERATORS = """\
+import os, subprocess, sys, time
+
+def huge():
+    sys.stdout.write("x" * (20 << 20))
+    return []
+
+def lingers():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    open("child.pid", "w").write(str(child.pid))
+    time.sleep(120)
+
+def not_a_number():
+    return [{"vars": {"x": float("nan")}}]
+"""
+
+
+def test_a_tests_generator_that_floods_hangs_or_returns_nan_is_listed_and_leaves_no_process(tmp_path, monkeypatch):
+    from agenteval.importers import promptfoo_generator, read_config
+    from agenteval.importers.promptfoo import import_promptfoo
+
+    monkeypatch.setattr(promptfoo_generator, "GENERATOR_TIMEOUT_S", 2.0)
+    write(tmp_path, "gen.py", HOSTILE_GENERATORS)
+    config = write(tmp_path, "promptfooconfig.yaml", "tests: [file://gen.py:huge, file://gen.py:lingers, file://gen.py:not_a_number, {vars: {q: a}}]\n")
+    parsed, source = read_config(config)
+    result = import_promptfoo(parsed, source, tmp_path / "out", run_generators=lambda line: None)
+    assert [case["input"] for case in result.cases] == [{"q": "a"}]  # the config's own test is kept
+    assert [item.render() for item in result.not_carried] == [
+        "promptfooconfig.yaml:1: tests[0]: tests generator gen.py:huge gave no tests: it output larger than 16 MiB",
+        "promptfooconfig.yaml:1: tests[1]: tests generator gen.py:lingers gave no tests: it timed out after 2s",
+        "promptfooconfig.yaml:1: tests[2]: tests generator gen.py:not_a_number gave no tests: it failed: not_a_number returned a value "
+        "that is not JSON: Out of range float values are not JSON compliant",
+    ]
+    pid = int((tmp_path / "child.pid").read_text())
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        with open(f"/proc/{pid}/stat") as stat_file:  # killed with its group, at most a zombie not yet reaped by init
+            assert stat_file.read().split(") ")[1][0] == "Z"

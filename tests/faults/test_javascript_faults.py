@@ -71,3 +71,26 @@ def test_a_hostile_node_check_is_one_cases_error(tmp_path):
     assert [results[c]["verdict"] for c in ("c0", "prints", "c3", "c5")] == ["pass"] * 4  # printing does not shift answers
     assert results["loops"]["error"].startswith("judge timed out after 3s")
     assert results["exits"]["verdict"] == "error"
+
+
+def test_a_hostile_javascript_transform_is_that_evaluators_error(tmp_path):
+    suite = write(tmp_path, "suite.yaml", """
+        name: js-transform
+        evaluators:
+          - {type: equals, name: loops, reference: x, transform: {javascript: "while (true) {}\\nreturn output", timeout: 1}}
+          - {type: equals, name: grows, reference: x, transform: {javascript: "const a = [];\\nwhile (true) { a.push('x'.repeat(1 << 20)); }"}}
+          - {type: equals, name: throws, reference: x, transform: {javascript: "JSON.parse(output)"}}
+          - {type: equals, name: escapes, reference: "true", transform: {javascript: "String(typeof require === 'undefined' && typeof process === 'undefined')"}}
+          - {type: equals, name: promise, reference: x, transform: {javascript: "Promise.resolve(output)"}}
+        cases: [{id: a, output: x}]
+    """)
+    started = time.monotonic()
+    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q", timeout=120)
+    assert time.monotonic() - started < 60
+    assert done.returncode == 3, done.stderr
+    results = {e["name"]: e for e in read_jsonl(tmp_path / "r.jsonl")[0]["evaluator_results"]}
+    assert results["loops"]["error"] == "transform (javascript) ran longer than 1 s"
+    assert results["grows"]["error"] == "transform (javascript) used more than 64 MiB of memory"
+    assert results["throws"]["error"].startswith("transform (javascript) threw SyntaxError")
+    assert results["escapes"]["verdict"] == "pass"  # no require or process in the embedded engine
+    assert results["promise"]["error"] == "transform (javascript) returned a Promise (async code is not supported in the embedded engine)"
