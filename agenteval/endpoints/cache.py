@@ -47,12 +47,21 @@ def _folder_problem(folder: Path) -> str | None:
 
 
 class ResponseCache:
-    """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, folded back on close."""
+    """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, folded back on close.
+
+    `put` only queues a record: one writer thread stores what is queued, a batch per transaction,
+    so the threads sending requests never wait on the disk (nor on each other's writes); `get`
+    reads a queued record as a stored one, and `close` stores everything queued before it folds.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the connection
         self._db: sqlite3.Connection | None = None
+        self._queued: dict[str, bytes] = {}  # key -> compressed record, put and not yet stored
+        self._queue = threading.Condition()  # guards _queued, _writer and _flushing
+        self._writer: threading.Thread | None = None
+        self._flushing = False  # close() waits for the writer to store what is queued and end
         self._wrote = False
         self._broken = False  # a write failed: no more writes this run
         self._unreadable = False  # the file was locked or damaged: no more reads this run (each would wait)
@@ -76,6 +85,9 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The record stored under `key`; None when there is none or it cannot be read (a miss)."""
+        queued = self._queued.get(key)  # (put, not yet stored: read as stored)
+        if queued is not None:
+            return orjson.loads(zlib.decompress(queued))
         if self._unreadable:
             return None
         try:
@@ -102,15 +114,61 @@ class ResponseCache:
         except (orjson.JSONEncodeError, MemoryError) as exc:  # this reply only (a lone surrogate in it): not stored
             self._warn("unstorable", f"a reply could not be stored ({type(exc).__name__}: {exc}); it is asked for again next run")
             return
+        with self._queue:
+            self._queued[key] = value
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_queued, name="agenteval-cache", daemon=True)
+                self._writer.start()
+            self._queue.notify()
+
+    def _write_queued(self) -> None:
+        """The writer thread: stores what `put` queued, all of it in one transaction, until `close` asks it to end."""
+        while True:
+            with self._queue:
+                while not self._queued and not self._flushing:
+                    self._queue.wait()
+                if not self._queued:  # closing, and everything is stored
+                    self._writer = None
+                    return
+                batch = list(self._queued.items())
+            self._store(batch)
+            with self._queue:
+                for key, value in batch:
+                    if self._queued.get(key) is value:
+                        del self._queued[key]
+
+    def _store(self, batch: list[tuple[str, bytes]]) -> None:
+        if self._broken:
+            return
         try:
             with self._lock:
                 if not self._wrote:
                     self._prepare_for_writes()
                 assert self._db is not None
-                self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, value))
+                self._db.execute("BEGIN")
+                try:
+                    self._db.executemany("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", batch)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
         except (sqlite3.Error, OSError, MemoryError) as exc:
             self._broken = True
             self._warn("write", f"a reply could not be stored ({type(exc).__name__}: {exc}); the run goes on without storing more")
+
+    def _flush(self) -> None:
+        """Wait until every queued record is stored (or storing failed) and the writer has ended."""
+        with self._queue:
+            writer = self._writer
+            self._flushing = True
+            self._queue.notify_all()
+        try:
+            if writer is not None and writer is not threading.current_thread():
+                writer.join()
+        finally:
+            with self._queue:
+                self._flushing = False
 
     def _prepare_for_writes(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,6 +185,7 @@ class ResponseCache:
         the next use. A run's workers on Ray write WAL the driver never saw, so the driver folds a
         WAL it finds too. When another run still has the file open the fold is left to it: closing
         never waits for it and never fails."""
+        self._flush()
         with self._lock:
             db, self._db, wrote = self._db, None, self._wrote
             self._wrote = False
