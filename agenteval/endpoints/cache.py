@@ -51,13 +51,17 @@ class ResponseCache:
 
     `put` only queues a record: one writer thread stores what is queued, a batch per transaction,
     so the threads sending requests never wait on the disk (nor on each other's writes); `get`
-    reads a queued record as a stored one, and `close` stores everything queued before it folds.
+    reads a queued record as a stored one, and the file through a connection of its own (WAL lets
+    it read while the writer writes); `close` stores everything queued before it folds.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()  # the connection
+        self._lock = threading.Lock()  # the connection that writes (and folds)
         self._db: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()  # the connection that reads
+        self._reader: sqlite3.Connection | None = None
+        self._readable = False  # the file holds the table: it did when opened, or the writer has stored in it
         self._queued: dict[str, bytes] = {}  # key -> compressed record, put and not yet stored
         self._queue = threading.Condition()  # guards _queued, _writer and _flushing
         self._writer: threading.Thread | None = None
@@ -77,6 +81,7 @@ class ResponseCache:
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise CacheError(f"{path} is not a readable response cache ({exc}); delete it or run with --no-cache") from None
+            self._readable = True
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
@@ -88,13 +93,13 @@ class ResponseCache:
         queued = self._queued.get(key)  # (put, not yet stored: read as stored)
         if queued is not None:
             return orjson.loads(zlib.decompress(queued))
-        if self._unreadable:
+        if self._unreadable or not self._readable:
             return None
         try:
-            with self._lock:
-                if self._db is None and not self.path.exists():
-                    return None
-                row = self._connect().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            with self._read_lock:
+                if self._reader is None:
+                    self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
+                row = self._reader.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
             if not row or not isinstance(row[0], bytes):
                 return None
             record = orjson.loads(zlib.decompress(row[0]))
@@ -149,6 +154,7 @@ class ResponseCache:
                 try:
                     self._db.executemany("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", batch)
                     self._db.execute("COMMIT")
+                    self._readable = True
                 except BaseException:
                     if self._db.in_transaction:
                         self._db.execute("ROLLBACK")
@@ -186,6 +192,13 @@ class ResponseCache:
         WAL it finds too. When another run still has the file open the fold is left to it: closing
         never waits for it and never fails."""
         self._flush()
+        with self._read_lock:  # (closed first: the fold needs the file to itself)
+            reader, self._reader = self._reader, None
+        if reader is not None:
+            try:
+                reader.close()
+            except sqlite3.Error:
+                pass
         with self._lock:
             db, self._db, wrote = self._db, None, self._wrote
             self._wrote = False
