@@ -93,12 +93,13 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
         _print_lines(problem.render() for problem in invalid.problems)
         return EXIT_INVALID
     _print_lines(warning.render() for warning in run.warnings)
-    gc.freeze()  # what start-up and loading built lives as long as the command: the collector need not walk it again and again
     os.environ.update(run.loaded.env_values)  # this process is the run's: in-process code (python targets) sees env_file too
     for result in run.previous_results():  # a resumed run's reports cover its earlier cases too
         reports.add(result)
 
     with ExitStack() as stack:
+        gc.freeze()  # what start-up and loading built outlives the cases: the collector need not walk it case after case
+        stack.callback(gc.unfreeze)  # (given back when the run ends: a program calling this again collects as before)
         stack.callback(run.close)
         previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         stack.callback(signal.signal, signal.SIGTERM, previous_term)
