@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -97,6 +98,8 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
         reports.add(result)
 
     with ExitStack() as stack:
+        gc.freeze()  # what start-up and loading built outlives the cases: the collector need not walk it case after case
+        stack.callback(gc.unfreeze)  # (given back when the run ends: a program calling this again collects as before)
         stack.callback(run.close)
         previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         stack.callback(signal.signal, signal.SIGTERM, previous_term)

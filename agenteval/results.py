@@ -221,9 +221,11 @@ class JsonlWriter:
             except OSError:
                 start = None
         try:
-            rest = memoryview(line)
-            while rest:  # an unbuffered file may take a long line in parts
-                rest = rest[self._stream.write(rest) or 0 :]
+            written = self._stream.write(line) or 0
+            if written < len(line):  # an unbuffered file may take a long line in parts
+                rest = memoryview(line)[written:]
+                while rest:
+                    rest = rest[self._stream.write(rest) or 0 :]
             self._stream.flush()
         except BrokenPipeError:
             self._end = None
@@ -281,8 +283,12 @@ def settled(result: CaseResult) -> CaseResult:
     """The result with every score a finite number. A NaN, infinite or non-numeric score (an evaluator's
     bug) is never written: it would read back as null, which `report`, `compare` and `--resume` refuse.
     Such an evaluator becomes an `error` with score 0, and so does its case."""
-    if _score(result.score) and all(_score(evaluator.score) for evaluator in result.evaluator_results):
-        return result
+    if _score(result.score):
+        for evaluator in result.evaluator_results:
+            if not _score(evaluator.score):
+                break
+        else:  # (the usual result, settled without a generator)
+            return result
     evaluators = [
         evaluator if _score(evaluator.score) else replace(
             evaluator, score=0.0, verdict="error",

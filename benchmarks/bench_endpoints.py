@@ -12,7 +12,8 @@ temperature 0 (so answers are cached) and `concurrency: C`, in a child process:
 2. cached: the same suite again; every answer comes from the response cache
 3. baseline: the same cases and evaluators with the answers recorded in the cases (no target)
 
-plus peak resident memory of each child (wait4), at each N to show it stays flat.
+plus peak resident memory and CPU time (user + system) of each child (wait4), at each N to show
+memory stays flat; CPU per request is the figure a machine shared with other work disturbs least.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ cases: cases.jsonl
     return suite
 
 
-def run(suite: Path, *args: str) -> tuple[float, float, float, int]:
-    """(wall seconds, seconds running cases, peak RSS MB, exit code) of one `agenteval run`."""
+def run(suite: Path, *args: str) -> tuple[float, float, float, int, float]:
+    """(wall seconds, seconds running cases, peak RSS MB, exit code, CPU seconds) of one `agenteval run`."""
     results = suite.parent / f"r{time.time_ns()}.jsonl"
     started = time.perf_counter()
     child = subprocess.Popen(
@@ -67,7 +68,7 @@ def run(suite: Path, *args: str) -> tuple[float, float, float, int]:
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     running = json.loads(results.with_name(results.stem + ".summary.json").read_text())["duration_s"]
-    return wall, running, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return wall, running, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
 
 
 def measure(base_url: str, cases: int, concurrency: int, delay: float) -> None:
@@ -84,6 +85,8 @@ def measure(base_url: str, cases: int, concurrency: int, delay: float) -> None:
     ideal = cases * delay / concurrency
     cells = [str(concurrency), f"{cases:,}", f"{ideal:.2f}", f"{recorded[1]:.2f}", f"{recorded[1] / ideal:.2f}", f"{recorded[0]:.2f}", f"{recorded[2]:.0f}"]
     cells += [f"{cached[1]:.2f}", f"{cached[0]:.2f}", f"{cached[2]:.0f}", f"{baseline[1]:.2f}", f"{baseline[0]:.2f}", f"{baseline[2]:.0f}"]
+    per_request = (recorded[4] - baseline[4]) / cases * 1000  # the client's CPU beyond the same run without a target
+    cells += [f"{recorded[4]:.2f}", f"{cached[4]:.2f}", f"{baseline[4]:.2f}", f"{per_request:.2f}"]
     print("| " + " | ".join(cells) + " |", flush=True)
 
 
@@ -101,8 +104,8 @@ def main() -> None:
         print(f"server: {args.delay * 1000:.0f} ms per answer; s = seconds running cases "
               "(the summary's duration_s), wall = the whole command")
         print("| concurrency | cases | ideal s | fetched s | ratio to ideal | wall | peak MB | cached s | wall | peak MB "
-              "| no target s | wall | peak MB |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| no target s | wall | peak MB | CPU s: fetched | cached | no target | CPU ms per request |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for concurrency in args.concurrency:
             for cases in args.cases:
                 measure(base_url, cases, concurrency, args.delay)

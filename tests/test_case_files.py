@@ -49,6 +49,31 @@ def test_cases_streamed_at_run_time_equal_their_validated_models(tmp_path):
     assert streamed[0].tags == [] and streamed[0].tags is not validated[0].tags
 
 
+PLAIN_ACCEPTED = [
+    {"id": "a"}, {"id": 0}, {"id": -5, "input": [1, {"x": None}], "expected": "e", "output": {"o": 1.5}},
+    {"id": "é", "tags": [], "metadata": {}}, {"id": "t", "tags": ["x", "y"], "metadata": {"k": [1], "j": {"n": None}}},
+]
+PLAIN_REFUSED = [  # each goes to pydantic (valid or not), never through the fast path
+    {"id": ""}, {"id": True}, {"id": None}, {"id": 1.0}, {"id": 10**18}, {"id": "a\ud800"}, {"input": 1},
+    {"id": "a", "tags": "x"}, {"id": "a", "tags": [1]}, {"id": "a", "tags": None}, {"id": "a", "metadata": []},
+    {"id": "a", "metadata": {1: 2}}, {"id": "a", "threshold": 0.5}, {"id": "a", "extra": 1}, {"id": "a", "evaluators": []},
+    {"id": "a", "turns": ["hi"]}, ["not", "a", "dict"],
+]
+
+
+def test_the_validation_fast_path_builds_what_pydantic_builds_and_leaves_the_rest_to_it():
+    plain = Case.plain_builder()
+    for record in PLAIN_ACCEPTED:
+        fast, validated = plain(record), Case.model_validate(record)
+        assert fast is not None, record
+        assert fast.model_dump() == validated.model_dump() and fast.model_fields_set == validated.model_fields_set, record
+        assert list(fast.__dict__) == list(validated.__dict__)
+        if "tags" in record:  # its own list and dict, as validation gives it
+            assert fast.tags is not record["tags"] and fast.metadata is not record["metadata"]
+    for record in PLAIN_REFUSED:
+        assert plain(record) is None, record
+
+
 def test_json_and_yaml_cases_are_kept_from_their_one_read(tmp_path):
     for name, text in (("cases.json", json.dumps(numbered(2))), ("cases.yaml", "- {id: c0, expected: 1}\n- {id: c1, expected: 2}\n")):
         (tmp_path / name).write_text(text)

@@ -184,6 +184,37 @@ def test_a_cached_request_is_not_sent_again(server, tmp_path):
     assert server.count() == 3
 
 
+def test_records_put_from_many_threads_are_read_at_once_and_all_stored_by_close(tmp_path):
+    """`put` queues (a writer thread stores): a queued record reads as stored, and close stores every one."""
+    import sqlite3
+    import threading
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    records = {f"k{i}": {"status": 200, "data": {"n": i, "text": "x" * i}, "latency_ms": float(i)} for i in range(400)}
+    items = list(records.items())
+
+    def put_some(part):
+        for key, record in part:
+            cache.put(key, record)
+            assert cache.get(key) == record  # at once, stored or still queued
+
+    threads = [threading.Thread(target=put_some, args=(items[i::8],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    cache.close()
+    assert not (tmp_path / "c.sqlite-wal").exists()
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    assert db.execute("SELECT count(*) FROM responses").fetchone()[0] == 400
+    db.close()
+    cache.put("late", {"status": 200, "data": {}, "latency_ms": 1.0})  # after close: reopened, stored by the next close
+    cache.close()
+    reopened = ResponseCache(tmp_path / "c.sqlite")
+    assert reopened.get("late") == {"status": 200, "data": {}, "latency_ms": 1.0} and reopened.get("k399") == records["k399"]
+    reopened.close()
+
+
 def test_the_cache_key_covers_url_and_body_but_not_headers():
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
     assert request_key("http://a/v1", body) == request_key("http://a/v1", dict(reversed(body.items())))

@@ -47,12 +47,25 @@ def _folder_problem(folder: Path) -> str | None:
 
 
 class ResponseCache:
-    """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, folded back on close."""
+    """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, folded back on close.
+
+    `put` only queues a record: one writer thread stores what is queued, a batch per transaction,
+    so the threads sending requests never wait on the disk (nor on each other's writes); `get`
+    reads a queued record as a stored one, and the file through a connection of its own (WAL lets
+    it read while the writer writes); `close` stores everything queued before it folds.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the connection that writes (and folds)
         self._db: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()  # the connection that reads
+        self._reader: sqlite3.Connection | None = None
+        self._readable = False  # the file holds the table: it did when opened, or the writer has stored in it
+        self._queued: dict[str, bytes] = {}  # key -> compressed record, put and not yet stored
+        self._queue = threading.Condition()  # guards _queued, _writer and _flushing
+        self._writer: threading.Thread | None = None
+        self._flushing = False  # close() waits for the writer to store what is queued and end
         self._wrote = False
         self._broken = False  # a write failed: no more writes this run
         self._unreadable = False  # the file was locked or damaged: no more reads this run (each would wait)
@@ -68,6 +81,7 @@ class ResponseCache:
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise CacheError(f"{path} is not a readable response cache ({exc}); delete it or run with --no-cache") from None
+            self._readable = True
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
@@ -76,13 +90,16 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The record stored under `key`; None when there is none or it cannot be read (a miss)."""
-        if self._unreadable:
+        queued = self._queued.get(key)  # (put, not yet stored: read as stored)
+        if queued is not None:
+            return orjson.loads(zlib.decompress(queued))
+        if self._unreadable or not self._readable:
             return None
         try:
-            with self._lock:
-                if self._db is None and not self.path.exists():
-                    return None
-                row = self._connect().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            with self._read_lock:
+                if self._reader is None:
+                    self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
+                row = self._reader.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
             if not row or not isinstance(row[0], bytes):
                 return None
             record = orjson.loads(zlib.decompress(row[0]))
@@ -102,15 +119,62 @@ class ResponseCache:
         except (orjson.JSONEncodeError, MemoryError) as exc:  # this reply only (a lone surrogate in it): not stored
             self._warn("unstorable", f"a reply could not be stored ({type(exc).__name__}: {exc}); it is asked for again next run")
             return
+        with self._queue:
+            self._queued[key] = value
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_queued, name="agenteval-cache", daemon=True)
+                self._writer.start()
+            self._queue.notify()
+
+    def _write_queued(self) -> None:
+        """The writer thread: stores what `put` queued, all of it in one transaction, until `close` asks it to end."""
+        while True:
+            with self._queue:
+                while not self._queued and not self._flushing:
+                    self._queue.wait()
+                if not self._queued:  # closing, and everything is stored
+                    self._writer = None
+                    return
+                batch = list(self._queued.items())
+            self._store(batch)
+            with self._queue:
+                for key, value in batch:
+                    if self._queued.get(key) is value:
+                        del self._queued[key]
+
+    def _store(self, batch: list[tuple[str, bytes]]) -> None:
+        if self._broken:
+            return
         try:
             with self._lock:
                 if not self._wrote:
                     self._prepare_for_writes()
                 assert self._db is not None
-                self._db.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, value))
+                self._db.execute("BEGIN")
+                try:
+                    self._db.executemany("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", batch)
+                    self._db.execute("COMMIT")
+                    self._readable = True
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
         except (sqlite3.Error, OSError, MemoryError) as exc:
             self._broken = True
             self._warn("write", f"a reply could not be stored ({type(exc).__name__}: {exc}); the run goes on without storing more")
+
+    def _flush(self) -> None:
+        """Wait until every queued record is stored (or storing failed) and the writer has ended."""
+        with self._queue:
+            writer = self._writer
+            self._flushing = True
+            self._queue.notify_all()
+        try:
+            if writer is not None and writer is not threading.current_thread():
+                writer.join()
+        finally:
+            with self._queue:
+                self._flushing = False
 
     def _prepare_for_writes(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,6 +191,14 @@ class ResponseCache:
         the next use. A run's workers on Ray write WAL the driver never saw, so the driver folds a
         WAL it finds too. When another run still has the file open the fold is left to it: closing
         never waits for it and never fails."""
+        self._flush()
+        with self._read_lock:  # (closed first: the fold needs the file to itself)
+            reader, self._reader = self._reader, None
+        if reader is not None:
+            try:
+                reader.close()
+            except sqlite3.Error:
+                pass
         with self._lock:
             db, self._db, wrote = self._db, None, self._wrote
             self._wrote = False

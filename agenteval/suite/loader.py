@@ -433,6 +433,7 @@ class _CaseChecks:
     models: dict[str, Any] | None = None  # the suite's `models:`; None: the suite's own keys are invalid
     kinds: dict[type, EvaluatorConfig] = field(default_factory=dict)  # the first case-level evaluator of each type
     defaults: CaseDefaults | None = None  # the suite's `defaults:`, merged before the case is indexed (its tags select it)
+    plain: Callable[[Any], Case | None] = field(default_factory=Case.plain_builder)  # validation's fast path for a plain record
 
     def case(self, record: Any, file: Path, line: int | None, prefix: KeyPath, lines: Lines) -> Case | None:
         """The validated case, or None with its problems recorded."""
@@ -457,11 +458,12 @@ class _CaseChecks:
         if record.get("turns") and (reads := list(conversation_problems(_shown_id(record.get("id")), record, None, self.models, self.trusted, base_dir))):
             self.problems.extend(_located(reads, file, lines, prefix))  # a turn's evaluators' files, before validation reads them
             return None
-        case: Case | None = None
-        try:
-            case = Case.model_validate(record, context=self.context)
-        except ValidationError as exc:
-            self.problems.extend(from_validation_error(exc, Case, record, file, lines, prefix))
+        case: Case | None = self.plain(record)
+        if case is None:
+            try:
+                case = Case.model_validate(record, context=self.context)
+            except ValidationError as exc:
+                self.problems.extend(from_validation_error(exc, Case, record, file, lines, prefix))
         if case is not None and case.is_conversation:  # its endpoints and per-turn evaluators (agenteval.suite.conversation)
             self.problems.extend(_located(conversation_problems(case.id, record, case.turns or [], self.models, self.trusted, base_dir), file, lines, prefix))
         if case is not None and self.defaults is not None and self.defaults.input and not (case.input is None or isinstance(case.input, dict)):

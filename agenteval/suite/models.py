@@ -85,17 +85,21 @@ class Case(BaseModel):
         byte, without validating it again. (pydantic's model_construct is slower than validating: it
         inspects the default factories on every call.) A field whose validator changes the value
         needs a line here, as `id` has."""
-        defaults = tuple((name, field.default_factory, field.default) for name, field in cls.model_fields.items())
+        fields = cls.model_fields
+        template = {name: None if field.default_factory is not None else field.default for name, field in fields.items()}  # field order
+        factories = tuple((name, field.default_factory) for name, field in fields.items() if field.default_factory is not None)
         new, set_attribute = cls.__new__, object.__setattr__
 
         def build(record: dict[str, Any]) -> Case:
             if record.get("evaluators") or record.get("turns") or record.get("user"):
                 return cls.model_validate(record, context=context)  # evaluator and conversation configs are objects only validation builds
-            values = {
-                name: record[name] if name in record else factory() if factory is not None else default  # type: ignore[call-arg]
-                for name, factory, default in defaults
-            }
-            values["id"] = _int_id_as_text(values["id"])
+            values = template.copy()
+            values.update(record)  # (a validated record has no other keys: the order stays the fields')
+            for name, factory in factories:
+                if name not in record:
+                    values[name] = factory()  # type: ignore[call-arg]
+            if type(values["id"]) is int:
+                values["id"] = str(values["id"])
             case = new(cls)
             set_attribute(case, "__dict__", values)
             set_attribute(case, "__pydantic_fields_set__", set(record))
@@ -104,6 +108,48 @@ class Case(BaseModel):
             return case
 
         return build
+
+    @classmethod
+    def plain_builder(cls, context: dict[str, Any] | None = None) -> Callable[[Any], Case | None]:
+        """Validation's fast path: the case of a record that only has `id`, `input`, `expected`,
+        `output`, `tags` and `metadata`, of types validation accepts as they are (checked here as it
+        checks them), built without pydantic; None for any other record, which `model_validate` judges."""
+        build = cls.builder(context)
+        plain_keys = frozenset(("id", "input", "expected", "output", "tags", "metadata"))
+
+        def plain(record: Any) -> Case | None:
+            if type(record) is not dict or not record.keys() <= plain_keys:
+                return None
+            case_id = record.get("id")
+            if type(case_id) is str:
+                if not case_id or not (case_id.isascii() or _utf8(case_id)):  # (validation refuses a lone surrogate)
+                    return None
+            elif type(case_id) is not int or not -_SHORT_INT < case_id < _SHORT_INT:
+                return None
+            if "tags" in record:
+                tags = record["tags"]
+                if type(tags) is not list or not all(type(tag) is str for tag in tags):
+                    return None
+                record = {**record, "tags": list(tags)}  # (validation gives the case its own list)
+            if "metadata" in record:
+                metadata = record["metadata"]
+                if type(metadata) is not dict or not all(type(key) is str for key in metadata):
+                    return None
+                record = {**record, "metadata": dict(metadata)}
+            return build(record)
+
+        return plain
+
+
+_SHORT_INT = 10**18  # an integer id below this in size is written as text without a question (Python caps int digits)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class CaseDefaults(StrictModel):
