@@ -64,6 +64,13 @@ def run(
         Optional[Path],
         typer.Option("--predictions", metavar="PREDS.jsonl", help="JSONL of {id, output} answers, matched by case id (replaces the target)."),
     ] = None,
+    traces: Annotated[
+        Optional[Path],
+        typer.Option("--traces", metavar="SPANS.jsonl", help="OTLP/JSON trace export: each case's answer is its recorded trace, matched by its trace_id metadata or id (replaces the target)."),
+    ] = None,
+    traces_match: Annotated[
+        str, typer.Option("--traces-match", metavar="HOW", help="How --traces finds a case's trace: trace_id, session_id or 'attribute NAME' (the case's metadata of that name, else its id).")
+    ] = "trace_id",
     workers: Annotated[
         Optional[int], typer.Option("--workers", metavar="N", help="Cases in parallel. Default: 1 for in-process scoring, more when a command or judge runs.")
     ] = None,
@@ -135,7 +142,7 @@ def run(
 
     try:
         options = RunOptions(
-            suite=_suite_file(suite), output=output, predictions=predictions, workers=workers, filters=filters, tags=tags,
+            suite=_suite_file(suite), output=output, predictions=predictions, traces=traces, traces_match=traces_match, workers=workers, filters=filters, tags=tags,
             min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, first=first, sample=sample,
             sample_seed=sample_seed, quiet=quiet, evaluators=evaluators,
             executor=executor, ray_address=ray_address, batch_size=batch_size,

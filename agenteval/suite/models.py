@@ -149,6 +149,26 @@ class CasePass(StrictModel):
     )
 
 
+class TracesSettings(StrictModel):
+    """The suite's `traces:` block: spans the system under test exports while a case runs join its answer."""
+
+    receive: bool = Field(
+        False,
+        description="Start an OTLP/HTTP receiver on 127.0.0.1 for the run: the spans an http or command target exports "
+        "under the case's `traceparent` join its answer (tool_calls, steps, usage, spans), as a traces target reads them.",
+    )
+    port: int = Field(
+        0, ge=0, le=65535,
+        description="The receiver's port (0: any free one). A command target is told it in OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; "
+        "a service behind an http target must be started with it (http://127.0.0.1:PORT/v1/traces).",
+    )
+    wait_seconds: float = Field(
+        5.0, gt=0, le=600, allow_inf_nan=False,
+        description="How long after its answer a case waits for the system's first span (its parent is the case's "
+        "`traceparent`) to arrive; none by then is the case's error.",
+    )
+
+
 class Suite(StrictModel):
     """An eval suite: where answers come from, how they are scored, and the cases."""
 
@@ -214,6 +234,11 @@ class Suite(StrictModel):
         default_factory=Limits,
         description="Bounds on the work one answer may cause (time per case and per pattern, text and list sizes); "
         "a case past one is an error naming it.",
+    )
+    traces: TracesSettings | None = Field(
+        None,
+        description="`{receive: true}`: receive the spans the system under test exports during each case (OTLP/HTTP on "
+        "127.0.0.1) and score them with its answer (docs/traces.md).",
     )
     store: str | None = Field(
         None,

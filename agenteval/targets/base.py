@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval.limits import DEFAULT_LIMITS, Limits
 from agenteval.process import MAX_ANSWER_DEPTH
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class TargetRun:
     repetition: int = 0  # which of --repeat N this is (part of a target's cache key when > 0)
     answer_depth: int = MAX_ANSWER_DEPTH  # the suite's `limits.answer_depth`: deepest answer a target may parse
     context: RunContext | None = None  # which run, suite, cell and case (agenteval.run_context)
+    limits: Limits = DEFAULT_LIMITS  # the suite's `limits:` (a traces target's bounds)
 
 
 def template_variables(case: Any) -> dict[str, Any]:

@@ -379,3 +379,15 @@ def _as_text(value: Any) -> str:
     if value is None:
         return ""
     return orjson.dumps(value, default=str).decode()
+
+
+def joined(reply: Any, traced: dict[str, Any]) -> dict[str, Any]:
+    """A live reply with the trace its system exported (`traces: {receive: true}`): the trace's
+    `messages`, `tool_calls`, `steps`, `usage`, `model`, `trace_id`, `spans` (and `contexts`) over
+    the reply's keys of those names, its `content` the reply's own (a reply that is not an object is
+    the content), the trace's when the reply has none."""
+    answer = dict(reply) if isinstance(reply, dict) else {"content": reply}
+    content = answer.get("content")
+    answer.update({key: value for key, value in traced.items() if key != "content"})
+    answer["content"] = traced.get("content") if content is None else content
+    return answer
