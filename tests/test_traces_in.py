@@ -161,3 +161,140 @@ cases: [{{id: a, input: {{question: hi}}}}, {{id: b, input: {{question: ho}}}}]
         assert trace_id_of(line["output"]["content"]) == line["usage"]["trace_id"]
     assert sorted(trace_id_of(header) for header in _Echo.seen) == sorted(
         trace_id for (_, target), trace_id in trace_ids.items() if target == "web")
+
+
+# -- traces: {receive: true} ------------------------------------------------------------------------
+
+AGENT = r'''
+"""A support agent instrumented with the real OpenTelemetry SDK and OTLP/HTTP exporter, in the GenAI
+conventions: invoke_agent > chat (asks for get_order), execute_tool get_order, chat (answers)."""
+import json, os, sys
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+provider = TracerProvider()
+provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))  # endpoint: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+tracer = provider.get_tracer("support-agent")
+
+
+def answer(question, traceparent):
+    parent = TraceContextTextMapPropagator().extract({"traceparent": traceparent} if traceparent else {})
+    order = int("".join(ch for ch in question if ch.isdigit()) or 0)
+    with tracer.start_as_current_span("invoke_agent support", context=parent) as agent:
+        agent.set_attribute("gen_ai.operation.name", "invoke_agent")
+        with tracer.start_as_current_span("chat gpt-4o-mini") as chat:
+            chat.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
+                                 "gen_ai.usage.input_tokens": 9, "gen_ai.usage.output_tokens": 1})
+        with tracer.start_as_current_span("execute_tool get_order") as tool:
+            tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order",
+                                 "gen_ai.tool.call.id": "call_1", "gen_ai.tool.call.arguments": json.dumps({"id": order}),
+                                 "gen_ai.tool.call.result": json.dumps({"status": "delivered"})})
+        with tracer.start_as_current_span("chat gpt-4o-mini") as chat:
+            reply = f"Order {order} is delivered."
+            chat.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
+                                 "gen_ai.usage.input_tokens": 13, "gen_ai.usage.output_tokens": 3,
+                                 "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": reply}]}])})
+    return reply
+
+
+if sys.argv[1:] == ["serve"]:  # a service behind an http target: the traceparent comes as a header
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            question = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["question"]
+            body = json.dumps({"reply": answer(question, self.headers.get("traceparent"))}).encode()
+            provider.force_flush()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+else:  # a command target: the traceparent comes as TRACEPARENT
+    print(json.dumps({"content": answer(json.load(sys.stdin)["question"], os.environ.get("TRACEPARENT"))}))
+    provider.shutdown()
+'''
+
+RECEIVE_SUITE = """
+name: support-live
+target: {target}
+traces: {{receive: true{port}}}
+evaluators:
+  - {{type: tool_calls, path: tool_calls, calls: [{{name: get_order, arguments: {{id: 7}}}}]}}
+  - {{type: contains, path: content, reference: delivered}}
+  - {{type: spans, checks: [{{kind: model, count: 2}}, {{kind: tool, name: execute_tool get_order, count: 1}}]}}
+cases:
+  - {{id: seven, input: {{question: "Where is order 7?"}}}}
+  - {{id: eight, input: {{question: "Where is order 8?"}}}}
+"""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def check_received(lines: dict) -> None:
+    seven, eight = lines["seven"], lines["eight"]
+    assert seven["verdict"] == "pass", seven
+    assert seven["output"]["tool_calls"] == [
+        {"name": "get_order", "arguments": {"id": 7}, "result": {"status": "delivered"}, "id": "call_1", "step": 1}]
+    assert seven["output"]["trace_id"] == seven["usage"]["trace_id"]
+    assert (seven["output"]["usage"]["input_tokens"], seven["output"]["usage"]["output_tokens"]) == (22, 4)
+    assert [span["kind"] for span in seven["output"]["spans"]] == ["agent", "model", "tool", "model"]
+    # the other case called get_order with 8: its own spans, not the first case's
+    assert eight["verdict"] == "fail" and eight["output"]["tool_calls"][0]["arguments"] == {"id": 8}
+
+
+def test_a_command_agent_exporting_with_the_real_otlp_exporter_is_scored_on_its_received_spans(tmp_path):
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    write(tmp_path, "agent.py", AGENT)
+    write(tmp_path, "s.yaml", RECEIVE_SUITE.format(target=f"{{type: command, command: [{sys.executable}, agent.py]}}", port=""))
+    result, lines = run(tmp_path, "--workers", "2")
+    assert result.returncode == 1, result.stdout
+    check_received(lines)
+    assert lines["seven"]["output"]["content"] == "Order 7 is delivered."  # the reply's own content
+
+
+def test_an_http_service_is_scored_on_the_tool_calls_it_really_made_not_only_its_reply(tmp_path):
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    write(tmp_path, "agent.py", AGENT)
+    port = free_port()
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{port}/v1/traces"}
+    service = subprocess.Popen([sys.executable, str(tmp_path / "agent.py"), "serve"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        service_port = int(service.stdout.readline())
+        target = f'{{type: http, url: "http://127.0.0.1:{service_port}/ask", response_path: reply, cache: false}}'
+        write(tmp_path, "s.yaml", RECEIVE_SUITE.format(target=target, port=f", port: {port}"))
+        result, lines = run(tmp_path)
+    finally:
+        service.terminate()
+        service.wait(10)
+    assert result.returncode == 1, result.stdout
+    check_received(lines)
+    assert lines["seven"]["output"]["content"] == "Order 7 is delivered."  # the reply (a string) is the content
+
+
+def test_a_system_that_exports_nothing_makes_the_case_an_error_naming_the_wait(tmp_path):
+    write(tmp_path, "agent.py", "import sys, json\nsys.stdin.read()\nprint(json.dumps({'content': 'no spans'}))\n")
+    write(tmp_path, "s.yaml", RECEIVE_SUITE.format(
+        target=f"{{type: command, command: [{sys.executable}, agent.py]}}", port=", wait_seconds: 0.2").replace(
+        "  - {id: eight, input: {question: \"Where is order 8?\"}}\n", ""))
+    result, lines = run(tmp_path)
+    assert result.returncode == 3
+    error = lines["seven"]["error"]
+    assert error.startswith(f"traces: no span arrived for trace {lines['seven']['usage']['trace_id']} (traceparent 00-")
+    assert "within 0.2 s (`traces.wait_seconds`): does the system export to http://127.0.0.1:" in error
