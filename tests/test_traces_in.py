@@ -298,3 +298,46 @@ def test_a_system_that_exports_nothing_makes_the_case_an_error_naming_the_wait(t
     error = lines["seven"]["error"]
     assert error.startswith(f"traces: no span arrived for trace {lines['seven']['usage']['trace_id']} (traceparent 00-")
     assert "within 0.2 s (`traces.wait_seconds`): does the system export to http://127.0.0.1:" in error
+
+
+# -- what evaluators make of a trace's answer -------------------------------------------------------
+
+
+def test_the_conversation_evaluator_reads_the_turns_of_a_trace(tmp_path):
+    write(tmp_path, "s.yaml", """
+name: conversation-from-traces
+target: {type: traces, file: spans.jsonl}
+evaluators:
+  - {type: conversation, max_turns: 1, facts: {order: 7}}
+cases: [{id: c4fc954438a364ef5f26e52cc1138065}]
+""")
+    shutil.copy(FIXTURES / "openinference.jsonl", tmp_path / "spans.jsonl")
+    result, lines = run(tmp_path)
+    conversation = lines[OI_AGENT]["evaluator_results"][0]
+    assert result.returncode == 0, conversation
+    assert conversation["hits"] == ["turns taken: 1 (at most 1)", "no fact asked for again (order)"]
+    assert conversation["details"]["turns"] == 1
+
+
+def test_a_judge_is_shown_what_the_trace_said_and_did_never_its_spans_or_trace_id(tmp_path):
+    from llm_server import LLMServer
+
+    from agenteval.evaluators import EvalContext
+    from agenteval.endpoints import Endpoints
+    from agenteval.evaluators.model.llm_judge import LLMJudge
+    from agenteval.traces.answer import trace_answer
+    from agenteval.traces.index import index_file
+
+    answer = trace_answer(index_file(FIXTURES / "genai.jsonl").spans(GENAI_AGENT))
+    reply = json.dumps({"helpful": {"reasoning": "It looked the order up.", "score": "pass"}})
+    with LLMServer(chat=lambda body: {"role": "assistant", "content": reply}) as server:
+        judge = LLMJudge.model_validate({
+            "type": "llm_judge", "base_url": server.base_url, "model": "grader", "backoff": 0.01,
+            "criteria": [{"name": "helpful", "description": "Answers the question.", "scale": "pass_fail"}],
+        })
+        result = judge.evaluate(EvalContext("c", {"question": "Where is order 7?"}, None, answer, {}, tmp_path, None, Endpoints()))
+        prompt = server.received[0].body["messages"][1]["content"]
+    assert result.verdict == "pass"
+    assert "Order 7 is delivered." in prompt and "get_order" in prompt  # what it said and the tool it called
+    for hidden in (GENAI_AGENT, answer["spans"][0]["span_id"], '"spans"', "latency_ms"):
+        assert hidden not in prompt
