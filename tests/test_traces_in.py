@@ -341,3 +341,42 @@ def test_a_judge_is_shown_what_the_trace_said_and_did_never_its_spans_or_trace_i
     assert "Order 7 is delivered." in prompt and "get_order" in prompt  # what it said and the tool it called
     for hidden in (GENAI_AGENT, answer["spans"][0]["span_id"], '"spans"', "latency_ms"):
         assert hidden not in prompt
+
+
+OI_RAG = "016a8c53538855b165984f58c59163e5"  # rag > retrieve (3 documents), ChatCompletion
+
+
+def test_retriever_documents_become_the_contexts_a_faithfulness_judge_reads(tmp_path):
+    from llm_server import LLMServer
+
+    from agenteval.endpoints import Endpoints
+    from agenteval.evaluators import EvalContext, evaluator_type
+    from agenteval.traces.answer import trace_answer
+    from agenteval.traces.index import index_file
+
+    answer = trace_answer(index_file(FIXTURES / "openinference.jsonl").spans(OI_RAG))
+    assert answer["contexts"] == [
+        {"text": "Returns within 30 days.", "retriever": "retrieve", "id": "policy-1", "score": 0.9},
+        {"text": "Refunds go to the card.", "retriever": "retrieve", "id": "policy-2", "score": 0.7},
+        {"text": "Shipping is free over $50.", "retriever": "retrieve", "id": "policy-3", "score": 0.2},
+    ]
+    verdicts = {"claims": ["Returns take 30 days."], "verdicts": [{"claim": 1, "verdict": "supported", "evidence": "Returns within 30 days."}]}
+    with LLMServer(chat=lambda body: {"role": "assistant", "content": json.dumps(verdicts)}) as server:
+        judge = evaluator_type("faithfulness").model_validate(
+            {"type": "faithfulness", "base_url": server.base_url, "model": "grader", "backoff": 0.01, "retries": 0, "path": "content"})
+        result = judge.evaluate(EvalContext("c", {"question": "How long do returns take?"}, None, answer, {}, tmp_path, None, Endpoints()))
+        prompt = server.received[0].body["messages"][1]["content"]
+    assert result.verdict == "pass" and result.score == 1.0
+    assert "# Retrieved context\n[1] Returns within 30 days.\n\n[2] Refunds go to the card.\n\n[3] Shipping is free over $50." in prompt
+
+
+def test_a_genai_retrieval_span_gives_its_documents_as_contexts():
+    from agenteval.traces.answer import trace_answer
+    from agenteval.traces.otlp import Span
+
+    documents = json.dumps([{"id": "doc-1", "score": 0.8, "content": "Returns within 30 days."}, {"id": "doc-2"}])
+    span = Span("ab" * 16, "01" * 8, None, "retrieval shop-policies", 0, 1_000_000,
+                {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": documents})
+    answer = trace_answer([span])
+    assert answer["contexts"] == [{"text": "Returns within 30 days.", "retriever": "retrieval shop-policies", "id": "doc-1", "score": 0.8}]
+    assert answer["spans"][0]["kind"] == "retriever" and "gen_ai.retrieval.documents" not in answer["spans"][0]["attributes"]
