@@ -380,3 +380,38 @@ def test_a_genai_retrieval_span_gives_its_documents_as_contexts():
     answer = trace_answer([span])
     assert answer["contexts"] == [{"text": "Returns within 30 days.", "retriever": "retrieval shop-policies", "id": "doc-1", "score": 0.8}]
     assert answer["spans"][0]["kind"] == "retriever" and "gen_ai.retrieval.documents" not in answer["spans"][0]["attributes"]
+
+
+# -- agenteval import traces ------------------------------------------------------------------------
+
+
+def test_import_traces_writes_cases_to_fill_in_and_a_suite_that_runs(tmp_path):
+    from conftest import run_cli
+
+    done = run_cli("import", "traces", FIXTURES / "openinference.jsonl", "-o", tmp_path / "suite")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"{tmp_path / 'suite' / 'suite.yaml'}: ok (3 cases, 1 suite evaluators)"
+    cases = {case["id"]: case for case in read_jsonl(tmp_path / "suite" / "cases.jsonl")}
+    assert list(cases) == [OI_AGENT, "24191ce4a363a34151f910d88e928a36", OI_RAG]  # file order
+    agent = cases[OI_AGENT]
+    assert agent["input"] == "Where is order 7?" and agent["expected"] is None and agent["metadata"] == {"trace_id": OI_AGENT}
+    assert agent["output"]["content"] == "Order 7 is delivered." and agent["output"]["tool_calls"][0]["name"] == "get_order"
+    assert cases[OI_RAG]["output"]["contexts"][0]["text"] == "Returns within 30 days."
+    ran = run_cli("run", tmp_path / "suite", "-o", tmp_path / "out.jsonl", "-q")
+    assert ran.returncode == 0, ran.stderr
+    assert [line["verdict"] for line in read_jsonl(tmp_path / "out.jsonl")] == ["pass"] * 3
+
+
+def test_import_traces_by_session_makes_one_case_per_session(tmp_path):
+    from conftest import run_cli
+
+    done = run_cli("import", "traces", FIXTURES / "openinference.jsonl", "-o", tmp_path / "s", "--match", "session_id", "--max-cases", "2")
+    assert done.returncode == 0, done.stderr
+    cases = read_jsonl(tmp_path / "s" / "cases.jsonl")
+    assert [(case["id"], case["metadata"]) for case in cases] == [
+        ("session-refund-7", {"session_id": "session-refund-7"}), ("session-hello", {"session_id": "session-hello"})]
+    assert f"note: {FIXTURES / 'openinference.jsonl'}: traces: 1 trace(s) past --max-cases 2" in done.stderr
+    done = run_cli("import", "traces", FIXTURES / "genai.jsonl", "-o", tmp_path / "g", "--match", "session_id")
+    assert done.returncode == 0, done.stderr
+    assert [case["id"] for case in read_jsonl(tmp_path / "g" / "cases.jsonl")] == ["conversation-refund-7"]
+    assert f"not carried over: {FIXTURES / 'genai.jsonl'}: traces: 1 trace(s) have no session_id: 9f34127367a143ec89db667fb0c39753" in done.stderr

@@ -308,7 +308,7 @@ def _tool_call(span: Span, step: int) -> dict[str, Any]:
     call = {
         "name": str(name),
         "arguments": parsed if parsed is not None else arguments,
-        "result": _json_or_text(result),
+        "result": json_or_text(result),
         "id": str(call_id) if call_id is not None else span.span_id,
         "step": step,
     }
@@ -324,7 +324,7 @@ def _calls_from_messages(model_calls: list[tuple[list[dict[str, Any]], list[dict
     for inputs, _ in model_calls:
         for message in inputs:
             if message.get("role") == "tool" and message.get("tool_call_id"):
-                results[str(message["tool_call_id"])] = _json_or_text(message.get("content"))
+                results[str(message["tool_call_id"])] = json_or_text(message.get("content"))
     calls = []
     for number, (_, outputs) in enumerate(model_calls, 1):
         for message in outputs:
@@ -351,7 +351,7 @@ def _root_output(ordered: list[Span]) -> Any:
     ids = {span.span_id for span in ordered}
     for span in ordered:
         if (span.parent_id is None or span.parent_id not in ids) and "output.value" in span.attributes:
-            return _json_or_text(span.attributes["output.value"])
+            return json_or_text(span.attributes["output.value"])
     return None
 
 
@@ -400,7 +400,8 @@ def _json_list(value: Any) -> list[Any]:
     return parsed if isinstance(parsed, list) else []
 
 
-def _json_or_text(value: Any) -> Any:
+def json_or_text(value: Any) -> Any:
+    """An attribute's text read as JSON when it is JSON (bounded in depth), else the text."""
     if isinstance(value, str):
         parsed = _json(value)
         return value if parsed is None and value.strip() != "null" else parsed
