@@ -175,6 +175,14 @@ def _check_traces(loaded: LoadedSuite, settings: RunSettings) -> None:
     receiving = loaded.suite.traces is not None and loaded.suite.traces.receive
     if receiving and settings.executor == "ray" and settings.traces is None and settings.predictions is None:
         raise RunError("traces: {receive: true} receives spans in this process: it goes with --executor local")
+    if receiving and loaded.suite.traces.port:  # a port that cannot be had stops the run before its results file starts
+        import socket
+
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", loaded.suite.traces.port))
+            except OSError as exc:
+                raise RunError(f"traces.receive: cannot listen on 127.0.0.1:{loaded.suite.traces.port}: {exc.strerror or exc}") from None
 
 
 def _use_task(loaded: LoadedSuite, settings: RunSettings) -> None:

@@ -201,9 +201,7 @@ def start_receiver(loaded: LoadedSuite) -> Any:
 
     limits, settings = loaded.suite.limits, loaded.suite.traces
     try:
-        return SpanReceiver(
-            int(limits.receive_body_mb * (1 << 20)), int(limits.receive_mb * (1 << 20)), limits.trace_spans, settings.port,
-        )
+        return SpanReceiver(limits.receive_body_mb, limits.receive_mb, limits.trace_spans, settings.port)
     except OSError as exc:
         raise RunError(f"traces.receive: cannot listen on 127.0.0.1:{settings.port}: {exc.strerror or exc}") from None
 

@@ -59,8 +59,10 @@ class Ticket:
 class SpanReceiver:
     """The receiver of one run: `expect` before a case's target runs, `collect` after, `close` at the end."""
 
-    def __init__(self, body_bytes: int, held_bytes: int, max_spans: int, port: int = 0) -> None:
-        self.body_bytes, self.held_bytes, self.max_spans = body_bytes, held_bytes, max_spans
+    def __init__(self, body_mb: float, held_mb: float, max_spans: int, port: int = 0, request_seconds: float = REQUEST_SECONDS) -> None:
+        self.body_mb, self.held_mb, self.max_spans = body_mb, held_mb, max_spans
+        self.body_bytes, self.held_bytes = int(body_mb * (1 << 20)), int(held_mb * (1 << 20))
+        self.request_seconds = request_seconds
         self.protobuf = protobuf_available()
         self._traces: dict[str, _Trace] = {}
         self._held = 0
@@ -161,7 +163,7 @@ class SpanReceiver:
                 if self._held + each > self.held_bytes:
                     return self._refuse_locked(413, (
                         f"the receiver holds {self._held / (1 << 20):.1f} MiB of spans for the cases in flight, the most it may "
-                        f"(limit `limits.receive_mb: {self.held_bytes / (1 << 20):g}`)"))
+                        f"(limit `limits.receive_mb: {self.held_mb:g}`)"))
                 trace.raw.append(raw)
                 trace.bytes += each
                 self._held += each
@@ -220,7 +222,7 @@ def _from_protobuf(body: bytes) -> dict[str, Any]:
 
 def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        timeout = REQUEST_SECONDS
+        timeout = receiver.request_seconds
         protocol_version = "HTTP/1.1"
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
@@ -234,8 +236,8 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
             size = int(length)
             if size > receiver.body_bytes:
                 status, message = receiver.refuse(413, (
-                    f"a request of {size / (1 << 20):.1f} MiB is larger than the receiver takes "
-                    f"(limit `limits.receive_body_mb: {receiver.body_bytes / (1 << 20):g}`)"))
+                    f"a request of {size:,} bytes is larger than the receiver takes "
+                    f"(limit `limits.receive_body_mb: {receiver.body_mb:g}`)"))
                 self._reply(status, message)
                 return
             try:
@@ -252,7 +254,7 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
                 if body is None:
                     self._reply(*receiver.refuse(413, (
                         f"a gzip request unpacks to more than the receiver takes "
-                        f"(limit `limits.receive_body_mb: {receiver.body_bytes / (1 << 20):g}`), or is not gzip")))
+                        f"(limit `limits.receive_body_mb: {receiver.body_mb:g}`), or is not gzip")))
                     return
             self._reply(*receiver.receive(body, self.headers.get("Content-Type", "application/json")), close=False)
 
