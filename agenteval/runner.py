@@ -342,9 +342,12 @@ class Runner:
 
 
 def _with_trace_id(answer: Answer, traceparent: str) -> Answer:
-    """The case's trace id in its `usage`, so the case can be found in a tracing backend."""
+    """The case's trace id in its answer's `usage`, so the case can be found in a tracing backend
+    (a case without an answer has no usage: no latency of one is recorded)."""
     from agenteval.traces.propagation import trace_id_of
 
+    if answer.error is not None:
+        return answer
     answer.usage = {**(answer.usage or {}), "trace_id": trace_id_of(traceparent)}
     return answer
 

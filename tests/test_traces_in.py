@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -296,7 +297,8 @@ def test_a_system_that_exports_nothing_makes_the_case_an_error_naming_the_wait(t
     result, lines = run(tmp_path)
     assert result.returncode == 3
     error = lines["seven"]["error"]
-    assert error.startswith(f"traces: no span arrived for trace {lines['seven']['usage']['trace_id']} (traceparent 00-")
+    found = re.match(r"traces: no span arrived for trace ([0-9a-f]{32}) \(traceparent 00-([0-9a-f]{32})-[0-9a-f]{16}-01\) ", error)
+    assert found and found[1] == found[2], error
     assert "within 0.2 s (`traces.wait_seconds`): does the system export to http://127.0.0.1:" in error
 
 
@@ -415,3 +417,18 @@ def test_import_traces_by_session_makes_one_case_per_session(tmp_path):
     assert done.returncode == 0, done.stderr
     assert [case["id"] for case in read_jsonl(tmp_path / "g" / "cases.jsonl")] == ["conversation-refund-7"]
     assert f"not carried over: {FIXTURES / 'genai.jsonl'}: traces: 1 trace(s) have no session_id: 9f34127367a143ec89db667fb0c39753" in done.stderr
+
+
+def test_an_async_python_target_gets_a_traceparent_per_case_recorded_in_the_result(tmp_path):
+    write(tmp_path, "task.py", "import agenteval\n\nasync def answer(question):\n    return {'content': agenteval.current_run().traceparent}\n")
+    write(tmp_path, "s.yaml", """
+name: async-propagation
+target: {type: python, function: "task:answer"}
+evaluators: [{type: contains, path: content, reference: "00-"}]
+cases: [{id: a, input: {question: hi}}, {id: b, input: {question: ho}}]
+""")
+    result, lines = run(tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert len({line["usage"]["trace_id"] for line in lines.values()}) == 2
+    for line in lines.values():
+        assert trace_id_of(line["output"]["content"]) == line["usage"]["trace_id"]
