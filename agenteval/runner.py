@@ -241,6 +241,7 @@ class Runner:
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
                 (time.perf_counter() - started) * 1000, case.tags, case.metadata,
                 answer.usage, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt,
+                answer.trace_id,
             )
         output = answer.output
         ctx = EvalContext(
@@ -269,6 +270,7 @@ class Runner:
             self.run_id, suite_name, case.id, score, verdict, output, results, None,
             (time.perf_counter() - started) * 1000, case.tags, case.metadata,
             answer.usage, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt,
+            answer.trace_id,
         )
 
     def context(self, case: Case, repetition: int, cell: Cell) -> RunContext:
@@ -342,13 +344,10 @@ class Runner:
 
 
 def _with_trace_id(answer: Answer, traceparent: str) -> Answer:
-    """The case's trace id in its answer's `usage`, so the case can be found in a tracing backend
-    (a case without an answer has no usage: no latency of one is recorded)."""
+    """The answer with the trace id its system was sent, for the case's result (found in a backend by it)."""
     from agenteval.traces.propagation import trace_id_of
 
-    if answer.error is not None:
-        return answer
-    answer.usage = {**(answer.usage or {}), "trace_id": trace_id_of(traceparent)}
+    answer.trace_id = trace_id_of(traceparent)
     return answer
 
 
@@ -366,7 +365,10 @@ def _with_spans(answer: Answer, spans: list[Any], problem: str | None, endpoints
         traced = trace_answer(spans, getattr(endpoints, "prices", None))
     except TraceError as exc:
         return Answer(error=f"traces: the spans the system exported: {exc}", duration_ms=answer.duration_ms, usage=answer.usage)
-    return Answer(joined(answer.output, traced), duration_ms=answer.duration_ms, usage=answer.usage, limit_reached=answer.limit_reached)
+    return Answer(
+        joined(answer.output, traced), duration_ms=answer.duration_ms, usage=answer.usage, limit_reached=answer.limit_reached,
+        trace_id=answer.trace_id,
+    )
 
 
 def _load_http_transport() -> None:

@@ -156,10 +156,10 @@ cases: [{{id: a, input: {{question: hi}}}}, {{id: b, input: {{question: ho}}}}]
     finally:
         server.shutdown()
     assert result.returncode == 0, result.stdout
-    trace_ids = {(line["case_id"], line["target"]): line["usage"]["trace_id"] for line in lines}
+    trace_ids = {(line["case_id"], line["target"]): line["trace_id"] for line in lines}
     assert len(trace_ids) == 6 and len(set(trace_ids.values())) == 6  # each case in each cell its own trace
     for line in lines:
-        assert trace_id_of(line["output"]["content"]) == line["usage"]["trace_id"]
+        assert trace_id_of(line["output"]["content"]) == line["trace_id"]
     assert sorted(trace_id_of(header) for header in _Echo.seen) == sorted(
         trace_id for (_, target), trace_id in trace_ids.items() if target == "web")
 
@@ -253,7 +253,7 @@ def check_received(lines: dict) -> None:
     assert seven["verdict"] == "pass", seven
     assert seven["output"]["tool_calls"] == [
         {"name": "get_order", "arguments": {"id": 7}, "result": {"status": "delivered"}, "id": "call_1", "step": 1}]
-    assert seven["output"]["trace_id"] == seven["usage"]["trace_id"]
+    assert seven["output"]["trace_id"] == seven["trace_id"]
     assert (seven["output"]["usage"]["input_tokens"], seven["output"]["usage"]["output_tokens"]) == (22, 4)
     assert [span["kind"] for span in seven["output"]["spans"]] == ["agent", "model", "tool", "model"]
     # the other case called get_order with 8: its own spans, not the first case's
@@ -298,7 +298,7 @@ def test_a_system_that_exports_nothing_makes_the_case_an_error_naming_the_wait(t
     assert result.returncode == 3
     error = lines["seven"]["error"]
     found = re.match(r"traces: no span arrived for trace ([0-9a-f]{32}) \(traceparent 00-([0-9a-f]{32})-[0-9a-f]{16}-01\) ", error)
-    assert found and found[1] == found[2], error
+    assert found and found[1] == found[2] == lines["seven"]["trace_id"], error  # a case without an answer keeps its trace id
     assert "within 0.2 s (`traces.wait_seconds`): does the system export to http://127.0.0.1:" in error
 
 
@@ -429,6 +429,6 @@ cases: [{id: a, input: {question: hi}}, {id: b, input: {question: ho}}]
 """)
     result, lines = run(tmp_path)
     assert result.returncode == 0, result.stdout
-    assert len({line["usage"]["trace_id"] for line in lines.values()}) == 2
+    assert len({line["trace_id"] for line in lines.values()}) == 2
     for line in lines.values():
-        assert trace_id_of(line["output"]["content"]) == line["usage"]["trace_id"]
+        assert trace_id_of(line["output"]["content"]) == line["trace_id"]

@@ -22,6 +22,7 @@ class Answer:
     duration_ms: float = 0.0
     usage: dict[str, Any] | None = None  # latency, tokens, cost of getting the answer (see agenteval.usage)
     limit_reached: str | None = None  # a limit ended the answer early (a tool loop's max_steps, budget, timeout): the case fails, naming it
+    trace_id: str | None = None  # the W3C trace id the system under test was given (agenteval.traces.propagation)
 
 
 @dataclass(slots=True)

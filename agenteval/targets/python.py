@@ -309,8 +309,8 @@ class Prefetch:
             answer = Answer(error=self._target._failure(kind, got), duration_ms=duration_ms)
         else:
             answer = self._target._answer(case, self._run, got, duration_ms)
-        if traceparent is not None and answer.error is None:  # as the runner records it for a target it calls itself
-            answer.usage = {**(answer.usage or {}), "trace_id": trace_id_of(traceparent)}
+        if traceparent is not None:  # as the runner records it for a target it calls itself
+            answer.trace_id = trace_id_of(traceparent)
         return answer
 
     def close(self) -> None:
