@@ -300,5 +300,17 @@ class Suite(StrictModel):
                 raise ValueError("`trust_case_commands` is the old name of `trust_cases`: give only `trust_cases`")
             self.trust_cases = self.trust_case_commands
         return self
+
+    @model_validator(mode="after")
+    def _receiving_target(self) -> Suite:
+        """`traces: {receive: true}` needs a target that is sent the case's traceparent."""
+        if self.traces is not None and self.traces.receive:
+            kinds = {target.type for target in (self.targets or {"": self.target}).values()}
+            if not kinds & {"http", "command", "python"}:
+                raise ValueError(
+                    f"traces.receive: spans are received from a system an http, command or python target calls (it is sent the "
+                    f"case's traceparent); this suite's target is {', '.join(sorted(kinds))}"
+                )
+        return self
     # `endpoint: NAME` must be under `models:`: the loader checks every use at its own line
     # (agenteval.suite.references), together with the suite's other problems.

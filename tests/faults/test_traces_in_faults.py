@@ -261,3 +261,12 @@ def test_import_traces_lists_what_cannot_be_read_and_writes_nothing_when_nothing
     assert f"error: {tmp_path / 'bad.jsonl'}: no trace found (line 1: not JSON (" in done.stderr
     done = run_cli("import", "traces", tmp_path / "spans.jsonl", "-o", tmp_path / "x", "--match", "span name")
     assert done.returncode == 2 and "error: --match: Value error, give `trace_id`, `session_id` or `attribute NAME`" in done.stderr
+
+
+def test_receiving_spans_without_a_target_that_calls_a_system_is_refused_at_load(tmp_path):
+    write(tmp_path, "s.yaml", "name: s\ntraces: {receive: true}\nevaluators: [{type: contains, reference: x}]\ncases: [{id: a, output: x}]\n")
+    done = run_cli("validate", tmp_path / "s.yaml")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == (
+        f"{tmp_path / 's.yaml'}:1: traces.receive: spans are received from a system an http, command or python target calls "
+        "(it is sent the case's traceparent); this suite's target is recorded")
