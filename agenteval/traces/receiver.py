@@ -10,6 +10,7 @@ OTLP/protobuf when opentelemetry-proto (the `otel` extra) is installed.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import zlib
@@ -224,6 +225,10 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         timeout = receiver.request_seconds
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()  # the reply's headers and body go out at once: no wait on a delayed ACK per request
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             if self.path.split("?", 1)[0] != PATH:
