@@ -432,3 +432,22 @@ cases: [{id: a, input: {question: hi}}, {id: b, input: {question: ho}}]
     assert len({line["trace_id"] for line in lines.values()}) == 2
     for line in lines.values():
         assert trace_id_of(line["output"]["content"]) == line["trace_id"]
+
+
+def test_the_pytest_plugin_takes_traces_as_a_marker_setting(tmp_path):
+    from test_pytest_plugin import pytest_run
+
+    shutil.copy(FIXTURES / "openinference.jsonl", tmp_path / "spans.jsonl")
+    write(tmp_path, "suite.yaml", LIVE_SUITE.replace("cases: cases.jsonl", "cases: [{id: refund, metadata: {session_id: session-refund-7}}]"))
+    write(tmp_path, "test_production.py", '''
+import pytest
+from agenteval.testing import assert_passed
+
+@pytest.mark.agenteval(suite="suite.yaml", traces="spans.jsonl", traces_match="session_id")
+def test_production_traces(agenteval_run):
+    results = agenteval_run()
+    assert [result.output["tool_calls"][0]["name"] for result in results] == ["get_order"]
+    assert_passed(results)
+''')
+    done = pytest_run(tmp_path, "-p", "no:cacheprovider", "test_production.py")
+    assert "1 passed" in done.stdout, done.stdout[-3000:]
