@@ -45,9 +45,9 @@ def import_traces(path: Path, match: str = "trace_id", max_cases: int | None = N
             imported.skipped.append(Skipped(path.name, None, "traces", f"{len(unnamed)} trace(s) have no {_metadata_name(match)}: {shown}"))
     if not keys:
         raise ImportFailed(f"{path}: no trace found{_why(index)}; nothing was written")
-    for key in keys:
+    for position, key in enumerate(keys):
         if max_cases is not None and len(imported.cases) >= max_cases:
-            imported.skipped.append(Skipped(path.name, None, "traces", f"{len(keys) - max_cases} trace(s) past --max-cases {max_cases}", note=True))
+            imported.skipped.append(Skipped(path.name, None, "traces", f"{len(keys) - position} trace(s) past --max-cases {max_cases}", note=True))
             break
         try:
             spans = index.spans(key, limits.trace_spans)
