@@ -636,12 +636,12 @@ def import_traces_command(
     """Write recorded traces as a suite: each case's input, the answer its trace observed as its `output`, and an empty `expected` to fill in."""
     from agenteval.importers import ImportFailed
     from agenteval.importers.traces import import_traces
-    from agenteval.targets.traces import TracesTarget
+    from agenteval.targets.traces import checked_match
 
     try:
-        TracesTarget.given(export, match)
+        checked_match(match)
     except ValueError as exc:
-        raise _fail(f"--match: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}") from None
+        raise _fail(f"--match: {exc}") from None
     if not export.is_file():
         raise _fail(f"{export}: {'a folder' if export.is_dir() else 'no such file'}; give the OTLP/JSON export")
     try:

@@ -150,12 +150,12 @@ class RunSettings(BaseModel):
         if self.traces_match != "trace_id":
             if self.traces is None:
                 raise RunError("--traces-match goes with --traces")
-            from agenteval.targets.traces import TracesTarget
+            from agenteval.targets.traces import checked_match
 
             try:
-                TracesTarget.given(self.traces, self.traces_match)
+                checked_match(self.traces_match)
             except ValueError as exc:
-                raise RunError(f"--traces-match: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}") from None
+                raise RunError(f"--traces-match: {exc}") from None
         if self.task is None and (self.max_concurrency is not None or self.task_timeout is not None):
             raise RunError("max_concurrency= and task_timeout= go with task= (a suite's python target sets its own)")
         if self.min_pass_rate is not None and not 0 <= self.min_pass_rate <= 1:

@@ -17,6 +17,14 @@ from agenteval.config import StrictModel
 from agenteval.targets.base import Answer, TargetRun
 
 
+def checked_match(value: str) -> str:
+    """A `match:` (or `--traces-match`) as given; ValueError naming the three forms for anything else."""
+    name = value.removeprefix("attribute ").strip()
+    if value in ("trace_id", "session_id") or (value.startswith("attribute ") and name and " " not in name):
+        return value
+    raise ValueError(f"give `trace_id`, `session_id` or `attribute NAME` (e.g. `attribute user.id`), not {value!r}")
+
+
 class TracesTarget(StrictModel):
     """Each case's answer is its trace in `file` (OTLP/JSON, as the collector's file exporter writes)."""
 
@@ -31,10 +39,7 @@ class TracesTarget(StrictModel):
     @field_validator("match")
     @classmethod
     def _known_match(cls, value: str) -> str:
-        name = value.removeprefix("attribute ").strip()
-        if value in ("trace_id", "session_id") or (value.startswith("attribute ") and name and " " not in name):
-            return value
-        raise ValueError(f"give `trace_id`, `session_id` or `attribute NAME` (e.g. `attribute user.id`), not {value!r}")
+        return checked_match(value)
 
     _index: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
