@@ -140,6 +140,7 @@ def run_suite(
             answers.close()
             raise RunError(str(exc)) from None
 
+    _check_traces(loaded, settings)
     run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     cells = loaded.cells
     summary = Summary(settings.repeat, [] if _single_cell(cells) else [cell.names for cell in cells])
@@ -164,6 +165,24 @@ def run_suite(
         loaded, settings, source=source, run_id=run_id, store=destination, summary=summary, done=done,
         answers=answers, only=only, skipped=skipped, exact=exact,
     )
+
+
+def _check_traces(loaded: LoadedSuite, settings: RunSettings) -> None:
+    """`--traces FILE` names a file; `traces: {receive: true}` receives in this process."""
+    if settings.traces is not None and not Path(settings.traces).is_file():
+        where = "a folder" if Path(settings.traces).is_dir() else "no such file"
+        raise RunError(f"--traces {settings.traces}: {where} (give the OTLP/JSON export, e.g. the collector's file exporter output)")
+    receiving = loaded.suite.traces is not None and loaded.suite.traces.receive
+    if receiving and settings.executor == "ray" and settings.traces is None and settings.predictions is None:
+        raise RunError("traces: {receive: true} receives spans in this process: it goes with --executor local")
+    if receiving and loaded.suite.traces.port:  # a port that cannot be had stops the run before its results file starts
+        import socket
+
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", loaded.suite.traces.port))
+            except OSError as exc:
+                raise RunError(f"traces.receive: cannot listen on 127.0.0.1:{loaded.suite.traces.port}: {exc.strerror or exc}") from None
 
 
 def _use_task(loaded: LoadedSuite, settings: RunSettings) -> None:

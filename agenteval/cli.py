@@ -64,6 +64,13 @@ def run(
         Optional[Path],
         typer.Option("--predictions", metavar="PREDS.jsonl", help="JSONL of {id, output} answers, matched by case id (replaces the target)."),
     ] = None,
+    traces: Annotated[
+        Optional[Path],
+        typer.Option("--traces", metavar="SPANS.jsonl", help="OTLP/JSON trace export: each case's answer is its recorded trace, matched by its trace_id metadata or id (replaces the target)."),
+    ] = None,
+    traces_match: Annotated[
+        str, typer.Option("--traces-match", metavar="HOW", help="How --traces finds a case's trace: trace_id, session_id or 'attribute NAME' (the case's metadata of that name, else its id).")
+    ] = "trace_id",
     workers: Annotated[
         Optional[int], typer.Option("--workers", metavar="N", help="Cases in parallel. Default: 1 for in-process scoring, more when a command or judge runs.")
     ] = None,
@@ -135,7 +142,7 @@ def run(
 
     try:
         options = RunOptions(
-            suite=_suite_file(suite), output=output, predictions=predictions, workers=workers, filters=filters, tags=tags,
+            suite=_suite_file(suite), output=output, predictions=predictions, traces=traces, traces_match=traces_match, workers=workers, filters=filters, tags=tags,
             min_pass_rate=min_pass_rate, resume=resume, overwrite=overwrite, shard=shard, first=first, sample=sample,
             sample_seed=sample_seed, quiet=quiet, evaluators=evaluators,
             executor=executor, ray_address=ray_address, batch_size=batch_size,
@@ -530,8 +537,8 @@ def view(
 
 
 import_app = typer.Typer(
-    name="import", help="Turn a promptfoo or AgentV eval config into an agenteval suite.", no_args_is_help=True, rich_markup_mode=None,
-    short_help="Turn a promptfoo or AgentV config into a suite.",
+    name="import", help="Turn a promptfoo or AgentV eval config, or recorded traces, into an agenteval suite.", no_args_is_help=True,
+    rich_markup_mode=None, short_help="Turn a promptfoo or AgentV config, or recorded traces, into a suite.",
 )
 app.add_typer(import_app)
 ROOT_HELP = "Files the config names are read from inside DIR only (symlinks resolved). Default: the config's folder."
@@ -542,8 +549,6 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, m
                     root: Optional[Path] = None, run_generators: bool = False) -> None:
     """Import, write, list what was not carried over (file:line: key: why), then validate what was written."""
     from agenteval.importers import ImportFailed, read_config
-    from agenteval.importers.output import write_import
-    from agenteval.suite.loader import SuiteInvalid, load_suite
 
     out_dir = out if out is not None else config.parent / "agenteval"
     try:
@@ -557,11 +562,23 @@ def _import_command(tool: str, config: Path, out: Optional[Path], force: bool, m
             from agenteval.importers.agentv import import_agentv
 
             imported = import_agentv(parsed, source, out_dir)
-        written = write_import(imported, out_dir, config.name, tool, force)
     except ImportFailed as exc:
         raise _fail(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - a config shape the importer did not foresee: one line, nothing written
         raise _fail(f"{config}: could not import ({type(exc).__name__}: {exc}); nothing was written") from None
+    _write_imported(imported, config, out_dir, tool, force)
+
+
+def _write_imported(imported: Any, config: Path, out_dir: Path, tool: str, force: bool) -> None:
+    """Write an import, list what was not carried over (file:line: key: why), then validate what was written."""
+    from agenteval.importers import ImportFailed
+    from agenteval.importers.output import write_import
+    from agenteval.suite.loader import SuiteInvalid, load_suite
+
+    try:
+        written = write_import(imported, out_dir, config.name, tool, force)
+    except ImportFailed as exc:
+        raise _fail(str(exc)) from None
     for item in imported.listing():
         typer.echo(("note: " if item.note else "not carried over: ") + item.render().replace(item.file, str(config.parent / item.file), 1), err=True)
     for path in written:
@@ -608,6 +625,32 @@ def import_agentv_command(
 ) -> None:
     """Write an AgentV eval file as an agenteval suite, list every key not carried over, validate."""
     _import_command("agentv", config, out, force, root=root)
+
+
+@import_app.command("traces", epilog=IMPORT_EXIT, short_help="Recorded traces (OTLP/JSON) as cases to fill in; lists what could not be read.")
+def import_traces_command(
+    export: Annotated[Path, typer.Argument(metavar="SPANS.jsonl", help="The OTLP/JSON export (the collector's file exporter output, or one document).")],
+    out: Annotated[Optional[Path], typer.Option("-o", "--output", metavar="DIR", help="Where to write suite.yaml and cases.jsonl. Default: agenteval/ beside the export.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace suite and cases files already in DIR.")] = False,
+    match: Annotated[str, typer.Option("--match", metavar="HOW", help="One case per trace_id (default), per session_id, or per 'attribute NAME' value.")] = "trace_id",
+    max_cases: Annotated[Optional[int], typer.Option("--max-cases", metavar="N", min=1, help="Only the first N traces, in file order.")] = None,
+) -> None:
+    """Write recorded traces as a suite: each case's input, the answer its trace observed as its `output`, and an empty `expected` to fill in."""
+    from agenteval.importers import ImportFailed
+    from agenteval.importers.traces import import_traces
+    from agenteval.targets.traces import checked_match
+
+    try:
+        checked_match(match)
+    except ValueError as exc:
+        raise _fail(f"--match: {exc}") from None
+    if not export.is_file():
+        raise _fail(f"{export}: {'a folder' if export.is_dir() else 'no such file'}; give the OTLP/JSON export")
+    try:
+        imported = import_traces(export, match, max_cases)
+    except ImportFailed as exc:
+        raise _fail(str(exc)) from None
+    _write_imported(imported, export, out if out is not None else export.parent / "agenteval", "traces", force)
 
 
 feedback_app = typer.Typer(

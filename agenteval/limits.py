@@ -34,6 +34,21 @@ class Limits(StrictModel):
     context_chars: int = Field(
         400_000, gt=0, description="Most characters of retrieved context one claim-level judge sends (faithfulness, context_*).",
     )
+    trace_spans: int = Field(
+        10_000, gt=0, description="Most spans one trace may have to be read into an answer (traces target, --traces, received spans).",
+    )
+    trace_document_mb: float = Field(
+        64.0, gt=0, le=4096, allow_inf_nan=False,
+        description="Largest OTLP/JSON document (one line of an export) read, in MiB; a longer one is skipped and named.",
+    )
+    receive_body_mb: float = Field(
+        16.0, gt=0, le=4096, allow_inf_nan=False,
+        description="Largest OTLP request the span receiver (`traces: {receive: true}`) accepts, in MiB; a larger one is refused (413).",
+    )
+    receive_mb: float = Field(
+        256.0, gt=0, le=65536, allow_inf_nan=False,
+        description="Most span data the receiver holds for the cases in flight, in MiB; past it a sender is refused (413) and the case errs.",
+    )
 
     def message(self, key: str, what: str) -> str:
         """The error text for a case past limit `key`: what happened, the limit and how to raise it."""

@@ -62,6 +62,7 @@ class CaseResult:
     expected: Any = None  # the case's reference as evaluated (None in results written before it was stored)
     target: str | None = None  # the cell: which of the suite's `targets:` answered (None: the one `target:`)
     prompt: str | None = None  # and with which of its `prompts:` (None: the target's own messages)
+    trace_id: str | None = None  # the W3C trace id the case's target was sent: where to find the case in a tracing backend
 
     def __repr__(self) -> str:
         """What a notebook shows: the case, its cell, verdict and score (and the error, cut)."""
@@ -117,6 +118,7 @@ _CASE_TYPES: dict[str, tuple[str, Any]] = {
     "session_id": ("a string or null", lambda v: v is None or type(v) is str),
     "target": ("a string or null", lambda v: v is None or type(v) is str),
     "prompt": ("a string or null", lambda v: v is None or type(v) is str),
+    "trace_id": ("a string or null", lambda v: v is None or type(v) is str),
 }
 _EVALUATOR_TYPES: dict[str, tuple[str, Any]] = {
     "name": ("a string", lambda v: type(v) is str), "type": ("a string", lambda v: type(v) is str),

@@ -3,7 +3,8 @@
 Code judges and python evaluators get it in their payload (`run_id`, `suite`, `cell`,
 `repetition` beside `case_id`), Python checks in `ctx.run`, command targets and code judges as
 `AGENTEVAL_*` environment variables, and a python target's function (or anything it calls) from
-`agenteval.current_run()`, which is set for the duration of each call.
+`agenteval.current_run()`, which is set for the duration of each call. A live case's W3C
+`traceparent` travels the same ways (TRACEPARENT for a command, `current_run().traceparent`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class RunContext:
     target: str | None = None  # the cell: None for the suite's one `target:`
     prompt: str | None = None
     repetition: int = 0  # which of --repeat N
+    traceparent: str | None = None  # W3C trace context of a live case (agenteval.traces.propagation)
+    span_endpoint: str | None = None  # where the run receives spans (`traces: {receive: true}`), as OTLP/HTTP
 
     @property
     def cell(self) -> str | None:
@@ -47,7 +50,8 @@ class RunContext:
         can hold, such as a case id with a NUL, is left out rather than failing the case)."""
         env = {
             "AGENTEVAL_RUN_ID": self.run_id, "AGENTEVAL_SUITE": self.suite, "AGENTEVAL_CASE_ID": self.case_id,
-            "AGENTEVAL_CELL": self.cell, "AGENTEVAL_REPETITION": str(self.repetition),
+            "AGENTEVAL_CELL": self.cell, "AGENTEVAL_REPETITION": str(self.repetition), "TRACEPARENT": self.traceparent,
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": self.span_endpoint,
         }
         return {name: value for name, value in env.items() if value is not None and _settable(value)}
 

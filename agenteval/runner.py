@@ -35,6 +35,11 @@ from agenteval.targets.recorded import RecordedTarget
 
 if TYPE_CHECKING:
     from agenteval.endpoints import Endpoints
+    from agenteval.targets.traces import TracesTarget
+    from agenteval.traces.receiver import SpanReceiver
+
+LIVE_TARGETS = frozenset({"http", "command", "python"})
+"""Targets that call the system under test, and so pass it a W3C `traceparent` (agenteval.traces.propagation)."""
 
 
 class PredictionsError(Exception):
@@ -159,6 +164,8 @@ class Runner:
     endpoints: Endpoints | None = None  # the run's HTTP client and response cache; without one, no cache
     repeat: int = 1  # --repeat: each case this many times
     done: Mapping[str, set[tuple[str | None, str | None]]] | None = None  # --resume: case id -> cells already run
+    traces: TracesTarget | None = None  # --traces FILE: each case's answer is its recorded trace, in place of the target
+    receiver: SpanReceiver | None = None  # `traces: {receive: true}`: spans the system exports join its answer
     _watchdog: Watchdog | None = field(default=None, init=False, repr=False)  # the case time limit, while scoring
     _evaluators: list[EvaluatorConfig] | None = field(default=None, init=False, repr=False)  # a case's, unless it has its own
     _base_dir: Path = field(default=Path(), init=False, repr=False)
@@ -177,15 +184,30 @@ class Runner:
         limits = self.loaded.suite.limits
         if self.predictions is not None:
             answer = self.predictions.answer(case.id, cell.target, cell.prompt)
+        elif self.traces is not None:  # --traces FILE
+            run = TargetRun(self._base_dir, self.processes, self.endpoints, repetition, limits.answer_depth, limits=limits)
+            answer = self.traces.answer(case, run)
         elif type(cell.spec) is RecordedTarget:  # the case's own `output`: no run context to build
             answer = cell.spec.answer(case, None)  # type: ignore[arg-type]
         else:
-            run = TargetRun(
-                self._base_dir, self.processes, self.endpoints, repetition, limits.answer_depth,
-                context or self.context(case, repetition, cell),
-            )  # a case with `turns:` or `user:` is a conversation the target holds (agenteval.conversations)
-            answer = play(case, cell.spec, run, limits) if drives(case, cell.spec) else cell.spec.answer(case, run)
+            context = context or self.context(case, repetition, cell)
+            run = TargetRun(self._base_dir, self.processes, self.endpoints, repetition, limits.answer_depth, context, limits)
+            ticket = self.receiver.expect(context.traceparent) if self.receiver is not None and context.traceparent else None
+            # a case with `turns:` or `user:` is a conversation the target holds (agenteval.conversations)
+            try:
+                answer = play(case, cell.spec, run, limits) if drives(case, cell.spec) else cell.spec.answer(case, run)
+            finally:
+                if ticket is not None:  # (a target that raised still releases the trace it claimed)
+                    spans, problem = self.receiver.collect(ticket, self._wait_seconds())  # type: ignore[union-attr]
+            if ticket is not None:
+                answer = _with_spans(answer, spans, problem, self.endpoints)
+            if context.traceparent:
+                answer = _with_trace_id(answer, context.traceparent)
         return admit(answer, limits)
+
+    def _wait_seconds(self) -> float:
+        settings = self.loaded.suite.traces
+        return settings.wait_seconds if settings is not None else 5.0
 
     def run_case(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> CaseResult:
         cell = cell or self.loaded.cells[0]
@@ -219,6 +241,7 @@ class Runner:
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
                 (time.perf_counter() - started) * 1000, case.tags, case.metadata,
                 answer.usage, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt,
+                answer.trace_id,
             )
         output = answer.output
         ctx = EvalContext(
@@ -247,11 +270,18 @@ class Runner:
             self.run_id, suite_name, case.id, score, verdict, output, results, None,
             (time.perf_counter() - started) * 1000, case.tags, case.metadata,
             answer.usage, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt,
+            answer.trace_id,
         )
 
     def context(self, case: Case, repetition: int, cell: Cell) -> RunContext:
         """Which run, suite, cell and case: what the case's target and judges are told."""
-        return RunContext(self.run_id, self.loaded.suite.name, case.id, cell.target, cell.prompt, repetition)
+        traceparent = None
+        if self.predictions is None and self.traces is None and cell.spec.type in LIVE_TARGETS:
+            from agenteval.traces.propagation import new_traceparent
+
+            traceparent = new_traceparent()
+        endpoint = self.receiver.endpoint if self.receiver is not None else None
+        return RunContext(self.run_id, self.loaded.suite.name, case.id, cell.target, cell.prompt, repetition, traceparent, endpoint)
 
     def _scores(self, evaluators: list[EvaluatorConfig], ctx: EvalContext, run: RunOne = run_evaluator) -> list[EvaluatorResult]:
         """Each evaluator's result, within the case's time limit (the watchdog's CaseTimeout ends a
@@ -283,6 +313,8 @@ class Runner:
         finally:
             for evaluator in self.loaded.suite.evaluators:
                 evaluator.close()
+            if self.receiver is not None:
+                self.receiver.close()
 
     def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
@@ -309,6 +341,34 @@ class Runner:
             yield from threads.results(runs)
         finally:
             watchdog.close()
+
+
+def _with_trace_id(answer: Answer, traceparent: str) -> Answer:
+    """The answer with the trace id its system was sent, for the case's result (found in a backend by it)."""
+    from agenteval.traces.propagation import trace_id_of
+
+    answer.trace_id = trace_id_of(traceparent)
+    return answer
+
+
+def _with_spans(answer: Answer, spans: list[Any], problem: str | None, endpoints: Any) -> Answer:
+    """A live answer joined by the spans its system exported (`traces: {receive: true}`): the
+    reply with the trace's tool calls, steps and usage; a receiver's problem is the case's error."""
+    if answer.error is not None:
+        return answer
+    if problem is not None:
+        return Answer(error=f"traces: {problem}", duration_ms=answer.duration_ms, usage=answer.usage)
+    from agenteval.traces.answer import joined, trace_answer
+    from agenteval.traces.otlp import TraceError
+
+    try:
+        traced = trace_answer(spans, getattr(endpoints, "prices", None))
+    except TraceError as exc:
+        return Answer(error=f"traces: the spans the system exported: {exc}", duration_ms=answer.duration_ms, usage=answer.usage)
+    return Answer(
+        joined(answer.output, traced), duration_ms=answer.duration_ms, usage=answer.usage, limit_reached=answer.limit_reached,
+        trace_id=answer.trace_id,
+    )
 
 
 def _load_http_transport() -> None:

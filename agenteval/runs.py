@@ -52,6 +52,8 @@ class RunSettings(BaseModel):
     output: Any = None  # a JSONL path, a binary stream, "auto", or None (see run_suite)
     store: Any = None  # a store URL or a Store
     predictions: Path | None = None  # --predictions: answers by case id in place of the target
+    traces: Path | None = None  # --traces: each case's answer is its trace in this OTLP/JSON export, in place of the target
+    traces_match: str = "trace_id"  # --traces-match: how a case names its trace (as a traces target's `match:`)
     workers: int | None = None  # None: auto_workers
     evaluators: tuple[str, ...] = ()  # --evaluator: only these
     filters: tuple[str, ...] = ()  # --filter GLOB
@@ -143,6 +145,17 @@ class RunSettings(BaseModel):
             raise RunError("--resume continues the results file and --overwrite starts it again; give one")
         if self.task is not None and self.predictions is not None:
             raise RunError("task= and predictions= are two sources of answers; give one")
+        if self.traces is not None and (self.predictions is not None or self.task is not None):
+            raise RunError(f"--traces and {'--predictions' if self.predictions is not None else 'task='} are two sources of answers; give one")
+        if self.traces_match != "trace_id":
+            if self.traces is None:
+                raise RunError("--traces-match goes with --traces")
+            from agenteval.targets.traces import checked_match
+
+            try:
+                checked_match(self.traces_match)
+            except ValueError as exc:
+                raise RunError(f"--traces-match: {exc}") from None
         if self.task is None and (self.max_concurrency is not None or self.task_timeout is not None):
             raise RunError("max_concurrency= and task_timeout= go with task= (a suite's python target sets its own)")
         if self.min_pass_rate is not None and not 0 <= self.min_pass_rate <= 1:
@@ -170,7 +183,27 @@ def make_runner(
     """The runner that scores cases, for a local run and for each Ray worker alike."""
     from agenteval.runner import Runner
 
-    return Runner(loaded, run_id, processes, answers, only, endpoints=endpoints, repeat=settings.repeat)
+    traces = receiver = None
+    if settings.traces is not None:
+        from agenteval.targets.traces import TracesTarget
+
+        traces = TracesTarget.given(settings.traces, settings.traces_match)
+    elif getattr(loaded.suite, "traces", None) is not None and loaded.suite.traces.receive and answers is None:
+        receiver = start_receiver(loaded)
+    return Runner(
+        loaded, run_id, processes, answers, only, endpoints=endpoints, repeat=settings.repeat, traces=traces, receiver=receiver,
+    )
+
+
+def start_receiver(loaded: LoadedSuite) -> Any:
+    """The run's span receiver (`traces: {receive: true}`); RunError when its port cannot be had."""
+    from agenteval.traces.receiver import SpanReceiver
+
+    limits, settings = loaded.suite.limits, loaded.suite.traces
+    try:
+        return SpanReceiver(limits.receive_body_mb, limits.receive_mb, limits.trace_spans, settings.port)
+    except OSError as exc:
+        raise RunError(f"traces.receive: cannot listen on 127.0.0.1:{settings.port}: {exc.strerror or exc}") from None
 
 
 def open_endpoints(loaded: LoadedSuite, settings: RunSettings, environ: Any = None) -> Any:

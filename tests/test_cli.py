@@ -73,7 +73,7 @@ def test_invoices_example_streams_results_and_summary(tmp_path):
     assert "Fields across the dataset" in done.stdout and "invoice.total" in done.stdout
 
 
-EXPECTED_EXIT = {"azure-openai": 1, "bedrock": 1, "coco-detection": 1, "compare-models": 1, "gemini": 1, "support-agent-live": 1, "invoices": 1, "invoices-lineitems": 1, "layout": 1, "qa-llm": 1, "rag": 1, "receipts": 0, "support-agent": 1, "function-calling": 1, "pipeline": 1, "review": 1}
+EXPECTED_EXIT = {"azure-openai": 1, "bedrock": 1, "coco-detection": 1, "compare-models": 1, "gemini": 1, "support-agent-live": 1, "invoices": 1, "invoices-lineitems": 1, "layout": 1, "qa-llm": 1, "rag": 1, "receipts": 0, "support-agent": 1, "traces-support": 1, "function-calling": 1, "pipeline": 1, "review": 1}
 
 
 def test_every_example_suite_is_covered_here():

@@ -116,7 +116,7 @@ def test_the_documented_table_layout_is_created(pg_url, tmp_path):
         "runs": ["run_id", "suite", "started_at", "finished_at", "agenteval_version", "interrupted", "total", "passed",
                  "failed", "errored", "pass_rate", "mean_score", "config", "summary", "fingerprint"],
         "case_results": ["run_id", "case_id", "cell", "repetition", "timestamp", "score", "verdict", "error", "duration_ms",
-                         "agent_id", "session_id", "tags", "metadata", "input", "output", "usage", "expected"],
+                         "agent_id", "session_id", "tags", "metadata", "input", "output", "usage", "expected", "trace_id"],
         "evaluator_results": ["run_id", "case_id", "cell", "repetition", "name", "position", "type", "score", "verdict", "error",
                               "duration_ms", "reasoning", "hits", "misses", "details", "criterion"],
         "dataset_metrics": ["run_id", "evaluator", "kind", "key", "metric", "value"],

@@ -59,6 +59,7 @@ def _comparable(path):
     for row in read_jsonl(path):
         for key in ("run_id", "duration_ms", "timestamp"):
             row.pop(key)
+        assert len(row.pop("trace_id")) == 32  # each run sends each case a fresh W3C trace id
         if row["usage"] is not None:  # the command target's wall time, a timing like duration_ms
             assert row["usage"].pop("latency_ms") > 0
         for evaluator in row["evaluator_results"]:

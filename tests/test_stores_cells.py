@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def stored(url: str, run_id: str | None = None) -> list:
         store.close()
 
 
-VARYING = {"run_id", "timestamp", "duration_ms"}  # what two runs of the same suite do not share
+VARYING = {"run_id", "timestamp", "duration_ms", "trace_id"}  # what two runs of the same suite do not share
 
 
 def comparable(result) -> dict:
@@ -134,6 +135,8 @@ def check_a_matrix_run_reads_back_like_its_jsonl_file(url: str, tmp_path: Path) 
 
     from_store, from_file = stored(url), list(read_results(tmp_path / "file.jsonl"))
     assert by_cell(from_store) == by_cell(from_file)
+    assert all(re.fullmatch("[0-9a-f]{32}", r.trace_id) for r in [*from_store, *from_file])  # each case's own W3C trace id, kept
+    assert len({r.trace_id for r in from_store}) == len(from_store)
     assert {(r.case_id, r.target, r.prompt, r.repetition) for r in from_store} == {
         (q, target, None, repetition) for q in CASE_IDS for target in TARGETS for repetition in (0, 1)
     }

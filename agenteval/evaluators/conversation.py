@@ -48,8 +48,11 @@ class Conversation(EvaluatorConfig):
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         answer = ctx.output
         turns = answer.get("turns") if isinstance(answer, dict) else None
+        if turns is None and isinstance(answer, dict) and isinstance(answer.get("messages"), list):
+            turns = turns_of(answer["messages"])  # a trace's (or a loop's) answer: its turns are in its messages
         if not isinstance(turns, list) or not turns:
-            return self.result(0.0, "fail", misses=["the answer is not a conversation (it has no `turns`)"])
+            why = "its `messages` hold no reply of the assistant" if isinstance(answer, dict) and "messages" in answer and "turns" not in answer else "it has no `turns`"
+            return self.result(0.0, "fail", misses=[f"the answer is not a conversation ({why})"])
         hits: list[str] = []
         misses: list[str] = []
         taken = len(turns)
@@ -82,6 +85,27 @@ class Conversation(EvaluatorConfig):
             return self.result(1.0, "pass", reasoning="nothing to check", details=details)
         score = len(hits) / checks
         return self.result(score, "pass" if not misses else "fail", hits=hits, misses=misses, details=details)
+
+
+def turns_of(messages: list[Any]) -> list[dict[str, Any]]:
+    """The turns of a chat history (an answer read from a trace): each assistant reply with text,
+    after the user message before it; the assistant's tool-call messages between them are its
+    turn's `tool_calls`."""
+    turns: list[dict[str, Any]] = []
+    user: Any = None
+    calls: list[Any] = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "user":
+            user = message.get("content")
+        elif role == "assistant":
+            calls.extend(message.get("tool_calls") or ())
+            if isinstance(message.get("content"), str) and message["content"] and not message.get("tool_calls"):
+                turns.append({"user": user, "reply": message["content"], "tool_calls": calls})
+                calls = []
+    return turns
 
 
 def goal_reached(answer: dict[str, Any]) -> bool | None:

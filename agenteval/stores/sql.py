@@ -588,6 +588,7 @@ def case_row(result: CaseResult) -> dict[str, Any]:
         "error": result.error, "duration_ms": result.duration_ms, "agent_id": result.agent_id,
         "session_id": result.session_id, "tags": result.tags, "metadata": result.metadata,
         "input": result.input, "output": result.output, "usage": result.usage, "expected": result.expected,
+        "trace_id": result.trace_id,
     }
 
 
@@ -618,7 +619,7 @@ def _case_result(row: Any, suite: str, evaluators: list[EvaluatorResult]) -> Cas
         row.run_id, suite, row.case_id, row.score, row.verdict, row.output, evaluators, row.error,
         row.duration_ms or 0.0, row.tags or [], row.metadata or {}, usage=row.usage, repetition=row.repetition,
         timestamp=_iso(row.timestamp), input=row.input, agent_id=row.agent_id, session_id=row.session_id,
-        expected=row._mapping.get("expected"), target=target, prompt=prompt,
+        expected=row._mapping.get("expected"), target=target, prompt=prompt, trace_id=row._mapping.get("trace_id"),
     )
 
 

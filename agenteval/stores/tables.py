@@ -123,6 +123,7 @@ CASE_RESULTS = Table(
     Column("output", StoredJson),
     Column("usage", StoredJson),
     Column("expected", StoredJson),  # the case's reference; added to older files when opened (see `add_missing_columns`)
+    Column("trace_id", String),  # the W3C trace id the case's target was sent; added to older files when opened
     ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
     Index("case_results_by_agent", "agent_id"),
     Index("case_results_by_session", "session_id"),
@@ -165,7 +166,7 @@ DATASET_METRICS = Table(
 )
 
 
-ADDED_COLUMNS = (("case_results", "expected"), ("runs", "fingerprint"))
+ADDED_COLUMNS = (("case_results", "expected"), ("case_results", "trace_id"), ("runs", "fingerprint"))
 """Columns newer than the first layout: an older database gains them when opened."""
 
 ADDED_KEY_COLUMNS = (("case_results", "cell"), ("evaluator_results", "cell"))

@@ -197,6 +197,26 @@ class CasePass(StrictModel):
     )
 
 
+class TracesSettings(StrictModel):
+    """The suite's `traces:` block: spans the system under test exports while a case runs join its answer."""
+
+    receive: bool = Field(
+        False,
+        description="Start an OTLP/HTTP receiver on 127.0.0.1 for the run: the spans an http or command target exports "
+        "under the case's `traceparent` join its answer (tool_calls, steps, usage, spans), as a traces target reads them.",
+    )
+    port: int = Field(
+        0, ge=0, le=65535,
+        description="The receiver's port (0: any free one). A command target is told it in OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; "
+        "a service behind an http target must be started with it (http://127.0.0.1:PORT/v1/traces).",
+    )
+    wait_seconds: float = Field(
+        5.0, gt=0, le=600, allow_inf_nan=False,
+        description="How long after its answer a case waits for the system's first span (its parent is the case's "
+        "`traceparent`) to arrive; none by then is the case's error.",
+    )
+
+
 class Suite(StrictModel):
     """An eval suite: where answers come from, how they are scored, and the cases."""
 
@@ -265,6 +285,11 @@ class Suite(StrictModel):
         description="Bounds on the work one answer may cause (time per case and per pattern, text and list sizes); "
         "a case past one is an error naming it.",
     )
+    traces: TracesSettings | None = Field(
+        None,
+        description="`{receive: true}`: receive the spans the system under test exports during each case (OTLP/HTTP on "
+        "127.0.0.1) and score them with its answer (docs/traces.md).",
+    )
     store: str | None = Field(
         None,
         description="Where results go instead of a JSONL file: sqlite:///runs.db (relative to this file) or "
@@ -324,6 +349,18 @@ class Suite(StrictModel):
             if "trust_cases" in self.model_fields_set and self.trust_cases != self.trust_case_commands:
                 raise ValueError("`trust_case_commands` is the old name of `trust_cases`: give only `trust_cases`")
             self.trust_cases = self.trust_case_commands
+        return self
+
+    @model_validator(mode="after")
+    def _receiving_target(self) -> Suite:
+        """`traces: {receive: true}` needs a target that is sent the case's traceparent."""
+        if self.traces is not None and self.traces.receive:
+            kinds = {target.type for target in (self.targets or {"": self.target}).values()}
+            if not kinds & {"http", "command", "python"}:
+                raise ValueError(
+                    f"traces.receive: spans are received from a system an http, command or python target calls (it is sent the "
+                    f"case's traceparent); this suite's target is {', '.join(sorted(kinds))}"
+                )
         return self
     # `endpoint: NAME` must be under `models:`: the loader checks every use at its own line
     # (agenteval.suite.references), together with the suite's other problems.

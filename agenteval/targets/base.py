@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval.limits import DEFAULT_LIMITS, Limits
 from agenteval.process import MAX_ANSWER_DEPTH
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ class Answer:
     duration_ms: float = 0.0
     usage: dict[str, Any] | None = None  # latency, tokens, cost of getting the answer (see agenteval.usage)
     limit_reached: str | None = None  # a limit ended the answer early (a tool loop's max_steps, budget, timeout): the case fails, naming it
+    trace_id: str | None = None  # the W3C trace id the system under test was given (agenteval.traces.propagation)
 
 
 @dataclass(slots=True)
@@ -33,6 +35,7 @@ class TargetRun:
     repetition: int = 0  # which of --repeat N this is (part of a target's cache key when > 0)
     answer_depth: int = MAX_ANSWER_DEPTH  # the suite's `limits.answer_depth`: deepest answer a target may parse
     context: RunContext | None = None  # which run, suite, cell and case (agenteval.run_context)
+    limits: Limits = DEFAULT_LIMITS  # the suite's `limits:` (a traces target's bounds)
 
 
 def template_variables(case: Any) -> dict[str, Any]:

@@ -51,10 +51,13 @@ class HttpTarget(Transport):
             if keys and resolve(data, keys) is MISSING:
                 raise EndpointError(f"the response has no `{self.response_path}`: {excerpt(str(data))!r}")
 
+        settings = self
+        if run.context is not None and run.context.traceparent:  # W3C trace context (agenteval.traces.propagation)
+            settings = self.model_copy(update={"headers": {**self.headers, "traceparent": run.context.traceparent}})
         try:
             url = run.endpoints.resolve(self.url)
             reply = run.endpoints.send(
-                self, self.method, url, body, params=params, cache=bool(self.cache), variant=run.repetition,
+                settings, self.method, url, body, params=params, cache=bool(self.cache), variant=run.repetition,
                 json_reply=not self.response_path, check=check,
             )
         except EndpointError as exc:

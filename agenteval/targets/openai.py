@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 ANSWER_KEYS = frozenset({"content", "messages", "tool_calls", "usage", "model", "latency_ms"})
 REQUEST_METADATA = ("usage", "model", "latency_ms")
 LOOP_METADATA = ("usage", "model", "latency_ms", "steps")  # a tool loop's answer: `steps` holds latencies and usage
+TRACE_METADATA = ("usage", "model", "latency_ms", "steps", "spans", "trace_id")  # a trace's answer: ids, timings, raw spans
 
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "{{ input if input is string else input | tojson }}"}
@@ -111,7 +112,11 @@ def what_was_said(output: Any) -> Any:
     """An openai answer without its request metadata (`usage`, `model`, `latency_ms`): what a model
     judge grades when given the whole answer. Usage differs between a fetched and a replayed answer
     (`cached: true`), so a judge shown it would send a new request on every re-run. Anything that
-    is not an openai answer is returned as is."""
+    is not an openai answer is returned as is. A trace's answer (traces target, --traces, received
+    spans) is seen without its spans, trace id and timings: a judge grades what the agent said and
+    did, and a new trace of the same conversation asks the same question."""
+    if isinstance(output, dict) and "trace_id" in output and "spans" in output and "tool_calls" in output:
+        return {key: value for key, value in output.items() if key not in TRACE_METADATA}
     if isinstance(output, dict) and output.keys() == ANSWER_KEYS:
         return {key: value for key, value in output.items() if key not in REQUEST_METADATA}
     if isinstance(output, dict) and "stopped" in output and "steps" in output and "messages" in output:

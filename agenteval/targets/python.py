@@ -24,6 +24,7 @@ import threading
 from inspect import Parameter
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr
@@ -245,6 +246,7 @@ class Prefetch:
         self._run = run
         self._ready: queue.SimpleQueue[tuple[Any, tuple[str, Any], float]] = queue.SimpleQueue()
         self._fetched: dict[str, tuple[Any, tuple[str, Any], float]] = {}
+        self._traceparents: dict[str, str] = {}  # case id -> the W3C trace context its call was given
         self._ahead = target.max_concurrency * 2
         self._timeout = target.timeout
         self._inputs = target._input  # read once: pydantic's private attributes are slow to reach
@@ -299,10 +301,17 @@ class Prefetch:
 
     def answer(self, case_id: str, target: str | None = None, prompt: str | None = None) -> Answer:  # one cell: the suite's own target
         """The fetched answer of a case `cases()` yielded (on the thread that scores it)."""
+        from agenteval.traces.propagation import trace_id_of
+
         case, (kind, got), duration_ms = self._fetched.pop(case_id)
+        traceparent = self._traceparents.pop(case_id, None)
         if kind != "answer":
-            return Answer(error=self._target._failure(kind, got), duration_ms=duration_ms)
-        return self._target._answer(case, self._run, got, duration_ms)
+            answer = Answer(error=self._target._failure(kind, got), duration_ms=duration_ms)
+        else:
+            answer = self._target._answer(case, self._run, got, duration_ms)
+        if traceparent is not None:  # as the runner records it for a target it calls itself
+            answer.trace_id = trace_id_of(traceparent)
+        return answer
 
     def close(self) -> None:
         """Nothing to release: the calls end with `cases()`."""
@@ -323,6 +332,11 @@ class Prefetch:
                 try:
                     async with deadline:
                         context = None if self._run.context is None else self._run.context.for_case(case.id)
+                        if context is not None:  # a W3C trace context per case (agenteval.traces.propagation)
+                            from agenteval.traces.propagation import new_traceparent
+
+                            context = replace(context, traceparent=new_traceparent())
+                            self._traceparents[case.id] = context.traceparent
                         outcome = ("answer", await in_context(context, self._function(*args, **kwargs)))
                 except TimeoutError as exc:
                     outcome = ("timeout", None) if deadline.expired() else ("error", exc)

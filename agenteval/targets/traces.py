@@ -17,6 +17,14 @@ from agenteval.config import StrictModel
 from agenteval.targets.base import Answer, TargetRun
 
 
+def checked_match(value: str) -> str:
+    """A `match:` (or `--traces-match`) as given; ValueError naming the three forms for anything else."""
+    name = value.removeprefix("attribute ").strip()
+    if value in ("trace_id", "session_id") or (value.startswith("attribute ") and name and " " not in name):
+        return value
+    raise ValueError(f"give `trace_id`, `session_id` or `attribute NAME` (e.g. `attribute user.id`), not {value!r}")
+
+
 class TracesTarget(StrictModel):
     """Each case's answer is its trace in `file` (OTLP/JSON, as the collector's file exporter writes)."""
 
@@ -31,30 +39,36 @@ class TracesTarget(StrictModel):
     @field_validator("match")
     @classmethod
     def _known_match(cls, value: str) -> str:
-        name = value.removeprefix("attribute ").strip()
-        if value in ("trace_id", "session_id") or (value.startswith("attribute ") and name and " " not in name):
-            return value
-        raise ValueError(f"give `trace_id`, `session_id` or `attribute NAME` (e.g. `attribute user.id`), not {value!r}")
+        return checked_match(value)
 
     _index: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _given: Path | None = PrivateAttr(default=None)  # `--traces FILE`: a path the user gave, read where it is
+
+    @classmethod
+    def given(cls, path: Path, match: str = "trace_id") -> TracesTarget:
+        """The target `--traces FILE` answers every case with (the file may be anywhere: the user named it).
+        Raises ValueError for a `match` that is not one of the three forms."""
+        target = cls(type="traces", file=str(path), match=match)
+        target._given = Path(path).resolve()
+        return target
 
     def answer(self, case: Any, run: TargetRun) -> Answer:
         from agenteval.traces.answer import trace_answer
         from agenteval.traces.otlp import TraceError
 
-        index = self._indexed(run.base_dir)
+        index = self._indexed(run.base_dir, run.limits.trace_document_mb)
         if isinstance(index, str):
             return Answer(error=index)
         key = self.case_key(case)
         try:
-            spans = index.spans(key)
+            spans = index.spans(key, run.limits.trace_spans)
             prices = getattr(run.endpoints, "prices", None)
             output = trace_answer(spans, prices)
         except TraceError as exc:
-            return Answer(error=f"traces target: {exc}")
+            return Answer(error=f"{self._kind()}: {exc}")
         except (OSError, ValueError) as exc:  # the file changed under the run
-            return Answer(error=f"traces target: {self.file} could not be read again: {exc}")
+            return Answer(error=f"{self._kind()}: {self._shown()} could not be read again: {exc}")
         return Answer(output, duration_ms=output["usage"]["latency_ms"], usage=dict(output["usage"]))
 
     def case_key(self, case: Any) -> str:
@@ -63,11 +77,23 @@ class TracesTarget(StrictModel):
         value = metadata.get(name)
         return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else str(case.id)
 
-    def _indexed(self, base_dir: Path) -> Any:
+    def _kind(self) -> str:
+        return "--traces" if self._given is not None else "traces target"
+
+    def _shown(self) -> str:
+        return self.file if self._given is not None else f"<suite dir>/{self.file}"
+
+    def _indexed(self, base_dir: Path, document_mb: float) -> Any:
         """The file's index, made by the first case that needs it; a message when it cannot be read."""
         from agenteval.traces.index import index_file
 
+        most = int(document_mb * (1 << 20))
         with self._lock:
+            if self._index is None and self._given is not None:
+                try:
+                    self._index = index_file(self._given, self.match, most)
+                except OSError as exc:
+                    self._index = f"--traces: cannot read {self.file}: {exc.strerror or exc}"
             if self._index is None:
                 folder = base_dir.resolve()
                 try:
@@ -79,7 +105,7 @@ class TracesTarget(StrictModel):
                     self._index = f"traces target: `file` {self.file!r} is outside the suite's folder; the export must be inside it"
                 else:
                     try:
-                        self._index = index_file(path, self.match)
+                        self._index = index_file(path, self.match, most)
                     except OSError as exc:
                         self._index = f"traces target: cannot read `file` <suite dir>/{self.file}: {exc.strerror or exc}"
             return self._index

@@ -20,12 +20,12 @@ _OPENINFERENCE_KINDS = {
 }
 _GENAI_OPERATIONS = {
     "chat": "model", "text_completion": "model", "generate_content": "model", "execute_tool": "tool",
-    "invoke_agent": "agent", "create_agent": "agent", "embeddings": "embedding",
+    "invoke_agent": "agent", "create_agent": "agent", "embeddings": "embedding", "retrieval": "retriever",
 }
 _CONTENT_KEYS = (
     "llm.input_messages.", "llm.output_messages.", "llm.prompts", "llm.tools.", "gen_ai.input.messages",
     "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.tool.definitions", "gen_ai.prompt", "gen_ai.completion",
-    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "input.value", "output.value", "retrieval.documents.",
+    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "input.value", "output.value", "retrieval.documents.", "gen_ai.retrieval.documents",
 )
 """Attributes that carry content: in `messages`, `tool_calls` and `content`, not repeated in `spans`."""
 SPAN_ATTRIBUTE_CHARS = 1_000
@@ -45,7 +45,8 @@ def kind_of(span: Span) -> str | None:
 
 def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dict[str, Any]:
     """The answer of one trace: `content`, `messages`, `tool_calls`, `steps`, `usage`, `model`,
-    `trace_id`, `spans` (TraceError when no span follows either convention)."""
+    `trace_id`, `spans`, and `contexts` when a retriever span returned documents (TraceError when
+    no span follows either convention)."""
     if not spans:
         raise TraceError("the trace has no spans")
     ordered = sorted(spans, key=lambda span: (span.start_ns, span.end_ns))  # start order: parent ids may form cycles
@@ -61,8 +62,11 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
     model_spans: list[Span] = []
     total: dict[str, Any] = {}
     model = None
+    contexts: list[dict[str, Any]] = []
     for span, kind in zip(ordered, kinds):
-        if kind == "model":
+        if kind == "retriever":
+            contexts += _documents(span)
+        elif kind == "model":
             model_spans.append(span)
             usage = _usage(span, prices)
             model = _model_name(span) or model
@@ -101,7 +105,7 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
     start = min(span.start_ns for span in ordered)
     end = max(span.end_ns for span in ordered)
     total["latency_ms"] = round(max(0, end - start) / 1e6, 3)
-    return {
+    answer = {
         "content": content,
         "messages": messages,
         "tool_calls": tool_calls,
@@ -111,6 +115,36 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
         "trace_id": ordered[0].trace_id,
         "spans": [_compact(span, kind, start) for span, kind in zip(ordered, kinds)],
     }
+    if contexts:
+        answer["contexts"] = contexts
+    return answer
+
+
+def _documents(span: Span) -> list[dict[str, Any]]:
+    """A retriever span's documents as context chunks `{text, id, score, retriever}`: OpenInference's
+    `retrieval.documents.N.document.{content,id,score}`, or the GenAI conventions'
+    `gen_ai.retrieval.documents` (a JSON list of `{id, score, content}`)."""
+    attributes = span.attributes
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if key.startswith("retrieval.documents."):
+            index, _, field = key[len("retrieval.documents."):].partition(".")
+            if index.isdigit() and len(index) < 7 and field.startswith("document."):
+                found.setdefault(int(index), {})[field.removeprefix("document.")] = value
+    documents = [found[index] for index in sorted(found)]
+    if not documents:
+        documents = [item for item in _json_list(attributes.get("gen_ai.retrieval.documents")) if isinstance(item, dict)]
+    chunks = []
+    for document in documents:
+        text = document.get("content", document.get("text"))
+        if not isinstance(text, str):
+            continue
+        chunk: dict[str, Any] = {"text": text, "retriever": span.name}
+        for key in ("id", "score"):
+            if isinstance(document.get(key), (str, int, float)) and not isinstance(document.get(key), bool):
+                chunk[key] = document[key]
+        chunks.append(chunk)
+    return chunks
 
 
 # -- model calls ------------------------------------------------------------------------------------
@@ -274,7 +308,7 @@ def _tool_call(span: Span, step: int) -> dict[str, Any]:
     call = {
         "name": str(name),
         "arguments": parsed if parsed is not None else arguments,
-        "result": _json_or_text(result),
+        "result": json_or_text(result),
         "id": str(call_id) if call_id is not None else span.span_id,
         "step": step,
     }
@@ -290,7 +324,7 @@ def _calls_from_messages(model_calls: list[tuple[list[dict[str, Any]], list[dict
     for inputs, _ in model_calls:
         for message in inputs:
             if message.get("role") == "tool" and message.get("tool_call_id"):
-                results[str(message["tool_call_id"])] = _json_or_text(message.get("content"))
+                results[str(message["tool_call_id"])] = json_or_text(message.get("content"))
     calls = []
     for number, (_, outputs) in enumerate(model_calls, 1):
         for message in outputs:
@@ -317,7 +351,7 @@ def _root_output(ordered: list[Span]) -> Any:
     ids = {span.span_id for span in ordered}
     for span in ordered:
         if (span.parent_id is None or span.parent_id not in ids) and "output.value" in span.attributes:
-            return _json_or_text(span.attributes["output.value"])
+            return json_or_text(span.attributes["output.value"])
     return None
 
 
@@ -366,7 +400,8 @@ def _json_list(value: Any) -> list[Any]:
     return parsed if isinstance(parsed, list) else []
 
 
-def _json_or_text(value: Any) -> Any:
+def json_or_text(value: Any) -> Any:
+    """An attribute's text read as JSON when it is JSON (bounded in depth), else the text."""
     if isinstance(value, str):
         parsed = _json(value)
         return value if parsed is None and value.strip() != "null" else parsed
@@ -379,3 +414,15 @@ def _as_text(value: Any) -> str:
     if value is None:
         return ""
     return orjson.dumps(value, default=str).decode()
+
+
+def joined(reply: Any, traced: dict[str, Any]) -> dict[str, Any]:
+    """A live reply with the trace its system exported (`traces: {receive: true}`): the trace's
+    `messages`, `tool_calls`, `steps`, `usage`, `model`, `trace_id`, `spans` (and `contexts`) over
+    the reply's keys of those names, its `content` the reply's own (a reply that is not an object is
+    the content), the trace's when the reply has none."""
+    answer = dict(reply) if isinstance(reply, dict) else {"content": reply}
+    content = answer.get("content")
+    answer.update({key: value for key, value in traced.items() if key != "content"})
+    answer["content"] = traced.get("content") if content is None else content
+    return answer

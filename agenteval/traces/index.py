@@ -30,6 +30,7 @@ class TraceIndex:
     ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # trace id -> (offset, length) of its documents
     counts: dict[str, int] = field(default_factory=dict)  # trace id -> spans
     keys: dict[str, list[str]] = field(default_factory=dict)  # key value -> trace ids, in file order
+    max_document_bytes: int = MAX_DOCUMENT_BYTES  # the suite's `limits.trace_document_mb`
     problems: list[str] = field(default_factory=list)
     skipped: int = 0
 
@@ -43,16 +44,17 @@ class TraceIndex:
             return [key] if key in self.ranges else []
         return self.keys.get(key, [])
 
-    def spans(self, key: str) -> list[Span]:
-        """Every span of the trace(s) `key` names; TraceError when there is none, or too many."""
+    def spans(self, key: str, max_spans: int = MAX_SPANS_PER_TRACE) -> list[Span]:
+        """Every span of the trace(s) `key` names; TraceError when there is none, or more than `max_spans`
+        (the suite's `limits.trace_spans`)."""
         ids = self.trace_ids(key)
         if not ids:
             raise TraceError(f"no trace with {self._key_name()} {key!r} in {self.path.name}{self._problems()}")
         count = sum(self.counts[trace_id] for trace_id in ids)
-        if count > MAX_SPANS_PER_TRACE:
+        if count > max_spans:
             raise TraceError(
-                f"the trace with {self._key_name()} {key!r} has {count} spans, more than the {MAX_SPANS_PER_TRACE} "
-                "a trace may have to be read into an answer"
+                f"the trace with {self._key_name()} {key!r} has {count} spans, more than the {max_spans} "
+                f"a trace may have to be read into an answer (limit `limits.trace_spans: {max_spans}`; raise it in the suite's `limits:` if this is expected)"
             )
         wanted = set(ids)
         spans = []
@@ -77,9 +79,10 @@ class TraceIndex:
         return f" ({self.skipped} part(s) of the file could not be read: {'; '.join(self.problems)}{more})"
 
 
-def index_file(path: Path, match: str = "trace_id") -> TraceIndex:
-    """Index an OTLP/JSON export: one document, or JSONL of documents (OSError when unreadable)."""
-    index = TraceIndex(path, match)
+def index_file(path: Path, match: str = "trace_id", max_document_bytes: int = MAX_DOCUMENT_BYTES) -> TraceIndex:
+    """Index an OTLP/JSON export: one document, or JSONL of documents no longer than
+    `max_document_bytes` each (OSError when unreadable)."""
+    index = TraceIndex(path, match, max_document_bytes=max_document_bytes)
     attribute = match.split(None, 1)[1] if match.startswith("attribute ") else None
     names = SESSION_KEYS if match == "session_id" else (attribute,) if attribute else ()
     with path.open("rb") as file:
@@ -89,7 +92,7 @@ def index_file(path: Path, match: str = "trace_id") -> TraceIndex:
             try:
                 document = orjson.loads(text)
             except orjson.JSONDecodeError as exc:
-                if number == 1 and first == b"{" and path.stat().st_size <= MAX_DOCUMENT_BYTES:
+                if number == 1 and first == b"{" and path.stat().st_size <= max_document_bytes:
                     whole = path.read_bytes()  # not JSONL, perhaps: one (pretty-printed) document
                     try:
                         whole_document = orjson.loads(whole)
@@ -105,20 +108,21 @@ def index_file(path: Path, match: str = "trace_id") -> TraceIndex:
 
 
 def _documents(file: Any, index: TraceIndex) -> Any:
-    """(line number, offset, text) of each non-empty line; a line past MAX_DOCUMENT_BYTES is skipped, named."""
+    """(line number, offset, text) of each non-empty line; a line past the index's most is skipped, named."""
     offset, number = 0, 0
+    most = index.max_document_bytes
     while True:
-        line = file.readline(MAX_DOCUMENT_BYTES + 1)
+        line = file.readline(most + 1)
         if not line:
             return
         number += 1
         start = offset
         offset += len(line)
-        if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+        if len(line) > most and not line.endswith(b"\n"):
             while line and not line.endswith(b"\n"):  # skip the rest of the line without holding it
                 line = file.readline(1 << 20)
                 offset += len(line)
-            _problem(index, f"line {number}: longer than {MAX_DOCUMENT_BYTES // (1 << 20)} MB, the most one document may be")
+            _problem(index, f"line {number}: longer than {most / (1 << 20):g} MB, the most one document may be (`limits.trace_document_mb`)")
             continue
         if line.strip():
             yield number, start, line

@@ -77,7 +77,8 @@ def test_a_trace_of_a_million_spans_is_that_cases_error_in_bounded_memory(tmp_pa
     lines = [line] * 500 + [document(chat_span(small, "02" * 8, "fine"))]
     result, cases, peak = run_suite(tmp_path, lines, [TRACE, small], measure=True)
     assert cases[TRACE]["error"] == (
-        f"traces target: the trace with trace_id '{TRACE}' has 1000000 spans, more than the 10000 a trace may have to be read into an answer")
+        f"traces target: the trace with trace_id '{TRACE}' has 1000000 spans, more than the 10000 a trace may have to be read into an answer "
+        "(limit `limits.trace_spans: 10000`; raise it in the suite's `limits:` if this is expected)")
     assert cases[small]["verdict"] == "pass"
     assert peak < 300, f"peak RSS {peak:.0f} MB"  # the index holds counts and byte ranges, never the spans
 
@@ -102,7 +103,7 @@ def test_a_span_of_100_mb_is_skipped_and_named_and_a_10_mb_message_attribute_is_
     result, cases, peak = run_suite(tmp_path, lines, [TRACE, cut, big], measure=True)
     assert cases[TRACE]["error"] == (
         f"traces target: no trace with trace_id '{TRACE}' in spans.jsonl (1 part(s) of the file could not be read: "
-        "line 1: longer than 64 MB, the most one document may be)")
+        "line 1: longer than 64 MB, the most one document may be (`limits.trace_document_mb`))")
     assert cases[big]["verdict"] == "pass"
     assert cases[cut]["error"] == (
         "traces target: span 'chat': `gen_ai.output.messages` is longer than 1,000,000 characters, the most an attribute is read to")
