@@ -129,6 +129,7 @@ def run_tracer() -> RunTracer:
     when nothing listens at the collector's address (so a run never waits on retries)."""
     trace = require("opentelemetry.trace", FEATURE)
     sdk_trace = require("opentelemetry.sdk.trace", FEATURE)
+    require("opentelemetry.semconv._incubating.attributes.gen_ai_attributes", FEATURE)  # the GenAI attribute names
     current = trace.get_tracer_provider()
     if isinstance(current, sdk_trace.TracerProvider):
         return RunTracer(current, owned=False)
