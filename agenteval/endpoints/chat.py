@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt
+from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt, redact
 from agenteval.endpoints.settings import Connection, ModelEndpoint
 from agenteval.endpoints.spans import ModelCall, model_span
 from agenteval.process import decode_json
@@ -191,7 +191,8 @@ class EmbeddingBatcher:
                 missing.append(text)
         call = ModelCall(PROVIDER, getattr(self.settings, "model", None), "embeddings")
         if found:  # texts replayed from the cache: one span marks them (agenteval.cache_hit), no request is sent
-            replayed = model_span(call, url, self._body(list(found)), self.endpoints.secrets(self.settings))
+            secrets = self.endpoints.secrets(self.settings)
+            replayed = model_span(call, url, self._body(list(found)), lambda text: redact(text, secrets))
             if replayed is not None:
                 replayed.reply({"model": self.settings.model}, cached=True)
         for start in range(0, len(missing), self.batch_size):  # `batch_size` texts per request at most

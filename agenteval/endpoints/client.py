@@ -350,7 +350,7 @@ class Endpoints:
         identity = {"method": method, "json": body, "params": params}
         key = request_key(cache_as or url, identity, variant) if cache else None
         secrets = self.secrets(settings)
-        span = model_span(model_call, url, body, secrets)  # None unless --otel traces a model call
+        span = model_span(model_call, url, body, lambda text: redact(text, secrets))  # None unless --otel traces a model call
         try:
             reply = self._reply(settings, method, url, body, params, key, check, json_reply, fresh, secrets, auth, retryable)
         except BaseException as exc:

@@ -158,8 +158,12 @@ def _current_case(state: _Tracing) -> _Case | None:
 
 # --- model calls ---------------------------------------------------------------------------------
 
-def model_span(call: ModelCall | None, url: str, body: Any, secrets: list[str]) -> _ModelSpan | None:
-    """A started client span for the model request `call`, or None (not a model call, or not tracing)."""
+Clean = Callable[[str], str]  # hides the request's secrets in a text (Endpoints.send's redaction)
+
+
+def model_span(call: ModelCall | None, url: str, body: Any, secrets: Clean) -> _ModelSpan | None:
+    """A started client span for the model request `call`, or None (not a model call, or not tracing).
+    `secrets` hides the request's secrets in every text the span records."""
     state = _state
     if state is None or call is None:
         return None
@@ -191,7 +195,7 @@ def model_span(call: ModelCall | None, url: str, body: Any, secrets: list[str]) 
 class _ModelSpan:
     __slots__ = ("call", "secrets", "span", "state")
 
-    def __init__(self, state: _Tracing, span: Any, call: ModelCall, secrets: list[str]) -> None:
+    def __init__(self, state: _Tracing, span: Any, call: ModelCall, secrets: Clean) -> None:
         self.state, self.span, self.call, self.secrets = state, span, call, secrets
 
     def reply(self, data: Any, cached: bool) -> None:
@@ -301,7 +305,7 @@ def tool_span(name: str, call_id: str | None, arguments: Any = None) -> _ToolSpa
     if call_id:
         attributes[gen_ai.GEN_AI_TOOL_CALL_ID] = call_id
     if state.content and arguments is not None:
-        attributes[gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS] = _content_text(arguments, [])
+        attributes[gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS] = _content_text(arguments, None)
     span = state.tracer.start_span(f"execute_tool {name}", kind=state.internal, attributes=attributes)
     return _ToolSpan(state, span)
 
@@ -312,21 +316,21 @@ class _ToolSpan:
     def __init__(self, state: _Tracing, span: Any) -> None:
         self.state, self.span = state, span
 
-    def done(self, value: Any, failed: bool, secrets: list[str] | None = None) -> None:
+    def done(self, value: Any, failed: bool) -> None:
         """End the span; a failed call gets `error.type` and an error status."""
         state = self.state
         if state.content:
-            self.span.set_attribute(state.gen_ai.GEN_AI_TOOL_CALL_RESULT, _content_text(value, secrets or []))
+            self.span.set_attribute(state.gen_ai.GEN_AI_TOOL_CALL_RESULT, _content_text(value, None))
         if failed:
             self.span.set_attribute(state.error_type, "tool_error")
             reason = value.get("error") if isinstance(value, dict) else None
-            self.span.set_status(state.status(state.error, _redact(str(reason or "the tool failed")[:500], secrets or [])))
+            self.span.set_status(state.status(state.error, str(reason or "the tool failed")[:500]))
         self.span.end()
 
 
 # --- content (opt-in) ----------------------------------------------------------------------------
 
-def _request_content(state: _Tracing, attributes: dict[str, Any], body: dict[str, Any], secrets: list[str]) -> None:
+def _request_content(state: _Tracing, attributes: dict[str, Any], body: dict[str, Any], secrets: Clean) -> None:
     gen_ai = state.gen_ai
     messages = body.get("messages")
     if isinstance(messages, list):
@@ -390,7 +394,7 @@ def _output_messages(data: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _content_text(value: Any, secrets: list[str]) -> str:
+def _content_text(value: Any, secrets: Clean | None) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
@@ -400,9 +404,5 @@ def _content_text(value: Any, secrets: list[str]) -> str:
     return _redact(text, secrets)
 
 
-def _redact(text: str, secrets: list[str]) -> str:
-    if not secrets:
-        return text
-    from agenteval.endpoints.client import redact  # noqa: PLC0415 - client imports this module
-
-    return redact(text, secrets)
+def _redact(text: str, secrets: Clean | None) -> str:
+    return secrets(text) if secrets is not None else text
