@@ -36,7 +36,7 @@ class RunOptions(RunSettings):
     junit: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
-    otel: bool = False  # --otel: a span per case and per evaluator (agenteval.tracing)
+    otel: bool = False  # --otel: spans per case, evaluator, model request and tool call (agenteval.tracing)
     env_files: tuple[Path, ...] = ()  # --env-file: NAME=value files (agenteval.suite.env_files)
     env_override: bool = False  # --env-override: their values replace the process's own
 
