@@ -6,8 +6,11 @@ over OTLP/HTTP to a receiver on 127.0.0.1."""
 from __future__ import annotations
 
 import ast
-import json
 import inspect
+import json
+import os
+import subprocess
+import sys
 
 from conftest import read_jsonl, write
 from llm_server import LLMServer, calls
@@ -190,3 +193,23 @@ def test_no_name_the_conventions_renamed_or_removed_is_emitted(tmp_path):
     emitted = {key for span in spans for key in span.attributes} | {key for span in spans for _, attrs in span.events for key in attrs}
     assert {gen_ai.GEN_AI_PROVIDER_NAME, gen_ai.GEN_AI_USAGE_INPUT_TOKENS, gen_ai.GEN_AI_EVALUATION_NAME} <= emitted
     assert {name: old[name] for name in emitted & set(old)} == {}
+
+
+def test_the_python_api_traces_the_same_with_otel_true(tmp_path):
+    with LLMServer() as model, LLMServer(chat=lambda body: {"role": "assistant", "content": GOOD}) as judge, OTLPReceiver() as receiver:
+        play_agent(model)
+        suite = agent_suite(tmp_path, model, judge)
+        script = (
+            "import agenteval, sys\n"
+            f"run = agenteval.run_suite({str(suite)!r}, otel=True, output={str(tmp_path / 'api.jsonl')!r})\n"
+            "print(run.tracing, run.summary['counts']['failed']); run.close(); print(run.otel_warning)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", script], env={**os.environ, **receiver.env}, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        spans = receiver.spans()
+    assert done.stdout.split() == ["True", "1", "None"]
+    (case,) = by_name(spans, "agenteval.case")
+    names = sorted(span.name for span in spans if span.parent_span_id == case.span_id and not span.name.startswith("agenteval."))
+    assert names == ["chat grader", "chat m1", "chat m1", "embeddings embedder", "execute_tool broken", "execute_tool get_order"]
+    assert sorted(attrs[gen_ai.GEN_AI_EVALUATION_NAME] for _, attrs in case.events) == ["judge", "mentions", "similar"]
