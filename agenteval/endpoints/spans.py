@@ -284,8 +284,9 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 
 
 def _count(*values: Any) -> int | None:
+    """The first whole number >= 0 that an OTLP integer holds (a reply may say anything)."""
     for value in values:
-        if type(value) is int and value >= 0:
+        if type(value) is int and 0 <= value < 1 << 63:
             return value
     return None
 
