@@ -253,6 +253,7 @@ def evaluate(
     base_dir: str | os.PathLike[str] | None = None,
     store: str | Store | None = None,
     output: str | os.PathLike[str] | IO[bytes] | None = None,
+    otel: bool = False,
 ) -> SuiteRun:
     """Score answers held in memory: each case has `id`, `input`, `expected` and the candidate
     answer as `output` (or `task`, a function sync or async, answers from `input`); evaluators are
@@ -260,7 +261,8 @@ def evaluate(
     objects: a callable `(ctx) -> bool | float | dict | EvaluatorResult` or an object with
     `evaluate(ctx)` (see `evaluator()`). Values may be the pipeline's own types (pydantic models,
     dataclasses, Decimals, numpy numbers, dates; docs/python-api.md). Nothing is written unless
-    `store` or `output` says where. Iterate the result, or read its `summary`.
+    `store` or `output` says where; `otel=True` traces the run as `--otel` does. Iterate the result,
+    or read its `summary`.
 
         run = agenteval.evaluate(
             [{"id": "1", "expected": {"total": 10}, "output": {"total": 10}}],
@@ -280,7 +282,7 @@ def evaluate(
         workers = None if task is not None else 1  # a task's calls overlap: max_concurrency workers
     return run_suite(
         data, workers=workers, base_dir=base_dir, cache=False, task=task, max_concurrency=max_concurrency,
-        task_timeout=task_timeout, store=store, output=output,
+        task_timeout=task_timeout, store=store, output=output, otel=otel,
     )
 
 

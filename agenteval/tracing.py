@@ -68,8 +68,13 @@ class RunTracer:
         live = finish_case((result.run_id, result.case_id, result.target, result.prompt, result.repetition))
         response_id = live.response_id if live is not None else None
         self._ids.preset = live.ids if live is not None else None  # the ids the case's model and tool spans name as parent
+        within = None  # a case run elsewhere (Ray): in the current context, as ever
+        if live is not None:  # the ids its spans named: in the span it ran in, else a trace of its own
+            from opentelemetry.context import Context
+
+            within = trace.set_span_in_context(trace.NonRecordingSpan(live.parent)) if live.parent else Context()
         try:
-            span = self._tracer.start_span("agenteval.case", start_time=end - _ns(result.duration_ms), attributes=attributes)
+            span = self._tracer.start_span("agenteval.case", context=within, start_time=end - _ns(result.duration_ms), attributes=attributes)
         finally:
             self._ids.preset = None
         if result.verdict == "error":

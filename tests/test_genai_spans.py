@@ -213,3 +213,46 @@ def test_the_python_api_traces_the_same_with_otel_true(tmp_path):
     names = sorted(span.name for span in spans if span.parent_span_id == case.span_id and not span.name.startswith("agenteval."))
     assert names == ["chat grader", "chat m1", "chat m1", "embeddings embedder", "execute_tool broken", "execute_tool get_order"]
     assert sorted(attrs[gen_ai.GEN_AI_EVALUATION_NAME] for _, attrs in case.events) == ["judge", "mentions", "similar"]
+
+
+MONITORED = '''
+import json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+import agenteval
+
+memory = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(memory))
+trace.set_tracer_provider(provider)
+
+@agenteval.monitor([{"name": "polite", "type": "contains", "reference": "please"}], sample=1.0, otel=True)
+def reply(text):
+    return "please wait" if "order" in text else "no"
+
+app = trace.get_tracer("app")
+with app.start_as_current_span("handle request"):
+    reply("my order")
+reply("hello")
+assert reply.monitor.close()
+print(json.dumps([{
+    "name": s.name, "trace": s.context.trace_id, "span": s.context.span_id, "parent": s.parent.span_id if s.parent else None,
+    "events": [[e.name, dict(e.attributes)] for e in s.events], "case": s.attributes.get("agenteval.case_id"),
+} for s in memory.get_finished_spans()]))
+'''
+
+
+def test_a_monitored_call_is_evaluated_inside_the_applications_span(tmp_path):
+    done = subprocess.run([sys.executable, "-c", MONITORED], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    spans = json.loads(done.stdout)
+    (request,) = [span for span in spans if span["name"] == "handle request"]
+    cases = sorted((span for span in spans if span["name"] == "agenteval.case"), key=lambda span: span["case"])
+    assert len(cases) == 2
+    inside, alone = cases  # the first call was made in the application's span, the second outside any
+    assert (inside["trace"], inside["parent"]) == (request["trace"], request["span"])
+    assert alone["parent"] is None and alone["trace"] != request["trace"]
+    assert [(name, attrs["gen_ai.evaluation.score.label"]) for name, attrs in inside["events"]] == [("gen_ai.evaluation.result", "pass")]
+    assert [(name, attrs["gen_ai.evaluation.score.label"]) for name, attrs in alone["events"]] == [("gen_ai.evaluation.result", "fail")]

@@ -115,10 +115,12 @@ def case_span(key: tuple[Any, ...]) -> Any:
 
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-    ids = SpanContext(random.getrandbits(128) or 1, random.getrandbits(64) or 1, is_remote=False,
+    caller = state.trace.get_current_span().get_span_context()  # a span the caller is in (agenteval.monitor's call)
+    parent = caller if caller.is_valid else None
+    ids = SpanContext(parent.trace_id if parent else random.getrandbits(128) or 1, random.getrandbits(64) or 1, is_remote=False,
                       trace_flags=TraceFlags(TraceFlags.SAMPLED))
     with state.lock:
-        state.cases[key] = _Case(ids)
+        state.cases[key] = _Case(ids, parent)
     return state.context.attach(state.trace.set_span_in_context(NonRecordingSpan(ids)))
 
 
@@ -138,12 +140,13 @@ def finish_case(key: tuple[Any, ...]) -> _Case | None:
 
 
 class _Case:
-    """A case's span ids, and the id of the last model reply its target got (what its verdicts evaluate)."""
+    """A case's span ids, the span it runs in (None: it starts a trace), and the id of the last
+    model reply its target got (what its verdicts evaluate)."""
 
-    __slots__ = ("ids", "response_id")
+    __slots__ = ("ids", "parent", "response_id")
 
-    def __init__(self, ids: Any) -> None:
-        self.ids = ids
+    def __init__(self, ids: Any, parent: Any = None) -> None:
+        self.ids, self.parent = ids, parent
         self.response_id: str | None = None
 
 
