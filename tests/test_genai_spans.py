@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import read_jsonl, write
 from llm_server import LLMServer, calls
@@ -256,3 +257,34 @@ def test_a_monitored_call_is_evaluated_inside_the_applications_span(tmp_path):
     assert alone["parent"] is None and alone["trace"] != request["trace"]
     assert [(name, attrs["gen_ai.evaluation.score.label"]) for name, attrs in inside["events"]] == [("gen_ai.evaluation.result", "pass")]
     assert [(name, attrs["gen_ai.evaluation.score.label"]) for name, attrs in alone["events"]] == [("gen_ai.evaluation.result", "fail")]
+
+
+def test_an_mcp_tool_and_a_simulated_user_get_their_spans(tmp_path):
+    hostile = str(Path(__file__).parent / "hostile_mcp_server.py")
+
+    def agent(body):
+        said = [m for m in body["messages"] if m["role"] == "tool"]
+        return {"role": "assistant", "content": "noted"} if said else calls(("echo", {"x": 1}))
+
+    def customer(body):
+        return {"role": "assistant", "content": "GOAL_REACHED"}
+
+    with LLMServer(chat=agent) as model, LLMServer(chat=customer) as user, OTLPReceiver() as receiver:
+        suite = write(tmp_path, "suite.yaml", json.dumps({
+            "name": "talk",
+            "models": {"customer": {"base_url": user.base_url, "model": "persona"}},
+            "target": {"type": "openai", "base_url": model.base_url, "model": "agent",
+                       "tools": [{"mcp": {"command": [sys.executable, hostile]}, "tools": ["echo"]}]},
+            "evaluators": [{"type": "conversation", "max_turns": 4}],
+            "cases": [{"id": "chat", "input": "hi", "user": {"endpoint": "customer", "persona": "terse", "goal": "be heard",
+                                                             "first_message": "hello", "max_turns": 2}}],
+        }))
+        done = run_traced(suite, receiver, tmp_path, "-o", "out.jsonl")
+        assert done.returncode in (0, 1), done.stderr
+        spans = receiver.spans()
+    (case,) = by_name(spans, "agenteval.case")
+    under = [span for span in spans if span.parent_span_id == case.span_id]
+    assert {span.name for span in under} >= {"chat agent", "chat persona", "execute_tool echo"}
+    (tool,) = by_name(spans, "execute_tool echo")
+    assert tool.attributes[gen_ai.GEN_AI_TOOL_CALL_ID] == "call_1_echo" and "error.type" not in tool.attributes
+    assert {span.attributes[gen_ai.GEN_AI_REQUEST_MODEL] for span in by_name(spans, "chat persona")} == {"persona"}
