@@ -5,7 +5,7 @@ Nothing here is imported from OpenTelemetry until a run turns tracing on (`enabl
 agenteval.tracing): with tracing off every hook is one test of a module global and returns None,
 so a run without `--otel` does no span work. The hooks:
 
-- `model_span(call, url, body)` in `Endpoints.send` (the one place every model request passes),
+- `model_span(call, url, body, secrets)` in `Endpoints.send` (the one place every model request passes),
   for requests that carry a `ModelCall`: operation, provider (`gen_ai.provider.name`, e.g.
   `openai`, `anthropic`, `aws.bedrock`, `gcp.gemini`, `azure.ai.openai`) and model. The reply is
   read for response id and model, finish reasons and token usage in the shapes of the OpenAI,
