@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import read_jsonl, write
 from llm_server import LLMServer, calls
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
@@ -288,3 +289,42 @@ def test_an_mcp_tool_and_a_simulated_user_get_their_spans(tmp_path):
     (tool,) = by_name(spans, "execute_tool echo")
     assert tool.attributes[gen_ai.GEN_AI_TOOL_CALL_ID] == "call_1_echo" and "error.type" not in tool.attributes
     assert {span.attributes[gen_ai.GEN_AI_REQUEST_MODEL] for span in by_name(spans, "chat persona")} == {"persona"}
+
+
+@pytest.mark.parametrize("vendor", ["bedrock", "azure_openai"])
+def test_the_vendor_apis_get_their_model_spans_by_their_provider_name(tmp_path, vendor):
+    from vendor_servers import AzureServer, BedrockServer
+
+    if vendor == "bedrock":
+        server = BedrockServer(lambda body, model: {"text": "fine"}, credentials=("AKIDTESTTESTTEST", "secret-test", "token-test"))
+        env = {"AWS_ACCESS_KEY_ID": "AKIDTESTTESTTEST", "AWS_SECRET_ACCESS_KEY": "secret-test", "AWS_SESSION_TOKEN": "token-test",
+               "AWS_CONFIG_FILE": "/nonexistent/aws-config", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/aws-credentials",
+               "AWS_EC2_METADATA_DISABLED": "true"}
+        target = {"type": "bedrock", "model": "amazon.nova-lite-v1:0", "region": "us-east-1", "retries": 0}
+        provider, model = "aws.bedrock", "amazon.nova-lite-v1:0"
+    else:
+        server = AzureServer(lambda body, deployment: {"content": "fine"}, key="azkey-test")
+        env = {"AZURE_OPENAI_API_KEY": "azkey-test"}
+        target = {"type": "azure_openai", "deployment": "gpt", "retries": 0}
+        provider, model = "azure.ai.openai", None
+    with server, OTLPReceiver() as receiver:
+        target["base_url"] = server.url
+        suite = write(tmp_path, "suite.yaml", json.dumps({
+            "name": "vendor", "target": target, "evaluators": [{"type": "contains", "path": "content", "reference": "fine"}],
+            "cases": [{"id": "a", "input": "hi"}],
+        }))
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AZURE_"))}
+        done = subprocess.run([sys.executable, "-m", "agenteval", "run", str(suite), "--otel", "-q", "-o", "r.jsonl"],
+                              env={**clean, **receiver.env, **env}, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        spans = receiver.spans()
+    (case,) = by_name(spans, "agenteval.case")
+    (call,) = [span for span in spans if span.attributes.get(gen_ai.GEN_AI_PROVIDER_NAME) == provider]
+    assert call.kind == CLIENT and call.parent_span_id == case.span_id
+    assert call.attributes[gen_ai.GEN_AI_OPERATION_NAME] == "chat"
+    if model:
+        assert call.name == f"chat {model}" and call.attributes[gen_ai.GEN_AI_REQUEST_MODEL] == model
+    usage = read_jsonl(tmp_path / "r.jsonl")[0]["usage"]
+    assert call.attributes[gen_ai.GEN_AI_USAGE_INPUT_TOKENS] == usage["input_tokens"] > 0
+    assert call.attributes[gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS] == usage["output_tokens"] > 0
+    assert call.attributes[gen_ai.GEN_AI_RESPONSE_FINISH_REASONS]

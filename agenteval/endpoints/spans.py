@@ -272,7 +272,8 @@ def read_response(data: Any) -> Response:
     anthropic = _count(usage.get("input_tokens"))
     if anthropic is not None:  # the Messages API counts cached prompt tokens apart; the conventions' input includes them
         anthropic += (found.cache_read_tokens or 0) + (found.cache_creation_tokens or 0)
-    found.input_tokens = _count(usage.get("prompt_tokens"), anthropic, usage.get("inputTokens"), gemini.get("promptTokenCount"))
+    found.input_tokens = _count(usage.get("prompt_tokens"), anthropic, usage.get("inputTokens"), gemini.get("promptTokenCount"),
+                                data.get("inputTextTokenCount"))  # the last: Bedrock's Titan embeddings
     found.output_tokens = _count(usage.get("completion_tokens"), usage.get("output_tokens"), usage.get("outputTokens"),
                                  gemini.get("candidatesTokenCount"))
     return found
