@@ -291,11 +291,18 @@ def test_an_mcp_tool_and_a_simulated_user_get_their_spans(tmp_path):
     assert {span.attributes[gen_ai.GEN_AI_REQUEST_MODEL] for span in by_name(spans, "chat persona")} == {"persona"}
 
 
-@pytest.mark.parametrize("vendor", ["bedrock", "azure_openai"])
+@pytest.mark.parametrize("vendor", ["bedrock", "azure_openai", "gemini"])
 def test_the_vendor_apis_get_their_model_spans_by_their_provider_name(tmp_path, vendor):
+    from gemini_server import GeminiServer
     from vendor_servers import AzureServer, BedrockServer
 
-    if vendor == "bedrock":
+    operation = "chat"
+    if vendor == "gemini":
+        server = GeminiServer(gemini=lambda body, model: [{"text": "fine"}])
+        env = {"GEMINI_API_KEY": "AIza-test-key"}
+        target = {"type": "gemini", "model": "gemini-test", "retries": 0}
+        provider, model, operation = "gcp.gemini", "gemini-test", "generate_content"
+    elif vendor == "bedrock":
         server = BedrockServer(lambda body, model: {"text": "fine"}, credentials=("AKIDTESTTESTTEST", "secret-test", "token-test"))
         env = {"AWS_ACCESS_KEY_ID": "AKIDTESTTESTTEST", "AWS_SECRET_ACCESS_KEY": "secret-test", "AWS_SESSION_TOKEN": "token-test",
                "AWS_CONFIG_FILE": "/nonexistent/aws-config", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/aws-credentials",
@@ -321,9 +328,9 @@ def test_the_vendor_apis_get_their_model_spans_by_their_provider_name(tmp_path, 
     (case,) = by_name(spans, "agenteval.case")
     (call,) = [span for span in spans if span.attributes.get(gen_ai.GEN_AI_PROVIDER_NAME) == provider]
     assert call.kind == CLIENT and call.parent_span_id == case.span_id
-    assert call.attributes[gen_ai.GEN_AI_OPERATION_NAME] == "chat"
+    assert call.attributes[gen_ai.GEN_AI_OPERATION_NAME] == operation
     if model:
-        assert call.name == f"chat {model}" and call.attributes[gen_ai.GEN_AI_REQUEST_MODEL] == model
+        assert call.name == f"{operation} {model}" and call.attributes[gen_ai.GEN_AI_REQUEST_MODEL] == model
     usage = read_jsonl(tmp_path / "r.jsonl")[0]["usage"]
     assert call.attributes[gen_ai.GEN_AI_USAGE_INPUT_TOKENS] == usage["input_tokens"] > 0
     assert call.attributes[gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS] == usage["output_tokens"] > 0
