@@ -84,6 +84,8 @@ def run_suite(
 
     settings = RunSettings.of(settings, **options)
     _check_executor(settings)
+    if settings.otel:
+        _check_tracing()
     selection = Selection(settings.filters, settings.tags, settings.shard, settings.first, settings.sample, settings.sample_seed)
     originals: dict[str, Any] | None = None
     exact: dict[str, tuple[Any, Any, Any]] | None = None
@@ -161,10 +163,24 @@ def run_suite(
             answers.close()
         raise
     source = {key: value for key, value in suite.items() if key != "cases"} if isinstance(suite, Mapping) else loaded.path
-    return SuiteRun(
+    run = SuiteRun(
         loaded, settings, source=source, run_id=run_id, store=destination, summary=summary, done=done,
         answers=answers, only=only, skipped=skipped, exact=exact,
     )
+    if settings.otel:
+        run._start_tracing()
+    return run
+
+
+def _check_tracing() -> None:
+    """otel=True without the `otel` extra: a RunError naming the install, before any file is opened."""
+    from agenteval.extras import MissingDependency, require
+
+    try:
+        for module in ("opentelemetry.sdk.trace", "opentelemetry.semconv._incubating.attributes.gen_ai_attributes"):
+            require(module, "--otel")
+    except MissingDependency as exc:
+        raise RunError(str(exc)) from None
 
 
 def _check_traces(loaded: LoadedSuite, settings: RunSettings) -> None:
@@ -256,6 +272,7 @@ def evaluate(
     base_dir: str | os.PathLike[str] | None = None,
     store: str | Store | None = None,
     output: str | os.PathLike[str] | IO[bytes] | None = None,
+    otel: bool = False,
 ) -> SuiteRun:
     """Score answers held in memory: each case has `id`, `input`, `expected` and the candidate
     answer as `output` (or `task`, a function sync or async, answers from `input`); evaluators are
@@ -263,7 +280,8 @@ def evaluate(
     objects: a callable `(ctx) -> bool | float | dict | EvaluatorResult` or an object with
     `evaluate(ctx)` (see `evaluator()`). Values may be the pipeline's own types (pydantic models,
     dataclasses, Decimals, numpy numbers, dates; docs/python-api.md). Nothing is written unless
-    `store` or `output` says where. Iterate the result, or read its `summary`.
+    `store` or `output` says where; `otel=True` traces the run as `--otel` does. Iterate the result,
+    or read its `summary`.
 
         run = agenteval.evaluate(
             [{"id": "1", "expected": {"total": 10}, "output": {"total": 10}}],
@@ -283,7 +301,7 @@ def evaluate(
         workers = None if task is not None else 1  # a task's calls overlap: max_concurrency workers
     return run_suite(
         data, workers=workers, base_dir=base_dir, cache=False, task=task, max_concurrency=max_concurrency,
-        task_timeout=task_timeout, store=store, output=output,
+        task_timeout=task_timeout, store=store, output=output, otel=otel,
     )
 
 
@@ -540,6 +558,8 @@ class SuiteRun(_ReadableRun):
         # here for `results()`, as the lines a results file would hold (its cases were given in
         # memory, or its caller chose to keep no file).
         self._kept: list[bytes] | None = [] if not _readable(store) else None
+        self._tracer: Any = None  # otel=True: turns each result into spans (agenteval.tracing)
+        self.otel_warning: str | None = None  # otel=True: no collector answered, or some spans could not be exported
 
     def __repr__(self) -> str:
         state = "interrupted" if self.interrupted else "finished" if self._report is not None else (
@@ -591,6 +611,19 @@ class SuiteRun(_ReadableRun):
             return iter(())
         return self.store.read_run(self.run_id)
 
+    @property
+    def tracing(self) -> bool:
+        """Whether the run's spans go to an OpenTelemetry collector (otel=True and one answered)."""
+        return self._tracer is not None
+
+    def _start_tracing(self) -> None:
+        from agenteval.tracing import CollectorUnreachable, run_tracer
+
+        try:
+            self._tracer = run_tracer()
+        except CollectorUnreachable as exc:  # the run goes on without spans: one warning says so
+            self.otel_warning = f"warning: {exc}; the run goes on without spans"
+
     def __iter__(self) -> Iterator[CaseResult]:
         if self._results is not None or self._report is not None:
             raise RuntimeError("a SuiteRun is iterated once")
@@ -603,6 +636,7 @@ class SuiteRun(_ReadableRun):
         from agenteval.stores.jsonl import JsonlStore
 
         save = (lambda result: None) if self.store is None else self.store.save
+        trace = (lambda result: None) if self._tracer is None else self._tracer.case
         kept = self._kept
         target = self.loaded.suite.target
         self._target_exact = target._exact if target.type == "python" else None  # type: ignore[union-attr]
@@ -612,6 +646,7 @@ class SuiteRun(_ReadableRun):
             for result in results:
                 line = exact(result) if exact is not None else result
                 save(line if digits else result)
+                trace(result)
                 self._summary.add(result)
                 if kept is not None:
                     kept.append(dump_line(line))  # as bytes: no objects for the garbage collector to walk
@@ -779,6 +814,8 @@ class SuiteRun(_ReadableRun):
         if not self._finished and (self._results is not None or self.todo_count > 0):
             self._stop()
         self._processes.stop_all()
+        if self._tracer is not None:  # flush the spans; a collector that refused some says so
+            self.otel_warning = self._tracer.close()
         for resource in (self._answers, self._endpoints):
             if resource is not None:
                 resource.close()

@@ -118,7 +118,7 @@ def run(
     store: Annotated[
         Optional[str], typer.Option("--store", metavar="URL", help="Save results in a SQL store instead of a JSONL file: sqlite:///runs.db or postgresql://USER@HOST/DB.")
     ] = None,
-    otel: Annotated[bool, typer.Option("--otel", help="Emit an OpenTelemetry span per case and per evaluator (OTLP settings from OTEL_* variables).")] = False,
+    otel: Annotated[bool, typer.Option("--otel", help="Emit OpenTelemetry spans: per case and evaluator, and in the GenAI conventions per model request, tool call and verdict (OTLP settings from OTEL_* variables).")] = False,
     env_files: Annotated[
         Optional[list[Path]],
         typer.Option("--env-file", metavar="PATH", help="Set variables from a NAME=value file the environment lacks (repeatable; a later file wins)."),

@@ -37,7 +37,6 @@ class RunOptions(RunSettings):
     junit: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
-    otel: bool = False  # --otel: a span per case and per evaluator (agenteval.tracing)
     env_files: tuple[Path, ...] = ()  # --env-file: NAME=value files (agenteval.suite.env_files)
     env_override: bool = False  # --env-override: their values replace the process's own
 
@@ -76,12 +75,11 @@ def execute(options: RunOptions) -> int:
         except EnvFileError as exc:
             raise UsageError(f"--env-file {exc}") from None
     reports = run_reports(options)
-    tracer = _run_tracer(options.otel)  # --otel
     with _StdoutForResults(to_stdout) as results_stream:
-        return _execute(options, reports, tracer, results_stream)
+        return _execute(options, reports, results_stream)
 
 
-def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any) -> int:
+def _execute(options: RunOptions, reports: Any, results_stream: Any) -> int:
     from agenteval.api import run_suite
     from agenteval.results import ResultsWriteError
     from agenteval.suite.loader import CasesChanged, SuiteInvalid
@@ -93,6 +91,8 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
         _print_lines(problem.render() for problem in invalid.problems)
         return EXIT_INVALID
     _print_lines(warning.render() for warning in run.warnings)
+    if run.otel_warning:  # --otel without a collector: the run goes on without spans
+        _print_lines([run.otel_warning])
     os.environ.update(run.loaded.env_values)  # this process is the run's: in-process code (python targets) sees env_file too
     for result in run.previous_results():  # a resumed run's reports cover its earlier cases too
         reports.add(result)
@@ -100,18 +100,16 @@ def _execute(options: RunOptions, reports: Any, tracer: Any, results_stream: Any
     with ExitStack() as stack:
         gc.freeze()  # what start-up and loading built outlives the cases: the collector need not walk it case after case
         stack.callback(gc.unfreeze)  # (given back when the run ends: a program calling this again collects as before)
+        if run.tracing:  # spans a collector refused: one line once the run is closed (callbacks run last first)
+            stack.callback(lambda: _print_lines(filter(None, [run.otel_warning])))
         stack.callback(run.close)
         previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         stack.callback(signal.signal, signal.SIGTERM, previous_term)
         progress = _progress(run.todo_count * options.repeat, options.quiet, stack)
-        if tracer is not None:
-            stack.callback(lambda: _print_lines(filter(None, [tracer.close()])))
-        trace = (lambda result: None) if tracer is None else tracer.case
         try:
             for result in run:
                 reports.add(result)
                 progress(result)
-                trace(result)
         except KeyboardInterrupt:
             pass
         except CasesChanged as exc:  # the cases file was edited mid-run: stop rather than run unvalidated cases
@@ -233,22 +231,6 @@ def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
 def _store_resume_hint(options: RunOptions, store: Any) -> str:
     where = f" --store {store.url}" if options.store else ""
     return f"`agenteval run {options.suite}{where} --resume`"
-
-
-def _run_tracer(enabled: bool) -> Any:
-    """--otel: what turns each result into spans (agenteval.tracing), or None."""
-    if not enabled:
-        return None
-    from agenteval.extras import MissingDependency
-    from agenteval.tracing import CollectorUnreachable, run_tracer
-
-    try:
-        return run_tracer()
-    except MissingDependency as exc:
-        raise UsageError(str(exc)) from None
-    except CollectorUnreachable as exc:  # the run goes on without spans: one line says so
-        _print_lines([f"warning: {exc}; the run goes on without spans"])
-        return None
 
 
 def _one_line(report: dict[str, Any]) -> str:

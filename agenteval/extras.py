@@ -2,7 +2,8 @@
 
 `geometry`: shapely, scipy (exact polygon IoU, optimal pairing). `text`: vaderSentiment, afinn,
 better-profanity (offline sentiment lexicons and the default toxicity word list). `store`:
-SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK and OTLP exporter (--otel).
+SQLAlchemy, psycopg (SQL result stores). `otel`: the OpenTelemetry SDK, OTLP exporter and semantic
+conventions (--otel).
 `ray`: Ray (--executor ray). `view`: Starlette and Uvicorn (`agenteval view`). `mcp`: the MCP
 Python SDK (tools from MCP servers, the `mcp` target). `pandas`: pandas (a run's results as a
 DataFrame). `bedrock`: botocore (the `bedrock` target's AWS credentials and SigV4 signing).

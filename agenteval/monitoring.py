@@ -62,13 +62,16 @@ def monitor(
     queue_size: int = DEFAULT_QUEUE_SIZE,
     seed: int | None = None,
     base_dir: str | Path | None = None,
+    otel: bool = False,
 ) -> Callable[[Function], Function]:
     """A decorator: the function's calls, a `sample` share of them (0 to 1), evaluated in the
     background with `evaluators` (YAML mappings, typed configs or Python callables, as for
     `agenteval.evaluate`) and saved to `store` (a URL such as `sqlite:///monitoring.db`, or a
     Store; None keeps only the figures). `name` names the runs (default: the function's name);
     `period` starts a new run every so many seconds (default: one run per process). The wrapped
-    function has a `.monitor` attribute (a `Monitor`: `stats`, `flush()`, `close()`).
+    function has a `.monitor` attribute (a `Monitor`: `stats`, `flush()`, `close()`). `otel=True`
+    exports each evaluated call as `--otel` does a case (agenteval.tracing): its span, inside the
+    application's span of the call when there was one, holds a `gen_ai.evaluation.result` per verdict.
 
     Raises SuiteInvalid (an invalid evaluator) or ValueError (a bad option) when it is applied,
     never when the function is called."""
@@ -76,7 +79,7 @@ def monitor(
     def wrap(function: Function) -> Function:
         watcher = Monitor(
             evaluators, sample=sample, store=store, name=name or getattr(function, "__name__", "monitor"),
-            expected=expected, period=period, queue_size=queue_size, seed=seed, base_dir=base_dir, function=function,
+            expected=expected, period=period, queue_size=queue_size, seed=seed, base_dir=base_dir, function=function, otel=otel,
         )
         return watcher.wrap(function)
 
@@ -99,6 +102,7 @@ class Monitor:
         seed: int | None = None,
         base_dir: str | Path | None = None,
         function: Callable[..., Any] | None = None,
+        otel: bool = False,
     ) -> None:
         from agenteval.api import _python_values
         from agenteval.stores.base import Store
@@ -118,6 +122,15 @@ class Monitor:
             checked_store(store)  # StoreError: one without a `url`, now rather than at its first save
         if expected is not None and not callable(expected):
             raise ValueError("expected is a function of the call's arguments that returns the reference answer")
+        if otel:  # the `otel` extra, checked when applied (ValueError, as for any bad option)
+            from agenteval.api import _check_tracing
+            from agenteval.runs import RunError
+
+            try:
+                _check_tracing()
+            except RunError as exc:
+                raise ValueError(str(exc)) from None
+        self.otel = otel
         data, _, _ = _python_values({"name": name, "evaluators": list(evaluators), "cases": [{"id": "call", "expected": None}]})
         self._loaded = load_suite_data(data, Path(base_dir or Path.cwd()).resolve())
         self.name = name
@@ -138,6 +151,7 @@ class Monitor:
             if evaluator.type == "callable":
                 evaluator._originals = self._originals  # type: ignore[attr-defined]
         self._worker: threading.Thread | None = None
+        self._tracer: Any = None
         self._closed = False
         atexit.register(self._at_exit)
 
@@ -177,7 +191,7 @@ class Monitor:
                     return
                 self._counts["sampled"] += 1
             try:
-                self._queue.put_nowait((args, kwargs, answer))
+                self._queue.put_nowait((args, kwargs, answer, _caller_span() if self.otel else None))
             except queue.Full:
                 with self._lock:
                     self._counts["dropped"] += 1
@@ -237,6 +251,7 @@ class Monitor:
         from agenteval.runner import Runner
 
         self._run = _Run(self)
+        self._tracer = self._open_tracer()
         runner = Runner(self._loaded, "monitor", Processes(self._loaded.env_values))
         try:
             for result in runner.run(self._cases(), workers=1):
@@ -245,6 +260,22 @@ class Monitor:
             self._problem(f"the monitor stopped: {type(exc).__name__}: {exc}")
         finally:
             self._run.close()
+            if self._tracer is not None:
+                warning = self._tracer.close()
+                if warning:
+                    self._problem(warning)
+
+    def _open_tracer(self) -> Any:
+        """otel=True: the run tracer (agenteval.tracing), or None (a collector that does not answer is the last problem)."""
+        if not self.otel:
+            return None
+        from agenteval.tracing import CollectorUnreachable, run_tracer
+
+        try:
+            return run_tracer()
+        except CollectorUnreachable as exc:
+            self._problem(str(exc))
+            return None
 
     def _cases(self) -> Iterator[Any]:
         """The queued calls as cases, until close(); an idle worker still starts each period's run."""
@@ -258,9 +289,14 @@ class Monitor:
                 self._queue.task_done()
                 return
             self._run.rotate()
-            case = self._case(*item)
+            *call, caller = item
+            case = self._case(*call)
             if case is not None:  # else it was saved as an errored case already
-                yield case
+                token = _enter(caller)  # the runner scores the case in this thread: its span joins the call's trace
+                try:
+                    yield case
+                finally:
+                    _leave(token)
 
     def _case(self, args: tuple[Any, ...], kwargs: dict[str, Any], answer: Any) -> Any:
         """The call as a case (its plain values; the originals kept for Python evaluators), or None
@@ -311,6 +347,10 @@ class Monitor:
             self._counts[{"pass": "passed", "fail": "failed"}.get(result.verdict, "errored")] += 1
         try:
             self._run.save(result)
+            if self._tracer is not None:
+                self._tracer.case(result)
+        except Exception as exc:  # noqa: BLE001 - an exporter's bug must not stop the monitor
+            self._problem(f"--otel: {type(exc).__name__}: {exc}")
         finally:
             self._queue.task_done()
 
@@ -441,6 +481,29 @@ class _Run:
                 pass
             self._store = None
         self._opened = False
+
+
+def _caller_span() -> Any:
+    """The span the application's call ran in (otel=True), for the evaluation's span to join."""
+    from opentelemetry import trace
+
+    found = trace.get_current_span().get_span_context()
+    return found if found.is_valid else None
+
+
+def _enter(caller: Any) -> Any:
+    if caller is None:
+        return None
+    from opentelemetry import context, trace
+
+    return context.attach(trace.set_span_in_context(trace.NonRecordingSpan(caller)))
+
+
+def _leave(token: Any) -> None:
+    if token is not None:
+        from opentelemetry import context
+
+        context.detach(token)
 
 
 def _parameters(function: Callable[..., Any] | None) -> inspect.Signature | None:

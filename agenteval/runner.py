@@ -23,6 +23,7 @@ from agenteval.conversations.driver import drives, play
 from agenteval.conversations.scoping import RunOne, plan
 from agenteval.conversations.transcript import is_conversation
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
+from agenteval.endpoints.spans import case_span, leave_case
 from agenteval.evaluators.base import run_evaluator
 from agenteval.process import Processes, decode_json
 from agenteval.results import CaseResult, CaseVerdict
@@ -211,10 +212,14 @@ class Runner:
 
     def run_case(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> CaseResult:
         cell = cell or self.loaded.cells[0]
+        traced = case_span((self.run_id, case.id, cell.target, cell.prompt, repetition))  # --otel: model and tool spans under it
         try:
             return self._run_case(case, repetition, cell)
         except CaseTimeout:  # raised at the very edge of the case's scoring: still this case's error
             return self.given_up(case, repetition, None, cell)
+        finally:
+            if traced is not None:
+                leave_case(traced)
 
     def given_up(self, case: Case, repetition: int, slot: Slot | None, cell: Cell | None = None) -> CaseResult:
         """The result of a case whose evaluators ran past `limits.case_seconds`."""

@@ -79,6 +79,7 @@ class RunSettings(BaseModel):
     prompts: tuple[str, ...] = ()  # --prompt
     overrides: tuple[str, ...] = ()  # --set KEY=VALUE
     min_pass_rate: float | None = None  # the gate each cell must pass
+    otel: bool = False  # --otel: OpenTelemetry spans of the run (agenteval.tracing)
 
     @classmethod
     def of(cls, settings: RunSettings | None = None, /, **options: Any) -> RunSettings:

@@ -1,9 +1,14 @@
-"""OpenTelemetry spans for a run (`--otel`, the `otel` extra): one per case, one per evaluator.
+"""OpenTelemetry spans for a run (`--otel`, the `otel` extra): one per case, one per evaluator,
+and in the GenAI semantic conventions a client span per model request, an `execute_tool` span per
+tool call (agenteval.endpoints.spans) and a `gen_ai.evaluation.result` event per verdict.
 
-Spans are made from each finished result as the run loop receives it, with the times the runner
-measured: a case span from its start to its end, and its evaluators' spans laid end to end
-before the case's end (evaluators run one after another, last in the case). So tracing adds no
-code to the scoring path and works the same with workers, threads or Ray.
+The case span starts with the case (in its worker thread, so the model and tool spans of its
+target, simulated user and judges are its children) and ends when the run loop receives its
+result, with the result's attributes; its evaluators' spans are laid end to end before the case's
+end (evaluators run one after another, last in the case). A case run elsewhere (Ray workers) has
+its span made from the result alone, without model or tool spans. Each verdict is an event
+`gen_ai.evaluation.result` on the case span, the operation it evaluated (a span event, which every
+trace backend reads), with `gen_ai.response.id` of the answer's last model reply when it had one.
 
 Export follows the standard settings: OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT),
 OTEL_EXPORTER_OTLP_PROTOCOL (`http/protobuf`, the default, or `grpc`), ..._HEADERS,
@@ -14,6 +19,7 @@ gets the spans through it instead.
 from __future__ import annotations
 
 import os
+import threading
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +28,7 @@ from agenteval.results import CaseResult
 from agenteval.version import __version__
 
 FEATURE = "--otel"
+EVALUATION_EVENT = "gen_ai.evaluation.result"  # the conventions' event (the semconv package names no events)
 
 
 class CollectorUnreachable(Exception):
@@ -31,15 +38,22 @@ class CollectorUnreachable(Exception):
 class RunTracer:
     """Turns case results into spans; `close` flushes them when the provider is ours."""
 
-    def __init__(self, provider: Any, owned: bool, exporter: Any = None) -> None:
+    def __init__(self, provider: Any, owned: bool, exporter: Any = None, content: bool | None = None) -> None:
+        from agenteval.endpoints import spans
+
         self._provider = provider
         self._owned = owned
         self._exporter = exporter  # ours (_CountingExporter) when the provider is ours
         self._tracer = provider.get_tracer("agenteval", __version__)
+        self._ids = _PresetIds(self._tracer.id_generator)
+        self._tracer.id_generator = self._ids  # this tracer's only: the application's other tracers keep theirs
+        spans.enable(self._tracer, content)  # model and tool spans from now on (content: the conventions' opt-in)
 
     def case(self, result: CaseResult) -> None:
         from opentelemetry import trace
         from opentelemetry.trace import Status, StatusCode
+
+        from agenteval.endpoints.spans import finish_case
 
         end = _end_ns(result)
         attributes = {
@@ -51,7 +65,18 @@ class RunTracer:
         for key, value in (("agent_id", result.agent_id), ("session_id", result.session_id), ("error", result.error)):
             if value is not None:
                 attributes[f"agenteval.{key}"] = value
-        span = self._tracer.start_span("agenteval.case", start_time=end - _ns(result.duration_ms), attributes=attributes)
+        live = finish_case((result.run_id, result.case_id, result.target, result.prompt, result.repetition))
+        response_id = live.response_id if live is not None else None
+        self._ids.preset = live.ids if live is not None else None  # the ids the case's model and tool spans name as parent
+        within = None  # a case run elsewhere (Ray): in the current context, as ever
+        if live is not None:  # the ids its spans named: in the span it ran in, else a trace of its own
+            from opentelemetry.context import Context
+
+            within = trace.set_span_in_context(trace.NonRecordingSpan(live.parent)) if live.parent else Context()
+        try:
+            span = self._tracer.start_span("agenteval.case", context=within, start_time=end - _ns(result.duration_ms), attributes=attributes)
+        finally:
+            self._ids.preset = None
         if result.verdict == "error":
             span.set_status(Status(StatusCode.ERROR, result.error or "an evaluator could not score the case"))
         parent = trace.set_span_in_context(span)
@@ -70,15 +95,37 @@ class RunTracer:
                 child.set_status(Status(StatusCode.ERROR, evaluator.error or "error"))
             cursor += _ns(evaluator.duration_ms)
             child.end(end_time=cursor)
+            span.add_event(EVALUATION_EVENT, evaluation_attributes(evaluator, response_id), timestamp=cursor)
         span.end(end_time=end)
 
     def close(self) -> str | None:
         """Flush the spans; a one-line warning when some could not be exported."""
+        from agenteval.endpoints import spans
+
+        spans.disable()
         if not self._owned:
             self._provider.force_flush()
             return None
         self._provider.shutdown()  # exports what the batch processor still holds
         return self._exporter.warning() if self._exporter is not None else None
+
+
+class _PresetIds(threading.local):
+    """The tracer's id generator, except for a case span whose ids were chosen when the case
+    started (its model and tool spans were made as its children then): `preset`, in this thread."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.preset: Any = None
+
+    def generate_trace_id(self) -> int:
+        return self.preset.trace_id if self.preset is not None else self.inner.generate_trace_id()
+
+    def generate_span_id(self) -> int:
+        return self.preset.span_id if self.preset is not None else self.inner.generate_span_id()
+
+    def is_trace_id_random(self) -> bool:
+        return bool(self.inner.is_trace_id_random())
 
 
 def run_tracer() -> RunTracer:
@@ -87,6 +134,7 @@ def run_tracer() -> RunTracer:
     when nothing listens at the collector's address (so a run never waits on retries)."""
     trace = require("opentelemetry.trace", FEATURE)
     sdk_trace = require("opentelemetry.sdk.trace", FEATURE)
+    require("opentelemetry.semconv._incubating.attributes.gen_ai_attributes", FEATURE)  # the GenAI attribute names
     current = trace.get_tracer_provider()
     if isinstance(current, sdk_trace.TracerProvider):
         return RunTracer(current, owned=False)
@@ -162,6 +210,38 @@ class _CountingExporter:
 
     def warning(self) -> str | None:
         return f"warning: --otel: {self.failed} spans could not be exported to {self._address}" if self.failed else None
+
+
+def evaluation_attributes(evaluator: Any, response_id: str | None = None) -> dict[str, Any]:
+    """A verdict as the `gen_ai.evaluation.result` event's attributes: the evaluator's name, score,
+    label (`pass`, `fail`, `error`), explanation (the judge's reasoning, else the first miss or the
+    error) and `error.type` when it could not score."""
+    from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+    from opentelemetry.semconv.attributes.error_attributes import ERROR_TYPE
+
+    attributes: dict[str, Any] = {
+        gen_ai.GEN_AI_EVALUATION_NAME: evaluator.name, gen_ai.GEN_AI_EVALUATION_SCORE_LABEL: evaluator.verdict,
+    }
+    if evaluator.verdict != "error":
+        attributes[gen_ai.GEN_AI_EVALUATION_SCORE_VALUE] = float(evaluator.score)
+    explanation = _judge_reasoning(evaluator) or evaluator.reasoning or (evaluator.misses[0] if evaluator.misses else None) or evaluator.error
+    if explanation:
+        attributes[gen_ai.GEN_AI_EVALUATION_EXPLANATION] = str(explanation)[:4000]
+    if evaluator.verdict == "error":
+        attributes[ERROR_TYPE] = "evaluator_error"
+    if response_id:
+        attributes[gen_ai.GEN_AI_RESPONSE_ID] = response_id
+    return attributes
+
+
+def _judge_reasoning(evaluator: Any) -> str | None:
+    """A model judge's reasoning per criterion (`details.criteria`), as `name: reasoning; ...`."""
+    criteria = evaluator.details.get("criteria") if isinstance(evaluator.details, dict) else None
+    if not isinstance(criteria, dict):
+        return None
+    said = [f"{name}: {entry['reasoning']}" for name, entry in criteria.items()
+            if isinstance(entry, dict) and isinstance(entry.get("reasoning"), str) and entry["reasoning"]]
+    return "; ".join(said) or None
 
 
 def _ns(milliseconds: float) -> int:

@@ -25,6 +25,7 @@ from pydantic import Field
 from agenteval.agents.protocol import ModelStep, StepReply, ToolCall
 from agenteval.agents.tools import BoundTool, CaseTool, McpTools, Tool, ToolResult, ToolSpec, failure, mcp_tools
 from agenteval.config import StrictModel
+from agenteval.endpoints.spans import tool_span
 
 Stopped = Literal["answered", "max_steps", "budget", "timeout"]
 DEFAULT_MAX_STEPS = 10
@@ -133,7 +134,15 @@ def run_loop(
         for call in calls:
             if _past(deadline):
                 return _stop(result, model_usages, "timeout", _timeout_message(limits))
-            done = _call(call, by_name, run, None if deadline is None else deadline - time.monotonic())
+            span = tool_span(call.name, call.id, call.arguments)  # --otel: an execute_tool span (None when off)
+            try:
+                done = _call(call, by_name, run, None if deadline is None else deadline - time.monotonic())
+            except BaseException:  # a case time limit stopping the call: its span still ends
+                if span is not None:
+                    span.done({"error": "the call was interrupted"}, True)
+                raise
+            if span is not None:
+                span.done(done.value, done.failed)
             result.messages.append({"role": "tool", "tool_call_id": call.id, "content": done.text})
             result.tool_calls.append({"name": call.name, "arguments": call.arguments, "result": done.value, "id": call.id, "step": number})
             tool_step = {"kind": "tool", "step": number, "name": call.name, "id": call.id, "latency_ms": done.latency_ms}

@@ -19,9 +19,10 @@ from urllib.parse import quote
 from agenteval.endpoints.chat import ChatReply, _chat_reply, _embedding_list, check_chat
 from agenteval.endpoints.client import RETRY_STATUSES, EndpointError, Endpoints
 from agenteval.endpoints.settings import ModelEndpoint
+from agenteval.endpoints.spans import ModelCall
 from agenteval.usage import usage_record
 
-PROVIDER = "azure.ai.openai"  # the gen_ai.system name of this API (OpenTelemetry's GenAI conventions)
+PROVIDER = "azure.ai.openai"  # gen_ai.provider.name of this API's requests (agenteval.endpoints.spans)
 SCOPE = "https://cognitiveservices.azure.com/.default"  # the Entra ID scope of Azure OpenAI
 DEFAULT_API_VERSION = "2024-10-21"
 DEFAULT_KEY_ENV = "AZURE_OPENAI_API_KEY"
@@ -86,7 +87,7 @@ def complete(
     """POST a chat completion to a deployment's `url`. Raises EndpointError."""
     reply = endpoints.send(
         settings, "POST", url, body, params={"api-version": api_version}, cache=cache, variant=variant, check=check_chat,
-        auth=auth, retryable=retryable,
+        auth=auth, retryable=retryable, model_call=ModelCall(PROVIDER, settings.model),
     )
     return _chat_reply(endpoints, settings, reply)
 
@@ -97,7 +98,7 @@ def embed(
     """One vector per text from a deployment's embeddings, and the usage record (cached by request). Raises EndpointError."""
     reply = endpoints.send(
         settings, "POST", url, {"input": texts, "model": settings.model}, params={"api-version": api_version}, cache=True,
-        auth=auth, retryable=retryable,
+        auth=auth, retryable=retryable, model_call=ModelCall(PROVIDER, settings.model, "embeddings"),
     )
     vectors = _embedding_list(reply.data, len(texts))
     usage = reply.data.get("usage") if isinstance(reply.data, dict) else None

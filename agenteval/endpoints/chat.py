@@ -2,6 +2,7 @@
 
 Any server that speaks them works the same (OpenAI, vLLM, Ollama, llama.cpp server, a LiteLLM
 proxy). Replies are checked for the few keys used; anything else is kept as the server sent it.
+Their requests are model calls for tracing with the provider `openai` (`PROVIDER`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt
+from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt, redact
 from agenteval.endpoints.settings import Connection, ModelEndpoint
+from agenteval.endpoints.spans import ModelCall, model_span
 from agenteval.process import decode_json
 from agenteval.usage import price_of, usage_record
 
 _SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "seed", "stop")
+PROVIDER = "openai"  # gen_ai.provider.name of these requests (agenteval.endpoints.spans)
 
 
 @dataclass(slots=True)
@@ -68,12 +71,15 @@ def complete(
     With `usable`, a fresh reply is kept in the cache only when `usable(reply)` says so (a judge's
     grade that can be read), and a cached one it refuses is asked for again."""
     url = endpoints.url(settings, "/chat/completions")
-    reply = endpoints.send(settings, "POST", url, body, cache=cache, variant=variant, check=check_chat, keep=usable is None)
+    call = ModelCall(PROVIDER, body.get("model") if isinstance(body.get("model"), str) else settings.model)
+    reply = endpoints.send(settings, "POST", url, body, cache=cache, variant=variant, check=check_chat, keep=usable is None, model_call=call)
     chat = _chat_reply(endpoints, settings, reply)
     if usable is None:
         return chat
     if reply.cached and not usable(chat):  # stored by an older version that kept unusable replies
-        reply = endpoints.send(settings, "POST", url, body, cache=cache, variant=variant, check=check_chat, keep=False, fresh=True)
+        reply = endpoints.send(
+            settings, "POST", url, body, cache=cache, variant=variant, check=check_chat, keep=False, fresh=True, model_call=call,
+        )
         chat = _chat_reply(endpoints, settings, reply)
     if usable(chat):
         endpoints.keep(reply)
@@ -183,9 +189,15 @@ class EmbeddingBatcher:
                 found[text] = hit["data"]
             else:
                 missing.append(text)
+        call = ModelCall(PROVIDER, getattr(self.settings, "model", None), "embeddings")
+        if found:  # texts replayed from the cache: one span marks them (agenteval.cache_hit), no request is sent
+            secrets = self.endpoints.secrets(self.settings)
+            replayed = model_span(call, url, self._body(list(found)), lambda text: redact(text, secrets))
+            if replayed is not None:
+                replayed.reply({"model": self.settings.model}, cached=True)
         for start in range(0, len(missing), self.batch_size):  # `batch_size` texts per request at most
             chunk = missing[start:start + self.batch_size]
-            reply = self.endpoints.send(self.settings, "POST", url, self._body(chunk))
+            reply = self.endpoints.send(self.settings, "POST", url, self._body(chunk), model_call=call)
             vectors = _embedding_list(reply.data, len(chunk))
             for text, vector in zip(chunk, vectors):
                 found[text] = vector

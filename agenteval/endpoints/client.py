@@ -11,6 +11,13 @@ watchdog closes the connection of a reply still arriving then), a body larger th
 `max_response_mb` is refused, a Retry-After is capped (agenteval.endpoints.pacing), and any
 exception of the HTTP stack (a corrupt gzip body, a redirect loop, a malformed URL) is one
 request's error, never the run's.
+
+`send(..., model_call=ModelCall(provider, model, operation))` marks a request as a model call: while
+`--otel` traces, it gets a `gen_ai` client span in the OpenTelemetry GenAI conventions
+(agenteval.endpoints.spans), cached replays included (`agenteval.cache_hit`). A module for another
+vendor's API gets its spans by passing one, with its `gen_ai.provider.name` (`aws.bedrock`,
+`gcp.gemini`, `azure.ai.openai`...); nothing else is needed where its replies are read by
+`spans.read_response`, else it passes `read=`.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from agenteval.endpoints.cache import ResponseCache, request_key
 from agenteval.endpoints.pacing import Gate, parse_retry_after, retry_delay
+from agenteval.endpoints.spans import ModelCall, model_span
 from agenteval.endpoints.settings import (
     Connection,
     MissingEnvironment,
@@ -327,6 +335,7 @@ class Endpoints:
         auth: RequestAuth | None = None,
         retryable: RetryRule | None = None,
         cache_as: str | None = None,
+        model_call: ModelCall | None = None,
     ) -> Reply:
         """One request with retries. Raises EndpointError (after the retries, for retryable failures).
 
@@ -336,10 +345,30 @@ class Endpoints:
         one that fails it (written by an older version) is fetched again, as every one is when `fresh`.
         `auth` signs each attempt (its credentials are read only when a request is sent); `retryable`
         is a vendor's own rule for which error replies to retry (default: RETRY_STATUSES); `cache_as`
-        is the URL the cache knows the request by when another address reaches the same service."""
+        is the URL the cache knows the request by when another address reaches the same service.
+        `model_call`: the request is a model call, traced as one (see the module docstring)."""
         identity = {"method": method, "json": body, "params": params}
         key = request_key(cache_as or url, identity, variant) if cache else None
         secrets = self.secrets(settings)
+        span = model_span(model_call, url, body, lambda text: redact(text, secrets))  # None unless --otel traces a model call
+        try:
+            reply = self._reply(settings, method, url, body, params, key, check, json_reply, fresh, secrets, auth, retryable)
+        except BaseException as exc:
+            if span is not None:
+                span.fail(str(exc) if isinstance(exc, EndpointError) else type(exc).__name__)
+            raise
+        if span is not None:
+            span.reply(reply.data, reply.cached)
+        if keep:
+            self.keep(reply)
+        return reply
+
+    def _reply(
+        self, settings: Transport, method: str, url: str, body: Any, params: dict[str, str] | None, key: str | None,
+        check: Callable[[Any], None] | None, json_reply: bool, fresh: bool, secrets: list[str],
+        auth: RequestAuth | None, retryable: RetryRule | None,
+    ) -> Reply:
+        """`send` without the span and the keeping: the cached reply, or a fresh one, redacted and checked."""
         try:
             if key is not None and not fresh:
                 hit = self._cached_record(key)
@@ -356,8 +385,6 @@ class Endpoints:
                 check(reply.data)
         except EndpointError as exc:
             raise EndpointError(redact(str(exc), secrets)) from None
-        if keep:
-            self.keep(reply)
         return reply
 
     def keep(self, reply: Reply) -> None:

@@ -24,12 +24,13 @@ import orjson
 
 from agenteval.endpoints.chat import ChatReply
 from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt
+from agenteval.endpoints.spans import ModelCall
 from agenteval.endpoints.messages_api import ConversionError, _tool_input
 from agenteval.endpoints.settings import ModelEndpoint
 from agenteval.process import decode_json
 from agenteval.usage import price_of, usage_record
 
-PROVIDER = "aws.bedrock"  # the gen_ai.system name of this API (OpenTelemetry's GenAI conventions)
+PROVIDER = "aws.bedrock"  # gen_ai.provider.name of this API's requests (agenteval.endpoints.spans)
 SERVICE = "bedrock"  # the SigV4 signing name of bedrock-runtime
 # Geography prefixes of cross-region inference profiles (`us.anthropic.claude-...`): a price may be
 # given for the model without one.
@@ -374,7 +375,7 @@ def converse(
     to. Raises EndpointError."""
     reply = endpoints.send(
         settings, "POST", url, body, cache=cache, variant=variant, check=check_converse, auth=auth, retryable=retryable,
-        cache_as=cache_as,
+        cache_as=cache_as, model_call=ModelCall(PROVIDER, settings.model),
     )
     return parse_converse(endpoints, settings, reply)
 
@@ -456,7 +457,7 @@ def embed(
     for batch in batches:
         reply = endpoints.send(
             settings, "POST", url, embedding_body(model_id, batch), cache=True, auth=auth, retryable=retryable,
-            cache_as=model_url(runtime_url(region), model_id, "invoke"),
+            cache_as=model_url(runtime_url(region), model_id, "invoke"), model_call=ModelCall(PROVIDER, model_id, "embeddings"),
         )
         data = reply.data
         found = data.get("embeddings") if isinstance(data, dict) and "embeddings" in data else [data.get("embedding") if isinstance(data, dict) else None]

@@ -22,12 +22,13 @@ from urllib.parse import quote
 import orjson
 
 from agenteval.endpoints.chat import ChatReply
-from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt, redact_reply
+from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt, redact, redact_reply
 from agenteval.endpoints.settings import ModelEndpoint
+from agenteval.endpoints.spans import ModelCall, model_span
 from agenteval.process import decode_json
 from agenteval.usage import price_of, usage_record
 
-PROVIDER = "gcp.gemini"  # the OpenTelemetry gen_ai provider name of the Gemini Developer API
+PROVIDER = "gcp.gemini"  # gen_ai.provider.name of the Gemini Developer API's requests (agenteval.endpoints.spans)
 VERTEX_PROVIDER = "gcp.vertex_ai"  # ... and of Vertex AI
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 DEFAULT_KEY_ENV = "GEMINI_API_KEY"
@@ -354,7 +355,7 @@ def generate(
 ) -> ChatReply:
     """POST generateContent; the reply as one canonical assistant message. Raises EndpointError."""
     where = url(endpoints, settings, "generateContent", vertex)
-    reply = _send(endpoints, settings, where, body, cache, variant, vertex, check_response)
+    reply = _send(endpoints, settings, where, body, cache, variant, vertex, check_response, "generate_content")
     return parse_response(endpoints, settings, reply)
 
 
@@ -364,24 +365,30 @@ def embed(
     """POST batchEmbedContents for `texts`; (their vectors in order, the reply). Raises EndpointError."""
     where = url(endpoints, settings, "batchEmbedContents", vertex)
     body = embed_body(settings.model or "", texts, dict(settings.extra_body))
-    reply = _send(endpoints, settings, where, body, cache, 0, vertex, _embeddings_check(len(texts)))
+    reply = _send(endpoints, settings, where, body, cache, 0, vertex, _embeddings_check(len(texts)), "embeddings")
     return [item["values"] for item in reply.data["embeddings"]], reply
 
 
 def _send(
     endpoints: Endpoints, settings: ModelEndpoint, where: str, body: dict[str, Any], cache: bool, variant: int,
-    vertex: Vertex | None, check: Any,
+    vertex: Vertex | None, check: Any, operation: str,
 ) -> Reply:
-    """One request through the run's client. On Vertex AI a reply the cache holds is taken before
-    any token is asked for, so a re-run replays offline without credentials."""
+    """One request through the run's client, a model call for tracing (`gcp.gemini`, or
+    `gcp.vertex_ai`). On Vertex AI a reply the cache holds is taken before any token is asked for,
+    so a re-run replays offline without credentials."""
+    call = ModelCall(VERTEX_PROVIDER if vertex is not None else PROVIDER, settings.model, operation)
     if vertex is not None and cache and not endpoints.refresh:
         hit = endpoints.cached(where, {"method": "POST", "json": body, "params": None}, variant)
         if hit is not None and _usable(hit["data"], check):
-            data = redact_reply(hit["data"], endpoints.secrets(settings))
+            secrets = endpoints.secrets(settings)
+            data = redact_reply(hit["data"], secrets)
+            replayed = model_span(call, where, body, lambda text: redact(text, secrets))  # None unless --otel
+            if replayed is not None:
+                replayed.reply(data, cached=True)
             return Reply(hit["status"], data, hit["latency_ms"], cached=True)
     sending = transport(endpoints, settings, vertex)
     try:
-        return endpoints.send(sending, "POST", where, body, cache=cache, variant=variant, check=check)
+        return endpoints.send(sending, "POST", where, body, cache=cache, variant=variant, check=check, model_call=call)
     except EndpointError as exc:
         if vertex is None and settings.api_key_env and f"variable {settings.api_key_env} is not set" in str(exc):
             raise EndpointError(f"environment variable {settings.api_key_env} is not set (api_key_env): set it to a Gemini API key, "

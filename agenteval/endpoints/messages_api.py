@@ -19,6 +19,7 @@ import orjson
 from agenteval.endpoints.chat import ChatReply
 from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt
 from agenteval.endpoints.settings import ModelEndpoint
+from agenteval.endpoints.spans import ModelCall
 from agenteval.process import decode_json
 from agenteval.usage import price_of, usage_record
 
@@ -27,6 +28,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 1024  # the API requires `max_tokens`; OpenAI-compatible servers do not
 PATH = "/v1/messages"
+PROVIDER = "anthropic"  # gen_ai.provider.name of these requests (agenteval.endpoints.spans)
 _SYSTEM_ROLES = ("system", "developer")  # `developer` is OpenAI's newer name for a system message
 
 
@@ -295,6 +297,7 @@ def create(endpoints: Endpoints, settings: ModelEndpoint, body: dict[str, Any], 
     """POST the body; the reply as one canonical assistant message. Raises EndpointError."""
     reply = endpoints.send(
         transport(endpoints, settings), "POST", url(endpoints, settings), body, cache=cache, variant=variant, check=check_message,
+        model_call=ModelCall(PROVIDER, body.get("model") if isinstance(body.get("model"), str) else settings.model),
     )
     return parse_message(endpoints, settings, reply)
 

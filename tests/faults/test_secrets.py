@@ -189,3 +189,39 @@ def test_a_gemini_key_and_a_vertex_ai_token_never_reach_any_output(tmp_path):
                 stored = "".join(zlib.decompress(row[0]).decode() for row in sqlite3.connect(cache).execute("SELECT value FROM responses"))
                 assert secret not in stored and "***" in stored
         assert secret not in done.stdout + done.stderr
+
+
+def test_no_key_token_header_or_variable_value_reaches_an_exported_span(tmp_path):
+    """--otel with message content captured (the most that is ever exported): a key, a `${NAME}`
+    header value, the model echoing both in a tool call's arguments and in its reply, and a
+    server's error body holding the key."""
+    from llm_server import Fault, LLMServer, calls
+    from otlp_receiver import OTLPReceiver, run_traced
+
+    key, token = f"sk-otel-{uuid.uuid4().hex}", f"tok-{uuid.uuid4().hex}"
+    tool = {"name": "lookup", "parameters": {"type": "object"}, "mock": [{"result": {"found": True}}]}
+    with LLMServer(chat=lambda body: {"role": "assistant", "content": f"your key is {key}, token {token}"}) as server, OTLPReceiver() as receiver:
+        server.fail(Fault("status", 401, body=json.dumps({"error": {"message": f"invalid key {key} with token {token}"}})))  # case `refused`
+        server.play(calls(("lookup", {"q": key, "t": token})))  # case `echo`, then the echoing reply
+        suite = write(tmp_path, "suite.yaml", json.dumps({
+            "name": "otel-secrets",
+            "target": {"type": "openai", "base_url": server.base_url, "model": "m1", "api_key_env": "OTEL_TEST_KEY", "retries": 0,
+                       "headers": {"X-Token": "${OTEL_TEST_TOKEN}"}, "tools": [tool]},
+            "evaluators": [{"type": "contains", "path": "content", "reference": "key"}],
+            "cases": [{"id": "refused", "input": "hello"}, {"id": "echo", "input": "what is my key?"}],
+        }))
+        done = run_traced(suite, receiver, tmp_path, "-o", "r.jsonl", "--workers", "1", "--no-cache", env={
+            "OTEL_TEST_KEY": key, "OTEL_TEST_TOKEN": token, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
+        assert_no_traceback(done)
+        assert done.returncode == 3, done.stderr
+        raw = b"".join(receiver.raw)
+        spans = receiver.spans()
+    names = sorted(span.name for span in spans if not span.name.startswith("agenteval."))
+    assert names == ["chat m1", "chat m1", "chat m1", "execute_tool lookup"]
+    failed = next(span for span in spans if span.attributes.get("error.type") == "401")
+    assert "invalid key ***" in failed.status_message
+    assert any("***" in span.attributes.get("gen_ai.output.messages", "") for span in spans)  # content was captured, redacted
+    assert "***" in next(span for span in spans if span.name == "execute_tool lookup").attributes["gen_ai.tool.call.arguments"]
+    for secret in (key, token):
+        assert secret.encode() not in raw, f"{secret[:8]}... is in an exported span"
+    assert b"Bearer" not in raw and b"uthorization" not in raw
