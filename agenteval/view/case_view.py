@@ -11,11 +11,14 @@ import orjson
 
 from agenteval.reports.cell_table import result_cell
 from agenteval.reports.failures import field_rows
-from agenteval.reports.html import OUTPUT_CHARS, VALUE_CHARS, clip, clip_text
+from agenteval.reports.html import OUTPUT_CHARS, VALUE_CHARS, claim_rows, clip, clip_text
+from agenteval.reports.spans import span_tree
 from agenteval.reports.transcript import chat, transcript
 from agenteval.paths import MISSING
 from agenteval.results import CaseResult
 
+CLAIM_CLASS = {"supported": "pass", "relevant": "pass", "contradicted": "fail", "irrelevant": "fail"}
+"""How a claim's (or chunk's) verdict is coloured; `not_found` and `unclear` are neither."""
 _SCALE = re.compile(r"^(\w+) \((-?[\d.e+]+) to (-?[\d.e+]+)\)$")
 
 
@@ -76,6 +79,7 @@ def cell_view(result: CaseResult) -> dict[str, Any]:
             "error": clip_text(evaluator.error, 2000),
             "criteria": [(str(name), entry.get("raw_score"), clip_text(entry.get("reasoning"), 2000)) for name, entry in criteria.items()
                          if isinstance(entry, dict)] if isinstance(criteria, dict) else [],
+            "claims": [(claim, verdict, CLAIM_CLASS.get(verdict, "partial"), evidence) for claim, verdict, evidence in claim_rows(evaluator.details) or []],
             "fields": [(row.path, row.status, None if row.expected is MISSING else shown(clip(row.expected, VALUE_CHARS)),
                         None if row.actual is MISSING else shown(clip(row.actual, VALUE_CHARS))) for row in field_rows(evaluator)[:200]],
         })
@@ -84,4 +88,5 @@ def cell_view(result: CaseResult) -> dict[str, Any]:
         "cell": result_cell(result), "repetition": result.repetition, "verdict": result.verdict, "score": result.score,
         "error": clip_text(result.error, 2000), "answer": shown(result.output), "usage": result.usage or {},
         "evaluators": evaluators, "chat": played, "transcript": None if played else transcript(result.output, clip),
+        "spans": span_tree(result.output),
     }

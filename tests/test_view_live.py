@@ -1,0 +1,188 @@
+"""`agenteval view` on what a SQL store and the claim-level and trace readers produce: a run being
+written into a SQLite store by a real `agenteval run` grows on the page without a reload, and a
+case page shows each claim of a RAG judge with its verdict and evidence and an answer read from a
+trace as its span tree (as the HTML report does). One headless Chromium for the module."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from browsers import ARGS as CHROMIUM_ARGS, chromium_or_skip
+from conftest import EXAMPLES, read_jsonl, run_cli, write
+from test_view import Server, Tab
+
+pytest.importorskip("starlette")
+TRACES = Path(__file__).parent / "fixtures" / "traces"
+LIVE_CASES = 12
+GATED_FROM = 3
+
+SLOW_TARGET = f"""
+import json, pathlib, sys, time
+case = json.load(sys.stdin)
+if case["n"] >= {GATED_FROM}:  # the first cases land, then the run waits for the test's go
+    gate = pathlib.Path(__file__).with_name("go")
+    for _ in range(1200):
+        if gate.exists():
+            break
+        time.sleep(0.05)
+time.sleep(0.25)  # each case is 0.25 s of work: the store commits it as it is saved
+print(json.dumps(("answer" if case["n"] % 4 else "wrong") + " " + str(case["n"])))
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = chromium_or_skip()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def _stored_cases(database: Path) -> int:
+    if not database.exists():
+        return 0
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
+        try:
+            return conn.execute("SELECT count(*) FROM case_results").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+def test_a_run_being_written_into_a_sqlite_store_grows_on_the_page_without_a_reload(browser, tmp_path):
+    pytest.importorskip("sqlalchemy")
+    write(tmp_path, "slow.py", SLOW_TARGET)
+    cases = "".join(f"  - {{id: c{i:02d}, input: {{n: {i}}}}}\n" for i in range(LIVE_CASES))
+    write(tmp_path, "suite.yaml", "name: live-store\ntarget: {type: command, command: [python, slow.py], timeout: 90}\n"
+          "evaluators:\n  - {name: says, type: contains, reference: answer}\ncases:\n" + cases)
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    writer = subprocess.Popen([sys.executable, "-m", "agenteval", "run", "suite.yaml", "--store", url, "--workers", "1", "-q"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = None
+    try:
+        deadline = time.monotonic() + 60
+        while _stored_cases(tmp_path / "runs.db") < GATED_FROM and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _stored_cases(tmp_path / "runs.db") == GATED_FROM
+        server = Server("--store", url, cwd=tmp_path)
+        tab = Tab(browser, server)
+        tab.open()
+        row = tab.page.query_selector("#runs-table tbody tr.run")
+        page = tab.open(f"/runs/{row.get_attribute('data-key')}")
+        assert page.inner_text("#count-total") == str(GATED_FROM)
+        assert page.inner_text("#writing") == "still being written"
+        page.evaluate("window.sameDocument = true")
+        (tmp_path / "go").write_text("")
+        expect(page.locator("#count-total")).to_have_text(str(LIVE_CASES), timeout=60_000)
+        expect(page.locator("#case-count")).to_have_text(re.compile(rf"^{LIVE_CASES} cases"), timeout=15_000)
+        expect(page.locator("#writing")).to_have_text(re.compile("^finished"), timeout=15_000)
+        assert page.evaluate("window.sameDocument") is True  # no reload
+        assert writer.wait(timeout=60) == 1  # every fourth answer is wrong
+        page = tab.open(page.url.removeprefix(server.base))  # reloaded: the summary the run wrote into the store
+        assert page.inner_text("#count-failed") == str(LIVE_CASES // 4) and page.query_selector("#writing") is None
+        assert tab.problems == []
+        tab.close()
+    finally:
+        (tmp_path / "go").write_text("")
+        if writer.poll() is None:
+            writer.kill()
+        writer.communicate()
+        if server is not None:
+            assert "Traceback" not in server.stop()
+
+
+@pytest.fixture(scope="module")
+def rag_and_traces(tmp_path_factory):
+    """A run of examples/rag (claim-level judges, from its committed cache) and a run of a traces
+    target over the OpenInference fixture, both through the command line."""
+    folder = tmp_path_factory.mktemp("claims")
+    rag = folder / "rag"
+    shutil.copytree(EXAMPLES / "rag", rag, ignore=shutil.ignore_patterns("agenteval-results", "__pycache__"))
+    results = folder / "agenteval-results"
+    results.mkdir()
+    done = run_cli("run", rag / "suite.yaml", "-o", results / "rag.jsonl", "-q", cwd=folder)
+    assert done.returncode == 1, done.stderr
+    shutil.copy(TRACES / "openinference.jsonl", folder / "spans.jsonl")
+    write(folder, "traced.yaml", "name: traced\ntarget: {type: traces, file: spans.jsonl, match: session_id}\n"
+          "evaluators:\n  - {type: contains, path: content, reference: delivered}\n"
+          "cases:\n  - {id: refund, metadata: {session_id: session-refund-7}}\n")
+    done = run_cli("run", folder / "traced.yaml", "-o", results / "traced.jsonl", "-q", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder
+
+
+def test_a_case_shows_each_claim_with_its_verdict_and_evidence_and_a_traced_answer_as_spans(browser, rag_and_traces):
+    lines = {line["case_id"]: line for line in read_jsonl(rag_and_traces / "agenteval-results" / "rag.jsonl")}
+    faithful = next(e for e in lines["luggage"]["evaluator_results"] if e["name"] == "faithful")
+    claims = faithful["details"]["claims"]
+    assert {claim["verdict"] for claim in claims} >= {"supported"} and faithful["verdict"] == "fail"
+    traced = read_jsonl(rag_and_traces / "agenteval-results" / "traced.jsonl")[0]["output"]
+    server = Server(rag_and_traces / "agenteval-results", cwd=rag_and_traces)
+    tab = Tab(browser, server)
+    try:
+        tab.open()
+        page = tab.open("/runs/rag/cases/luggage")
+        table = page.locator(".evaluator", has=page.locator("h4", has_text="faithful")).locator("table.claims tbody tr")
+        shown = [[cell.inner_text() for cell in row.query_selector_all("td")] for row in table.element_handles()]
+        assert shown == [[claim["claim"], claim["verdict"], f"“{claim['evidence']}”" if claim["evidence"] else ""] for claim in claims]
+        unsupported = [row for row in table.element_handles() if row.query_selector(".v").inner_text() != "supported"]
+        assert unsupported and all("pass" not in row.query_selector(".v").get_attribute("class") for row in unsupported)
+        page = tab.open("/runs/traced/cases/refund")
+        assert page.inner_text("h4:has-text('spans') .note") == f"trace {traced['trace_id']}"
+        rows = [[cell.inner_text() for cell in row.query_selector_all("td")] for row in page.query_selector_all("table.spans tbody tr")]
+        by_id = {span["span_id"]: span for span in traced["spans"]}
+
+        def depth(span):
+            return 0 if span["parent_id"] not in by_id else 1 + depth(by_id[span["parent_id"]])
+
+        assert [(row[0].strip("\u00a0└ "), row[1]) for row in rows] == [(span["name"], span["kind"]) for span in traced["spans"]]
+        assert [len(row[0]) - len(row[0].lstrip("\u00a0")) for row in rows] == [2 * depth(span) for span in traced["spans"]]
+        assert rows[0][3] == f"{traced['spans'][0]['duration_ms']:.1f} ms" or rows[0][3] == f"{traced['spans'][0]['duration_ms']:.0f} ms"
+        assert tab.problems == []
+        tab.close()
+    finally:
+        assert "Traceback" not in server.stop()
+    report = rag_and_traces / "traced.html"
+    assert run_cli("report", rag_and_traces / "agenteval-results" / "traced.jsonl", "--format", "html", "-o", report).returncode == 0
+    context = browser.new_context()
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: message.type in ("error", "warning") and problems.append(message.text))
+    page.goto(report.as_uri())
+    page.click("#cases tbody tr >> nth=0")
+    page.wait_for_selector("table.spans")
+    names = [row.query_selector("td").inner_text().strip("\u00a0└ ") for row in page.query_selector_all("table.spans tbody tr")]
+    assert names == [span["name"] for span in traced["spans"]] and problems == []
+    context.close()
+
+
+def test_a_span_tree_nests_children_in_start_order_and_survives_loops_and_strangers():
+    from agenteval.reports.spans import span_tree
+
+    spans = [
+        {"name": "agent", "kind": "agent", "span_id": "a", "parent_id": None, "start_ms": 0, "duration_ms": 90.5, "error": False},
+        {"name": "search", "kind": "tool", "span_id": "c", "parent_id": "a", "start_ms": 40, "duration_ms": 10, "error": True},
+        {"name": "chat", "kind": "model", "span_id": "b", "parent_id": "a", "start_ms": 1, "duration_ms": float("nan"), "error": False},
+        {"name": "orphan", "kind": "other", "span_id": "d", "parent_id": "gone", "start_ms": 95, "duration_ms": 1e300},
+        {"name": "loop-1", "span_id": "x", "parent_id": "y", "start_ms": 99}, {"name": "loop-2", "span_id": "y", "parent_id": "x", "start_ms": 98},
+        "not a span",
+    ]
+    trace_id, rows = span_tree({"trace_id": "t1", "spans": spans})
+    assert trace_id == "t1"
+    assert rows == [
+        [0, "agent", "agent", 0.0, 90.5, False], [1, "chat", "model", 1.0, None, False], [1, "search", "tool", 40.0, 10.0, True],
+        [0, "orphan", "other", 95.0, None, False], [0, "loop-2", "", 98.0, None, False], [1, "loop-1", "", 99.0, None, False],
+    ]
+    assert span_tree({"content": "hi"}) is None and span_tree("text") is None and span_tree({"spans": []}) is None
