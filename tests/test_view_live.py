@@ -186,3 +186,70 @@ def test_a_span_tree_nests_children_in_start_order_and_survives_loops_and_strang
         [0, "orphan", "other", 95.0, None, False], [0, "loop-2", "", 98.0, None, False], [1, "loop-1", "", 99.0, None, False],
     ]
     assert span_tree({"content": "hi"}) is None and span_tree("text") is None and span_tree({"spans": []}) is None
+
+
+MONITORED_APP = """
+import sys
+
+import agenteval
+
+
+def positive_total(ctx):
+    return ctx.output["total"] > 0
+
+
+def total(document: str) -> dict:
+    return {"total": float(document)}
+
+
+if __name__ == "__main__":
+    monitored = agenteval.monitor([positive_total], sample=1.0, store=sys.argv[1], name="extractor")(total)
+    for text in ["1.5", "-2", "3", "4"]:
+        monitored(text)
+    assert monitored.monitor.flush(10) and monitored.monitor.close()
+"""
+
+
+def test_sampled_production_calls_in_a_store_are_reviewed_and_become_cases_that_run(browser, tmp_path):
+    pytest.importorskip("sqlalchemy")
+    write(tmp_path, "prod.py", MONITORED_APP)
+    url = f"sqlite:///{tmp_path / 'monitoring.db'}"
+    done = subprocess.run([sys.executable, "prod.py", url], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    other = write(tmp_path, "cases.yaml", "- {id: kept, input: '7'}\n")  # a cases file the user did not name
+    server = Server("--store", url, "--cases", tmp_path / "regressions.yaml", cwd=tmp_path)
+    tab = Tab(browser, server)
+    try:
+        tab.open()
+        row = tab.page.query_selector("#runs-table tbody tr.run")
+        assert "extractor" in row.inner_text()
+        key = row.get_attribute("data-key")
+        page = tab.open(f"/runs/{key}/queue?kind=failures")
+        assert page.inner_text("#case-id") == "call-2"  # the one failing call
+        assert page.inner_text("#input") == "-2"
+        page.fill("#reviewer", "ops")
+        page.check("input[name='verdict:positive_total'][value=right]")
+        page.check("#expected-wrong")
+        page.fill("textarea[name=corrected_expected]", '{"total": -2.0}')
+        page.click("#save-review")
+        page.wait_for_selector("#saved")
+        page.click("#add-case")
+        page.wait_for_selector("#saved")
+        assert page.inner_text("#saved") == "added to regressions.yaml"
+        page = tab.open(f"/runs/{key}/queue?kind=sample")
+        assert page.inner_text("#case-id") in {"call-1", "call-3", "call-4"}  # the reviewed call is not asked again
+        assert tab.problems == []
+        tab.close()
+    finally:
+        assert "Traceback" not in server.stop()
+    assert other.read_text() == "- {id: kept, input: '7'}\n"
+    exported = [json.loads(line) for line in run_cli("feedback", "export", "latest", "--store", url).stdout.splitlines()]
+    assert [(r["case_id"], r["reviewer"], r["verdicts"], r["corrected_expected"]) for r in exported] == [
+        ("call-2", "ops", {"positive_total": "right"}, {"total": -2.0})]
+    write(tmp_path, "regressions-suite.yaml", "name: regressions\ntarget: {type: python, function: 'prod:total'}\n"
+          "evaluators: [{type: field_accuracy, fields: [{path: total, match: numeric_tolerance}]}]\ncases: regressions.yaml\n")
+    assert run_cli("validate", tmp_path / "regressions-suite.yaml").returncode == 0
+    ran = run_cli("run", tmp_path / "regressions-suite.yaml", "-o", tmp_path / "regressions.jsonl")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert [(line["case_id"], line["input"], line["output"]) for line in read_jsonl(tmp_path / "regressions.jsonl")] == [
+        ("call-2", "-2", {"total": -2.0})]
