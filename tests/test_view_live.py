@@ -150,6 +150,11 @@ def test_a_case_shows_each_claim_with_its_verdict_and_evidence_and_a_traced_answ
         assert [(row[0].strip("\u00a0└ "), row[1]) for row in rows] == [(span["name"], span["kind"]) for span in traced["spans"]]
         assert [len(row[0]) - len(row[0].lstrip("\u00a0")) for row in rows] == [2 * depth(span) for span in traced["spans"]]
         assert rows[0][3] == f"{traced['spans'][0]['duration_ms']:.1f} ms" or rows[0][3] == f"{traced['spans'][0]['duration_ms']:.0f} ms"
+        chat = page.inner_text(".chat")  # the trace's conversation, its tool call and result inline, per-step figures
+        assert [chat.index(text) for text in ("Where is order 7?", "get_order", "delivered", "Order 7 is delivered.")] == sorted(
+            chat.index(text) for text in ("Where is order 7?", "get_order", "delivered", "Order 7 is delivered."))
+        figures = [item.inner_text() for item in page.query_selector_all(".chat .msg .figures")]
+        assert [re.sub(r"[\d.]+ ms", "N ms", text) for text in figures] == ["N ms · 9 tokens (9 in, 0 out)", "N ms", "N ms · 17 tokens (13 in, 4 out)"]
         assert tab.problems == []
         tab.close()
     finally:
