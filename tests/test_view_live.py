@@ -258,3 +258,36 @@ def test_sampled_production_calls_in_a_store_are_reviewed_and_become_cases_that_
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert [(line["case_id"], line["input"], line["output"]) for line in read_jsonl(tmp_path / "regressions.jsonl")] == [
         ("call-2", "-2", {"total": -2.0})]
+
+
+def test_a_criterion_scored_by_clicking_on_its_own_scale_lands_beside_the_committed_reviews(browser, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(EXAMPLES / "review" / "run", run)
+    before = (run / "run.reviews.jsonl").read_text()
+    server = Server(run, cwd=tmp_path)
+    tab = Tab(browser, server)
+    try:
+        tab.open()
+        page = tab.open("/runs/run/cases/ticket-00")
+        assert [r.inner_text() for r in page.query_selector_all("#reviews .review b")] == ["ana", "bo"]  # the committed reviews
+        criteria = {row.query_selector("td").inner_text().split(" ")[0]: row for row in page.query_selector_all("table.criterion-scores tbody tr")}
+        assert sorted(criteria) == ["empathy", "resolution"]
+        assert criteria["empathy"].query_selector("td:nth-child(2)").inner_text() == "5"  # what the judge said, on its 1-5 scale
+        field = criteria["empathy"].query_selector("input")
+        assert (field.get_attribute("min"), field.get_attribute("max"), field.get_attribute("step")) == ("1", "5", "1")
+        page.fill("#reviewer", "cy")
+        page.fill("input[name='score:empathy']", "2")
+        page.fill("#note", "no next step offered")
+        page.click("#save-review")
+        page.wait_for_selector("#saved")
+        assert [r.inner_text() for r in page.query_selector_all("#reviews .review b")] == ["ana", "bo", "cy"]
+        assert tab.problems == []
+        tab.close()
+    finally:
+        assert "Traceback" not in server.stop()
+    added = (run / "run.reviews.jsonl").read_text()
+    assert added.startswith(before)
+    review = json.loads(added[len(before):])
+    assert (review["case_id"], review["reviewer"], review["scores"], review["note"]) == ("ticket-00", "cy", {"empathy": 2}, "no next step offered")
+    agreement = json.loads(run_cli("report", run / "run.jsonl", "--agreement", "--json").stdout)
+    assert agreement["reviews"] == len(before.splitlines()) + 1

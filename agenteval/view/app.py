@@ -33,7 +33,7 @@ from agenteval.reports.numbers import num, pct
 from agenteval.results import ResultsFileError, read_results
 from agenteval.stores.history import folder_runs, trends
 from agenteval.stores.reviews import ReviewError, agreements, case_from_result, write_cases
-from agenteval.view.case_view import cell_view, criteria_of, shown
+from agenteval.view.case_view import cell_view, criteria_of, scales_of, shown
 from agenteval.view.index import PAGE_SIZE, LineError, Row, RunIndex
 from agenteval.view.runs import Run, Runs
 
@@ -186,7 +186,7 @@ def create_app(settings: Settings) -> Any:
         next_key = _queue_next(run, queue, case_id, {review["case_id"] for review in reviews}) if queue else None
         return page(
             request, "case.html", run=run, case_id=case_id, first=results[0], cells=cells, chosen=chosen,
-            chosen_cell=cells[position], criteria=criteria_of(chosen), reviews=own,
+            chosen_cell=cells[position], criteria=criteria_of(chosen, scales_of(run.summary())), reviews=own,
             problem=review_problem, queue=queue, next_case=next_key, cases_file=settings.cases_file,
             input=shown(results[0].input), expected=None if results[0].expected is None else shown(results[0].expected),
             saved=request.query_params.get("saved"), error=request.query_params.get("error"),
@@ -209,7 +209,7 @@ def create_app(settings: Settings) -> Any:
             result = run.index.result(row)
         except LineError as exc:
             return PlainTextResponse(f"{exc}\n", status_code=422)
-        record = _review_from_form(form, result)
+        record = _review_from_form(form, result, scales_of(run.summary()))
         queue = str(form.get("queue") or "")
         back = f"/runs/{run.key}/cases/{_quote(case_id)}"
         try:
@@ -359,7 +359,7 @@ async def _check_write(request: Request, settings: Settings) -> Response | None:
     return None
 
 
-def _review_from_form(form: Any, result: Any) -> dict[str, Any]:
+def _review_from_form(form: Any, result: Any, scales: dict[str, str] | None = None) -> dict[str, Any]:
     """A review record from the case page's form (the store checks it)."""
     verdicts, judged, scores = {}, {}, {}
     for evaluator in result.evaluator_results:
@@ -367,7 +367,7 @@ def _review_from_form(form: Any, result: Any) -> dict[str, Any]:
         if mark in ("right", "wrong"):
             verdicts[evaluator.name] = mark
             judged[evaluator.name] = evaluator.verdict
-    for name, criterion in criteria_of(result).items():
+    for name, criterion in criteria_of(result, scales).items():
         value = str(form.get(f"score:{name}", "")).strip()
         if not value:
             continue

@@ -49,8 +49,31 @@ def scale_input(scale: str | None) -> dict[str, Any]:
     return {"kind": "number", "min": f"{low:g}", "max": f"{high:g}", "step": step, "text": f"{low:g} to {high:g}"}
 
 
-def criteria_of(result: CaseResult) -> dict[str, dict[str, Any]]:
-    """Every criterion an automatic evaluator scored on this case: its judge's raw score, reasoning and scale."""
+def scales_of(summary: dict[str, Any] | None) -> dict[str, str]:
+    """Each evaluator's `scale:` as the run's resolved suite gives it, in words (`likert5 (1 to 5)`):
+    a code judge's result keeps its raw score but not the scale it was read on."""
+    from agenteval.evaluators.scales import RangeScale, describe
+
+    resolved = (summary or {}).get("resolved_suite")
+    evaluators = resolved.get("evaluators") if isinstance(resolved, dict) else None
+    found: dict[str, str] = {}
+    for config in evaluators if isinstance(evaluators, list) else ():
+        if not isinstance(config, dict) or not isinstance(config.get("name"), str):
+            continue
+        scale = config.get("scale")
+        try:
+            if scale in ("binary", "pass_fail", "likert5", "percent"):
+                found[config["name"]] = describe(scale)
+            elif isinstance(scale, dict):
+                found[config["name"]] = describe(RangeScale(**scale))
+        except ValueError:
+            continue
+    return found
+
+
+def criteria_of(result: CaseResult, scales: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every criterion an automatic evaluator scored on this case: its judge's raw score, reasoning and
+    scale (a code judge's from `scales`, as `scales_of` reads them from the run's summary)."""
     found: dict[str, dict[str, Any]] = {}
     for evaluator in result.evaluator_results:
         if evaluator.type == "human":
@@ -62,8 +85,10 @@ def criteria_of(result: CaseResult) -> dict[str, dict[str, Any]]:
                     found.setdefault(str(name), {"evaluator": evaluator.name, "raw": entry.get("raw_score"), "reasoning": entry.get("reasoning"),
                                                  "scale": entry.get("scale"), "input": scale_input(entry.get("scale"))})
         elif evaluator.criterion and evaluator.criterion.get("name"):
-            found.setdefault(evaluator.criterion["name"], {"evaluator": evaluator.name, "raw": evaluator.score, "reasoning": evaluator.reasoning,
-                                                           "scale": None, "input": scale_input(None)})
+            details = evaluator.details if isinstance(evaluator.details, dict) else {}
+            scale = (scales or {}).get(evaluator.name) if "raw_score" in details else None
+            found.setdefault(evaluator.criterion["name"], {"evaluator": evaluator.name, "raw": details.get("raw_score", evaluator.score),
+                                                           "reasoning": evaluator.reasoning, "scale": scale, "input": scale_input(scale)})
     return found
 
 
