@@ -368,15 +368,16 @@ def stored_reviews(source: Any) -> list[dict[str, Any]]:
     `human:review` results, where reviews were kept before."""
     kept = getattr(source.store, "reviews", None)
     if callable(kept):
-        items: Iterable[Any] = kept(source.run_id)
+        items: Iterable[tuple[str, Any]] = kept(source.run_id)
     else:
-        items = (item for result in source.results() for evaluator in result.evaluator_results if evaluator.name == REVIEW_RESULT
+        items = ((f"the {REVIEW_RESULT} result of case {result.case_id!r}", item) for result in source.results()
+                 for evaluator in result.evaluator_results if evaluator.name == REVIEW_RESULT
                  for item in (evaluator.details or {}).get("reviews", []))
     latest: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for item in items:
+    for where, item in items:
         try:
             review = checked_review(item)
-        except ReviewError:
-            continue
+        except ReviewError as exc:
+            raise ReviewError(f"{source}: {where} is not a review: {exc}") from None
         latest[(*key_of(review), review["reviewer"])] = review
     return list(latest.values())

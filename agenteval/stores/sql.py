@@ -309,21 +309,23 @@ class SqlStore(Store):
         with self._failing("cannot save a review to"), self._engine.begin() as conn:
             conn.execute(insert(REVIEWS).values(**review_row(run_id, review)))
 
-    def reviews(self, run_id: str) -> list[Any]:
-        """Every review of a run as kept, oldest first (unchecked: agenteval.stores.reviews checks them),
-        those an older version kept in `human:review` results included."""
+    def reviews(self, run_id: str) -> list[tuple[str, Any]]:
+        """Every review of a run as kept, oldest first, each with where it is (for a message): unchecked,
+        agenteval.stores.reviews checks them. Those an older version kept in `human:review` results come first."""
         from sqlalchemy import select
 
         from agenteval.stores.tables import EVALUATOR_RESULTS as E
         from agenteval.stores.tables import REVIEWS
 
-        found: list[Any] = []
+        found: list[tuple[str, Any]] = []
         with self._failing("cannot read"), self._connect() as conn:
-            legacy = conn.execute(select(E.c.details).where(E.c.run_id == run_id, E.c.name == REVIEW_RESULT).order_by(self._cell_order(E)))
-            for details in legacy.scalars():
-                found += [item for item in _legacy_reviews(details) if item not in found]
+            legacy = conn.execute(select(E.c.case_id, E.c.details).where(E.c.run_id == run_id, E.c.name == REVIEW_RESULT).order_by(self._cell_order(E)))
+            for row in legacy:
+                items = [item for _, item in found]
+                found += [(f"the {REVIEW_RESULT} result of case {row.case_id!r}", item) for item in _legacy_reviews(row.details) if item not in items]
             if self._reviews_table:
-                found += conn.execute(select(REVIEWS.c.review).where(REVIEWS.c.run_id == run_id).order_by(REVIEWS.c.id)).scalars().all()
+                rows = conn.execute(select(REVIEWS.c.id, REVIEWS.c.review).where(REVIEWS.c.run_id == run_id).order_by(REVIEWS.c.id))
+                found += [(f"reviews row {row.id}", row.review) for row in rows]
         return found
 
     # -- beyond the run loop: reports, history, feedback ------------------------------------
