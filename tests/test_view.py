@@ -445,8 +445,11 @@ def test_a_matrix_run_shows_cases_by_cells_with_disagreements_first(browser, tmp
         flags = ["disagree" in (row.get_attribute("class") or "") for row in rows]
         assert 0 < disagreeing < len(verdicts) and flags == [True] * disagreeing + [False] * (len(verdicts) - disagreeing)
         assert len(rows[0].query_selector_all(".answer-cell")) == 4
-        assert [item.inner_text() for item in page.query_selector_all("#comparisons li")] == printed  # as `agenteval run` printed them
-        assert len(printed) == 4 and printed[0].startswith("large/terse vs small/terse: pass rate +30.0 points")
+        items = page.query_selector_all("#comparisons li")
+        assert [item.inner_text() for item in items] == [line.strip() for line in printed]  # as `agenteval run` printed them
+        assert ["metric" in item.get_attribute("class") for item in items] == [line.startswith("  ") for line in printed]
+        assert len([line for line in printed if not line.startswith("  ")]) == 4
+        assert printed[0].startswith("large/terse vs small/terse: pass rate +30.0 points")
         assert tab.problems == []
         tab.close()
     finally:
