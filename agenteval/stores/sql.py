@@ -35,6 +35,7 @@ SQLITE_BUSY_MS = 30_000  # shards writing one SQLite file wait for each other's 
 FETCH_ROWS = 500  # rows fetched at a time when streaming a run back
 COMMIT_AFTER_S = 0.2  # of case work pending, or of time since the last commit
 COMMIT_AFTER_CASES = 500
+RECENT_S = 5.0  # how far before the newest result a viewer has it looks for new ones first (`results_except`)
 
 
 class SqlStore(Store):
@@ -218,11 +219,16 @@ class SqlStore(Store):
             return literal("", String).label("stored_cell")
         return self._byte_order(table.c.cell, "stored_cell")
 
-    def results_except(self, run_id: str, known: set[tuple[str, str, int]]) -> list[CaseResult]:
+    def results_except(self, run_id: str, known: set[tuple[str, str, int]], since: datetime | None = None) -> list[CaseResult]:
         """The run's results whose (case id, cell, repetition) is not in `known`, with their
-        evaluator results: how a viewer follows a run still being written (keys are read, then
-        only the new rows, by case id, FETCH_ROWS ids at a time)."""
-        from sqlalchemy import select
+        evaluator results: how a viewer follows a run still being written. The rows are counted
+        first (nothing new: done); then the keys of the rows that finished from RECENT_S before
+        `since` (the newest the caller has) are read, and every key only when those do not account
+        for the count (a result committed long after it finished); then only the new rows, by case
+        id, FETCH_ROWS ids at a time."""
+        from datetime import timedelta
+
+        from sqlalchemy import func, or_, select
 
         from agenteval.stores.tables import CASE_RESULTS as C
         from agenteval.stores.tables import EVALUATOR_RESULTS as E
@@ -233,8 +239,16 @@ class SqlStore(Store):
             suite = conn.execute(select(RUNS.c.suite).where(RUNS.c.run_id == run_id)).scalar()
             if suite is None:
                 raise StoreError(f"{self.url} has no run {run_id!r}")
-            keys = conn.execute(select(C.c.case_id, self._cell_order(C), C.c.repetition).where(C.c.run_id == run_id))
-            wanted = {(row[0], row[1] or "", row[2]) for row in keys} - known
+            total = conn.execute(select(func.count()).select_from(C).where(C.c.run_id == run_id)).scalar() or 0
+            if total <= len(known):
+                return []
+            keys = select(C.c.case_id, self._cell_order(C), C.c.repetition).where(C.c.run_id == run_id)
+            wanted: set[tuple[str, str, int]] = set()
+            if since is not None:
+                recent = keys.where(or_(C.c.timestamp >= _utc(since) - timedelta(seconds=RECENT_S), C.c.timestamp.is_(None)))
+                wanted = {(row[0], row[1] or "", row[2]) for row in conn.execute(recent)} - known
+            if len(known) + len(wanted) < total:
+                wanted = {(row[0], row[1] or "", row[2]) for row in conn.execute(keys)} - known
             case_ids = sorted({key[0] for key in wanted})
             case_columns = [column for column in C.c if ("case_results", column.name) not in self._absent]
             evaluator_columns = [column for column in E.c if ("evaluator_results", column.name) not in self._absent]

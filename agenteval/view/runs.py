@@ -48,6 +48,7 @@ class Run:
     run_id: str | None = None
     known: set[tuple[str, str, int]] | None = None  # a store's run still being written: what the snapshot holds
     synced: float = field(default=0.0)
+    newest: Any = None  # the latest finishing time among the results the snapshot holds (a datetime)
     problem: str | None = None  # the store could not be read on
 
     def save_review(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +70,7 @@ class Run:
 
         try:
             summary = self.store.summary(self.run_id)
-            added = self.store.results_except(self.run_id, self.known)
+            added = self.store.results_except(self.run_id, self.known, self.newest)
         except StoreError as exc:
             self.problem = str(exc)
             return
@@ -78,6 +79,7 @@ class Run:
             with self.path.open("ab") as out:
                 out.write(b"".join(dump_line(result) for result in added))
         self.known.update((result.case_id, cell_column(result.target, result.prompt), result.repetition) for result in added)
+        self.newest = _newest(self.newest, added)
         if isinstance(summary, dict) and summary.get("counts"):
             summary_path(self.path).write_bytes(orjson.dumps(summary))
             self.known = None
@@ -143,17 +145,20 @@ class Runs:
             summary = self.store.summary(run_id)  # before the results: a run that has one has saved them all
             finished = isinstance(summary, dict) and bool(summary.get("counts"))
             keys: set[tuple[str, str, int]] = set()
+            newest = None
             with path.open("wb") as out:
                 for result in self.store.read_run(run_id):
                     out.write(dump_line(result))
                     if not finished:
                         keys.add((result.case_id, cell_column(result.target, result.prompt), result.repetition))
+                        newest = _newest(newest, [result])
             if finished:
                 summary_path(path).write_bytes(orjson.dumps(summary))
             self._add(path, store=self.store, run_id=run_id)
             if not finished:
                 run = self._by_path[path.resolve()]
                 run.known, run.synced = keys, time.monotonic()
+                run.newest = newest
 
     def _add(self, path: Path, store: Any = None, run_id: str | None = None) -> None:
         base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name) or "run"
@@ -180,3 +185,17 @@ class Runs:
             run.sync()
             run.index.follow(OPEN_WAIT)
         return run
+
+
+def _newest(newest: Any, results: list[Any]) -> Any:
+    """The latest finishing time of `newest` and the results' timestamps (ISO 8601 text)."""
+    from datetime import datetime
+
+    for result in results:
+        try:
+            moment = datetime.fromisoformat(result.timestamp) if result.timestamp else None
+        except ValueError:
+            continue
+        if moment is not None and moment.tzinfo is not None and (newest is None or moment > newest):
+            newest = moment
+    return newest
