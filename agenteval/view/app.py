@@ -151,7 +151,7 @@ def create_app(settings: Settings) -> Any:
             table=cell_table(summary) if summary else None, comparisons=comparison_lines(summary) if summary else [],
             groups=groups, found=found, query=query, evaluators=run.index.evaluators(), tags=run.index.tags(),
             problems=run.index.problems + [found for found in (run.problem, review_problem) if found], reviews=len(reviews),
-            writing=summary is None or not run.index.caught_up, reading=not run.index.caught_up,
+            writing=summary is None or run.loading, reading=run.loading,
             reviewed={(r["case_id"]) for r in reviews},
         )
 
@@ -159,8 +159,8 @@ def create_app(settings: Settings) -> Any:
         run = runs.get(request.path_params["key"])
         if run is None:
             return JSONResponse({"error": "no such run"}, status_code=404)
-        return JSONResponse({"cases": len(run.index), "finished": run.summary() is not None and run.index.caught_up,
-                             "reading": not run.index.caught_up, "problems": run.index.problems + ([run.problem] if run.problem else [])})
+        return JSONResponse({"cases": len(run.index), "finished": run.summary() is not None and not run.loading,
+                             "reading": run.loading, "problems": run.index.problems + ([run.problem] if run.problem else [])})
 
     async def case_page(request: Request) -> Response:
         run = runs.get(request.path_params["key"])

@@ -15,6 +15,7 @@ table (agenteval.stores.reviews.store_review) and read from there.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ from agenteval.view.index import RunIndex
 
 OPEN_WAIT = 0.3
 """Seconds a page waits for a run's index before it is shown with the cases read so far."""
+COPY_LINES = 1000
+"""Results a store's run is copied into its snapshot by, so its page shows them as they come."""
 SYNC_EVERY = 0.5
 """Seconds between two looks at a store for a run still being written into it."""
 
@@ -50,6 +53,7 @@ class Run:
     synced: float = field(default=0.0)
     newest: Any = None  # the latest finishing time among the results the snapshot holds (a datetime)
     problem: str | None = None  # the store could not be read on
+    copying: Any = None  # the thread copying a store's run into its snapshot
 
     def save_review(self, record: dict[str, Any]) -> dict[str, Any]:
         """Keep a review: beside the results file, or in the store for a run of a store."""
@@ -59,6 +63,41 @@ class Run:
             except StoreError as exc:
                 raise ReviewError(str(exc)) from None
         return append_review(reviews_path(self.path), record)
+
+    @property
+    def loading(self) -> bool:
+        """Being copied from its store, or indexed: the page shows what is read so far."""
+        return not self.index.caught_up or (self.copying is not None and self.copying.is_alive())
+
+    def copy(self) -> None:
+        """Stream the run from the store into its snapshot (in a background thread), then its summary
+        when it has finished, or else what `sync` needs to read on."""
+        from agenteval.stores.sql import cell_column
+
+        try:
+            summary = self.store.summary(self.run_id)  # before the results: a run that has one has saved them all
+            finished = isinstance(summary, dict) and bool(summary.get("counts"))
+            keys: set[tuple[str, str, int]] = set()
+            newest = None
+            with self.path.open("ab") as out:
+                lines = []
+                for result in self.store.read_run(self.run_id):
+                    lines.append(dump_line(result))
+                    if not finished:
+                        keys.add((result.case_id, cell_column(result.target, result.prompt), result.repetition))
+                        newest = _newest(newest, [result])
+                    if len(lines) >= COPY_LINES:
+                        out.write(b"".join(lines))
+                        out.flush()
+                        lines = []
+                out.write(b"".join(lines))
+        except StoreError as exc:
+            self.problem = str(exc)
+            return
+        if finished:
+            summary_path(self.path).write_bytes(orjson.dumps(summary))
+        else:
+            self.newest, self.synced, self.known = newest, time.monotonic(), keys
 
     def sync(self, force: bool = False) -> None:
         """A store's run still being written: append the results saved since to the snapshot, and
@@ -127,14 +166,14 @@ class Runs:
         return found
 
     def _store_runs(self) -> None:
-        """Each run of the store, as a snapshot file written when the run is first listed (its
-        results streamed from the store, and its summary); a run still being written is read on."""
+        """Each run of the store, as a snapshot file copied from the store in the background when the
+        run is first listed (`Run.copy`: pages show what is copied so far); a run still being
+        written is then read on."""
         import tempfile
-
-        from agenteval.stores.sql import cell_column
 
         if self._snapshots is None:
             self._snapshots = tempfile.TemporaryDirectory(prefix="agenteval-view-")
+        started = []
         for row in self.store.history_rows(None, None):  # no LIMIT
             run_id = str(row["run_id"])
             path = Path(self._snapshots.name) / (re.sub(r"[^A-Za-z0-9._-]+", "-", run_id) + ".jsonl")
@@ -142,23 +181,15 @@ class Runs:
             if known is not None:
                 known.sync()
                 continue
-            summary = self.store.summary(run_id)  # before the results: a run that has one has saved them all
-            finished = isinstance(summary, dict) and bool(summary.get("counts"))
-            keys: set[tuple[str, str, int]] = set()
-            newest = None
-            with path.open("wb") as out:
-                for result in self.store.read_run(run_id):
-                    out.write(dump_line(result))
-                    if not finished:
-                        keys.add((result.case_id, cell_column(result.target, result.prompt), result.repetition))
-                        newest = _newest(newest, [result])
-            if finished:
-                summary_path(path).write_bytes(orjson.dumps(summary))
+            path.write_bytes(b"")
             self._add(path, store=self.store, run_id=run_id)
-            if not finished:
-                run = self._by_path[path.resolve()]
-                run.known, run.synced = keys, time.monotonic()
-                run.newest = newest
+            run = self._by_path[path.resolve()]
+            run.copying = threading.Thread(target=run.copy, name=f"copy {run_id}", daemon=True)
+            run.copying.start()
+            started.append(run.copying)
+        deadline = time.monotonic() + OPEN_WAIT
+        for thread in started:  # a small run is listed whole
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def _add(self, path: Path, store: Any = None, run_id: str | None = None) -> None:
         base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name) or "run"
