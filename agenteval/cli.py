@@ -308,7 +308,7 @@ def _report_agreement(results: list[Path], store: str | None, fmt: str, minimum:
     try:
         sources, opened = _stored_runs(results, store)
         reviews = [review for source in sources for review in
-                   (read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source.results()))]
+                   (read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source))]
         found = agreements(itertools.chain.from_iterable(read_source(source) for source in sources), reviews)
     except (ResultsFileError, ReviewError) as exc:
         raise _fail(str(exc)) from None
@@ -709,7 +709,7 @@ def _reviewed_run(results: Path, store: str | None) -> tuple[Any, list[dict[str,
 
     sources, opened = _stored_runs([results], store)
     source = sources[0]
-    reviews = read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source.results())
+    reviews = read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source)
     return source, reviews, opened
 
 

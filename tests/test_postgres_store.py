@@ -120,6 +120,7 @@ def test_the_documented_table_layout_is_created(pg_url, tmp_path):
         "evaluator_results": ["run_id", "case_id", "cell", "repetition", "name", "position", "type", "score", "verdict", "error",
                               "duration_ms", "reasoning", "hits", "misses", "details", "criterion"],
         "dataset_metrics": ["run_id", "evaluator", "kind", "key", "metric", "value"],
+        "reviews": ["id", "run_id", "case_id", "cell", "repetition", "reviewer", "time", "review"],
     }
     types = {(c["table_name"], c["column_name"]): c["data_type"] for c in columns}
     assert types[("runs", "started_at")] == "timestamp with time zone"
@@ -194,3 +195,57 @@ def test_predictions_keep_a_stored_run_readable_by_other_commands(pg_url, tmp_pa
         ]
     finally:
         store.close()
+
+
+def test_the_viewer_follows_a_run_being_written_and_keeps_each_reviewers_review(pg_url, tmp_path):
+    import sys
+    import time
+
+    from conftest import write
+    from test_view_live import GATED_FROM, LIVE_CASES, SLOW_TARGET
+
+    from agenteval.view.runs import Runs
+
+    write(tmp_path, "slow.py", SLOW_TARGET)
+    cases = "".join(f"  - {{id: c{i:02d}, input: {{n: {i}}}}}\n" for i in range(LIVE_CASES))
+    write(tmp_path, "suite.yaml", "name: live-pg\ntarget: {type: command, command: [python, slow.py], timeout: 90}\n"
+          "evaluators:\n  - {name: says, type: contains, reference: answer}\ncases:\n" + cases)
+    writer = subprocess.Popen([sys.executable, "-m", "agenteval", "run", "suite.yaml", "--store", pg_url, "--workers", "1", "-q"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    engine = sa.create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://"))
+    store = None
+    try:
+        deadline = time.monotonic() + 60
+        saved = 0
+        while saved < GATED_FROM and time.monotonic() < deadline:
+            time.sleep(0.1)
+            with engine.connect() as conn:
+                saved = conn.execute(sa.text("SELECT count(*) FROM case_results")).scalar() if sa.inspect(conn).has_table("case_results") else 0
+        assert saved == GATED_FROM
+        store = open_store(pg_url)
+        runs = Runs([], store=store)
+        [run] = runs.all()
+        runs.get(run.key)
+        assert len(run.index) == GATED_FROM and run.summary() is None
+        (tmp_path / "go").write_text("")
+        deadline = time.monotonic() + 60
+        while (run.summary() is None or len(run.index) < LIVE_CASES) and time.monotonic() < deadline:
+            time.sleep(0.3)
+            runs.get(run.key)
+        assert len(run.index) == LIVE_CASES and run.summary()["counts"]["failed"] == LIVE_CASES // 4
+        assert sorted(run.index.case_ids) == [f"c{i:02d}" for i in range(LIVE_CASES)]
+        assert writer.wait(timeout=60) == 1
+        for reviewer, mark in (("ana", "wrong"), ("bob", "right")):
+            run.save_review({"case_id": "c00", "reviewer": reviewer, "verdicts": {"says": mark}, "judged": {"says": "fail"}})
+        reviews, problem = run.reviews()
+        assert problem is None and sorted((r["reviewer"], r["verdicts"]["says"]) for r in reviews) == [("ana", "wrong"), ("bob", "right")]
+    finally:
+        (tmp_path / "go").write_text("")
+        if writer.poll() is None:
+            writer.kill()
+        writer.communicate()
+        engine.dispose()
+        if store is not None:
+            store.close()
+    exported = run_cli("feedback", "export", "latest", "--store", pg_url)
+    assert sorted(json.loads(line)["reviewer"] for line in exported.stdout.splitlines()) == ["ana", "bob"]

@@ -378,6 +378,9 @@ def test_export_writes_static_pages_that_open_offline(browser, runs, tmp_path):
 def test_a_host_other_than_loopback_needs_allow_remote(tmp_path):
     done = run_cli("view", tmp_path, "--host", "0.0.0.0", "--no-open")
     assert done.returncode == 2 and "--allow-remote" in done.stderr
+    done = run_cli("view", tmp_path, "--host", "0.0.0.0", "--allow-remote", "--port", "70000", "--no-open")  # warned, then refused before listening
+    assert done.returncode == 2 and done.stderr.splitlines()[0] == (
+        "warning: listening on 0.0.0.0: other machines can reach the viewer (the token in the URL still guards it)")
 
 
 def test_a_missing_source_is_a_clear_error(tmp_path):
@@ -423,8 +426,9 @@ def test_a_matrix_run_shows_cases_by_cells_with_disagreements_first(browser, tmp
     from conftest import EXAMPLES
 
     results = tmp_path / "matrix.jsonl"
-    done = run_cli("run", EXAMPLES / "compare-models" / "suite.yaml", "-o", results, "-q")
+    done = run_cli("run", EXAMPLES / "compare-models" / "suite.yaml", "-o", results)
     assert done.returncode == 1, done.stderr
+    printed = done.stdout.split("Comparisons\n", 1)[1].split("\ncell ", 1)[0].splitlines()
     lines = read_jsonl(results)
     verdicts: dict[str, set[str]] = {}
     for line in lines:
@@ -441,8 +445,37 @@ def test_a_matrix_run_shows_cases_by_cells_with_disagreements_first(browser, tmp
         flags = ["disagree" in (row.get_attribute("class") or "") for row in rows]
         assert 0 < disagreeing < len(verdicts) and flags == [True] * disagreeing + [False] * (len(verdicts) - disagreeing)
         assert len(rows[0].query_selector_all(".answer-cell")) == 4
-        assert "McNemar" in page.inner_text("#comparisons")
+        items = page.query_selector_all("#comparisons li")
+        assert [item.inner_text() for item in items] == [line.strip() for line in printed]  # as `agenteval run` printed them
+        assert ["metric" in item.get_attribute("class") for item in items] == [line.startswith("  ") for line in printed]
+        assert len([line for line in printed if not line.startswith("  ")]) == 4
+        assert printed[0].startswith("large/terse vs small/terse: pass rate +30.0 points")
         assert tab.problems == []
         tab.close()
     finally:
         server.stop()
+
+
+def test_the_runs_list_filters_by_suite_and_tag(tmp_path):
+    results = tmp_path / "agenteval-results"
+    for name, tag in (("alpha", "billing"), ("beta", "travel")):
+        write(tmp_path, f"{name}.yaml", f"name: {name}\nevaluators: [{{type: length, min: 1}}]\n"
+              f"cases: [{{id: a, output: x, tags: [{tag}]}}, {{id: b, output: '', tags: [{tag}]}}]\n")
+        for number in (1, 2):
+            assert run_cli("run", tmp_path / f"{name}.yaml", "-o", results / f"{name}-{number}.jsonl", "-q").returncode == 1
+    server = Server(results, cwd=tmp_path)
+    try:
+        with httpx.Client(base_url=server.base) as client:
+            client.get("/", params={"token": server.token})
+
+            def listed(**query):
+                page = client.get("/", params=query).text
+                trends = page[page.index('id="trends"'):]
+                return sorted(re.findall(r'<tr class="run" data-key="([^"]+)"', page)), re.findall(r"<tr><td>(\w+)</td><td>(\d+)</td>", trends)
+
+            assert listed() == (["alpha-1", "alpha-2", "beta-1", "beta-2"], [("alpha", "2"), ("beta", "2")])
+            assert listed(suite="alpha") == (["alpha-1", "alpha-2"], [("alpha", "2")])
+            assert listed(tag="travel")[0] == ["beta-1", "beta-2"]
+            assert listed(suite="alpha", tag="travel")[0] == []
+    finally:
+        assert "Traceback" not in server.stop()

@@ -213,3 +213,85 @@ def test_view_without_sources_shows_the_store_the_suite_names(tmp_path):
     done = run_cli("view", "--export", "out2", cwd=tmp_path)
     assert done.returncode == 2 and "agenteval-results: no such file or folder" in done.stderr
     assert "warning: suite.yaml does not load" in done.stderr
+
+
+def _matrix_store(tmp_path):
+    from conftest import EXAMPLES
+
+    pytest.importorskip("sqlalchemy")
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    done = run_cli("run", EXAMPLES / "compare-models" / "suite.yaml", "--store", url, "-q")
+    assert done.returncode == 1, done.stderr
+    return url
+
+
+def _human_reviews(url):
+    """Each (case, cell) whose results carry `human:review`, with the reviewers in it, as reports read the store."""
+    from agenteval.stores import StoredRun, open_store, read_source
+
+    store = open_store(url)
+    try:
+        run_id = store.find_run("latest")
+        found = {}
+        for result in read_source(StoredRun(store, run_id)):
+            for evaluator in result.evaluator_results:
+                if evaluator.name == "human:review":
+                    found[(result.case_id, result.target, result.prompt)] = sorted(r["reviewer"] for r in evaluator.details["reviews"])
+        return run_id, found
+    finally:
+        store.close()
+
+
+def test_a_store_keeps_every_reviewer_of_a_case_and_each_cell_apart(tmp_path):
+    from agenteval.stores import open_store
+    from agenteval.stores.reviews import store_review
+
+    url = _matrix_store(tmp_path)
+    store = open_store(url)
+    run_id = store.find_run("latest")
+    first = next(store.read_run(run_id)).case_id
+    for reviewer, target, prompt, mark in (("ana", "small", "terse", "wrong"), ("bob", "small", "terse", "right"),
+                                           ("ana", "large", "careful", "right"), ("ana", "small", "terse", "right")):
+        store_review(store, run_id, {"case_id": first, "reviewer": reviewer, "target": target, "prompt": prompt,
+                                     "verdicts": {"correct": mark}, "judged": {"correct": "pass"}})
+    store.close()
+    _, found = _human_reviews(url)
+    assert found == {(first, "small", "terse"): ["ana", "bob"], (first, "large", "careful"): ["ana"]}  # not in the other two cells
+    exported = [json.loads(line) for line in run_cli("feedback", "export", "latest", "--store", url).stdout.splitlines()]
+    assert sorted((r["reviewer"], r["target"], r["prompt"], r["verdicts"]["correct"]) for r in exported) == [
+        ("ana", "large", "careful", "right"), ("ana", "small", "terse", "right"), ("bob", "small", "terse", "right")]  # ana's later review won
+    assert all(r["run_id"] == exported[0]["run_id"] and r["time"].endswith("Z") for r in exported)
+    history = json.loads(run_cli("history", "--store", url, "--format", "json").stdout)
+    assert [run.get("reviews") for run in history["runs"]] == [3]
+    agreement = json.loads(run_cli("report", "latest", "--store", url, "--agreement", "--json").stdout)
+    assert agreement["reviews"] == 3 and {entry["name"] for entry in agreement["agreement"]} == {"correct"}
+
+
+def test_reviews_an_older_store_kept_in_human_review_results_move_to_the_reviews_table(tmp_path):
+    import sqlalchemy
+
+    from agenteval.stores import open_store
+    from agenteval.stores.reviews import review_result
+
+    url = _matrix_store(tmp_path)
+    store = open_store(url)
+    run_id = store.find_run("latest")
+    first = next(store.read_run(run_id)).case_id
+    old = [{"case_id": first, "reviewer": "ana", "target": "small", "prompt": "terse", "repetition": 0, "verdicts": {"correct": "wrong"},
+            "judged": {"correct": "pass"}, "scores": {}, "expected_wrong": False, "time": "2026-01-02T03:04:05Z"},
+           {"case_id": first, "reviewer": "bob", "target": "large", "prompt": "terse", "repetition": 0, "verdicts": {"correct": "right"},
+            "judged": {"correct": "pass"}, "scores": {}, "expected_wrong": False, "time": "2026-01-02T03:04:06Z"}]
+    store.put_evaluator_results(run_id, [(first, 0, review_result(old))])  # how an older version kept them: in every cell
+    store.close()
+    engine = sqlalchemy.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sqlalchemy.text("DROP TABLE reviews"))
+        assert conn.execute(sqlalchemy.text("SELECT count(*) FROM evaluator_results WHERE name = 'human:review'")).scalar() == 4
+    _, found = _human_reviews(url)  # opening the store moves them
+    assert found == {(first, "small", "terse"): ["ana"], (first, "large", "terse"): ["bob"]}
+    with engine.begin() as conn:
+        assert conn.execute(sqlalchemy.text("SELECT count(*) FROM evaluator_results WHERE name = 'human:review'")).scalar() == 0
+        assert conn.execute(sqlalchemy.text("SELECT reviewer, cell FROM reviews ORDER BY id")).all() == [("ana", "small/terse"), ("bob", "large/terse")]
+    engine.dispose()
+    exported = [json.loads(line) for line in run_cli("feedback", "export", "latest", "--store", url).stdout.splitlines()]
+    assert sorted(r["reviewer"] for r in exported) == ["ana", "bob"]

@@ -27,6 +27,7 @@ from agenteval.paths import MISSING
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines, result_cell
 from agenteval.reports.failures import FieldRow, field_rows
 from agenteval.reports.numbers import num, pct, smoke_words
+from agenteval.reports.spans import span_tree
 from agenteval.reports.transcript import chat, transcript, verdict_marks
 from agenteval.results import CaseResult
 
@@ -138,13 +139,14 @@ class HtmlWriter:
         return row
 
     def _detail(self, result: CaseResult) -> list[Any]:
-        """[evaluators, output, error, input, expected, transcript, same, chat]; an evaluator is [name, verdict,
+        """[evaluators, output, error, input, expected, transcript, same, chat, spans]; an evaluator is [name, verdict,
         score, reasoning, misses, error, field cells, details, misses count, criteria reasoning],
         every value cut to a bounded size. Input and expected live here, not in the table rows, so
         the page still opens without parsing them; `transcript` is the answer's trajectory as chat
         turns (agenteval.reports.transcript) or null; `same` is 1 when the expected is the candidate
         itself (stored once, as the candidate); `chat` is a played tool loop's or conversation's answer
-        as [entries, end, verdict marks] (agenteval.reports.transcript.chat), the transcript then null."""
+        as [entries, end, verdict marks] (agenteval.reports.transcript.chat), the transcript then null;
+        `spans` an answer read from a trace as [trace id, span rows] (agenteval.reports.spans) or null."""
         evaluators = []
         for evaluator in result.evaluator_results:
             fields = [self._field_cell(row) for row in field_rows(evaluator)]
@@ -165,7 +167,7 @@ class HtmlWriter:
         return [
             evaluators, output, clip_text(result.error, 2000), clip(result.input, OUTPUT_CHARS),
             None if same else clip(result.expected, OUTPUT_CHARS), None if live else transcript(result.output, clip),
-            1 if same else 0, live,
+            1 if same else 0, live, span_tree(result.output),
         ]
 
     def _field_cell(self, row: FieldRow) -> list[Any]:
@@ -249,7 +251,7 @@ def _criteria_reasoning(details: Any) -> list[list[Any]] | None:
     judge's own words, shown in view rather than inside the details JSON."""
     criteria = details.get("criteria") if isinstance(details, dict) else None
     if not isinstance(criteria, dict):
-        return _claims(details)
+        return claim_rows(details)
     found = [
         [str(name), clip(entry.get("raw_score", entry.get("score")), VALUE_CHARS), clip_text(entry["reasoning"])]
         for name, entry in criteria.items()
@@ -258,7 +260,7 @@ def _criteria_reasoning(details: Any) -> list[list[Any]] | None:
     return found or None
 
 
-def _claims(details: Any) -> list[list[Any]] | None:
+def claim_rows(details: Any) -> list[list[Any]] | None:
     """[[claim, verdict, "quote"], ...] from a claim-level judge's `details.claims` (or `chunks`,
     context_precision's), shown like a rubric's criteria: every claim with its verdict and evidence."""
     found = details.get("claims", details.get("chunks")) if isinstance(details, dict) else None

@@ -31,11 +31,13 @@ def open_store(url: str, base_dir: Path | None = None, environ: Any = None) -> S
 
 
 def read_source(source: Path | StoredRun) -> Iterator[CaseResult]:
-    """The results of a JSONL file or of a run in a store, streamed; a file's reviews (people's,
-    from `agenteval view`, in RUN.reviews.jsonl beside it) come along as `human:review` results."""
-    if isinstance(source, StoredRun):
-        return source.results()
-    from agenteval.stores.reviews import read_reviews, reviews_path, with_reviews
+    """The results of a JSONL file or of a run in a store, streamed; the run's reviews (people's,
+    from `agenteval view`: RUN.reviews.jsonl beside a file, the store's reviews table) come along
+    as each reviewed cell's `human:review` result."""
+    from agenteval.stores.reviews import read_reviews, reviews_path, stored_reviews, with_reviews
 
+    if isinstance(source, StoredRun):
+        reviews = stored_reviews(source)
+        return iter(with_reviews(source.results(), reviews)) if reviews else source.results()
     reviews = read_reviews(reviews_path(source))
     return iter(with_reviews(read_results(source), reviews)) if reviews else read_results(source)

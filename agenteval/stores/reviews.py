@@ -340,46 +340,44 @@ def review_result(reviews: list[dict[str, Any]]) -> Any:
 
 
 def with_reviews(results: Iterable[CaseResult], reviews: list[dict[str, Any]]) -> Iterable[CaseResult]:
-    """The results with each reviewed case's `human:review` result added (replacing one already there)."""
+    """The results with each reviewed cell's `human:review` result, made from its own reviews only
+    (one already there, as an older version kept them in a store, is replaced or dropped)."""
     by_key: dict[ReviewKey, list[dict[str, Any]]] = {}
     for review in reviews:
         by_key.setdefault(key_of(review), []).append(review)
     for result in results:
         found = by_key.get(result_key(result))
-        if found:
-            result.evaluator_results = [e for e in result.evaluator_results if e.name != REVIEW_RESULT] + [review_result(found)]
+        kept = [e for e in result.evaluator_results if e.name != REVIEW_RESULT]  # the reviews given are the whole truth
+        result.evaluator_results = kept + [review_result(found)] if found else kept
         yield result
 
 
 def store_review(store: Any, run_id: str, record: Any, now: datetime | None = None) -> dict[str, Any]:
-    """Check a review, stamp its time, and keep it in a SQL store: in the case's `human:review`
-    result (the shape reports read), replacing the same reviewer's earlier review of the case and cell."""
+    """Check a review, stamp its time, and append it to a SQL store's reviews table (one row per
+    review, so reviewers saving at once never overwrite each other)."""
     review = checked_review(record)
     review["time"] = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
-    earlier = store.evaluator_result(run_id, review["case_id"], review["repetition"], REVIEW_RESULT)
-    kept = [
-        item for item in ((earlier.details or {}).get("reviews", []) if earlier is not None else [])
-        if isinstance(item, dict) and (item.get("reviewer"), *_cell_of(item)) != (review["reviewer"], *_cell_of(review))
-    ]
-    store.put_evaluator_results(run_id, [(review["case_id"], review["repetition"], review_result([*kept, review]))])
+    review["run_id"] = review.get("run_id") or run_id
+    store.add_review(run_id, review)
     return review
 
 
-def _cell_of(review: dict[str, Any]) -> tuple[Any, Any]:
-    return review.get("target"), review.get("prompt")
-
-
-def stored_reviews(results: Iterable[CaseResult]) -> list[dict[str, Any]]:
-    """The reviews kept in a store run's `human:review` results (each reviewer's latest per case and cell)."""
+def stored_reviews(source: Any) -> list[dict[str, Any]]:
+    """The reviews of a run in a store (agenteval.stores.base.StoredRun): each reviewer's latest
+    per case and cell. A store without a reviews table (one written outside agenteval) is read for
+    `human:review` results, where reviews were kept before."""
+    kept = getattr(source.store, "reviews", None)
+    if callable(kept):
+        items: Iterable[tuple[str, Any]] = kept(source.run_id)
+    else:
+        items = ((f"the {REVIEW_RESULT} result of case {result.case_id!r}", item) for result in source.results()
+                 for evaluator in result.evaluator_results if evaluator.name == REVIEW_RESULT
+                 for item in (evaluator.details or {}).get("reviews", []))
     latest: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for result in results:
-        for evaluator in result.evaluator_results:
-            if evaluator.name != REVIEW_RESULT:
-                continue
-            for item in (evaluator.details or {}).get("reviews", []):
-                try:
-                    review = checked_review(item)
-                except ReviewError:
-                    continue
-                latest[(*key_of(review), review["reviewer"])] = review
+    for where, item in items:
+        try:
+            review = checked_review(item)
+        except ReviewError as exc:
+            raise ReviewError(f"{source}: {where} is not a review: {exc}") from None
+        latest[(*key_of(review), review["reviewer"])] = review
     return list(latest.values())

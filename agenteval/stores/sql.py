@@ -35,6 +35,7 @@ SQLITE_BUSY_MS = 30_000  # shards writing one SQLite file wait for each other's 
 FETCH_ROWS = 500  # rows fetched at a time when streaming a run back
 COMMIT_AFTER_S = 0.2  # of case work pending, or of time since the last commit
 COMMIT_AFTER_CASES = 500
+RECENT_S = 5.0  # how far before the newest result a viewer has it looks for new ones first (`results_except`)
 
 
 class SqlStore(Store):
@@ -50,19 +51,20 @@ class SqlStore(Store):
         self._pending_evaluators: list[dict[str, Any]] = []
         self._pending_work_s = 0.0
         self._last_commit = time.monotonic()
-        from agenteval.stores.tables import METADATA, add_missing_columns, cells_in_key
+        from agenteval.stores.tables import CORE_TABLES, METADATA, add_missing_columns, cells_in_key
 
         try:
-            METADATA.create_all(self._engine)
+            METADATA.create_all(self._engine, tables=list(CORE_TABLES))
         except SQLAlchemyError as first:
             try:  # another shard may have created the tables between the check and the create
-                METADATA.create_all(self._engine)
+                METADATA.create_all(self._engine, tables=list(CORE_TABLES))
             except SQLAlchemyError:
                 self._engine.dispose()
                 raise StoreError(f"cannot open store {self.url}: {_explained(first)}") from None
         try:  # a file made before a column was added (case_results.expected, cell) gains it
             self._absent = set(add_missing_columns(self._engine))  # (table, column) of a read-only older file
             self._cells_in_key = cells_in_key(self._engine)  # False: tables made before cells, one cell per run
+            self._reviews_table = self._open_reviews()  # False: a read-only file made before the reviews table
         except SQLAlchemyError as exc:
             self._engine.dispose()
             raise StoreError(f"cannot open store {self.url}: {_explained(exc)}") from None
@@ -217,12 +219,128 @@ class SqlStore(Store):
             return literal("", String).label("stored_cell")
         return self._byte_order(table.c.cell, "stored_cell")
 
+    def results_except(self, run_id: str, known: set[tuple[str, str, int]], since: datetime | None = None) -> list[CaseResult]:
+        """The run's results whose (case id, cell, repetition) is not in `known`, with their
+        evaluator results: how a viewer follows a run still being written. The rows are counted
+        first (nothing new: done); then the keys of the rows that finished from RECENT_S before
+        `since` (the newest the caller has) are read, and every key only when those do not account
+        for the count (a result committed long after it finished); then only the new rows, by case
+        id, FETCH_ROWS ids at a time."""
+        from datetime import timedelta
+
+        from sqlalchemy import func, or_, select
+
+        from agenteval.stores.tables import CASE_RESULTS as C
+        from agenteval.stores.tables import EVALUATOR_RESULTS as E
+        from agenteval.stores.tables import RUNS
+
+        found: list[CaseResult] = []
+        with self._failing("cannot read"), self._connect() as conn:
+            suite = conn.execute(select(RUNS.c.suite).where(RUNS.c.run_id == run_id)).scalar()
+            if suite is None:
+                raise StoreError(f"{self.url} has no run {run_id!r}")
+            total = conn.execute(select(func.count()).select_from(C).where(C.c.run_id == run_id)).scalar() or 0
+            if total <= len(known):
+                return []
+            keys = select(C.c.case_id, self._cell_order(C), C.c.repetition).where(C.c.run_id == run_id)
+            wanted: set[tuple[str, str, int]] = set()
+            if since is not None:
+                recent = keys.where(or_(C.c.timestamp >= _utc(since) - timedelta(seconds=RECENT_S), C.c.timestamp.is_(None)))
+                wanted = {(row[0], row[1] or "", row[2]) for row in conn.execute(recent)} - known
+            if len(known) + len(wanted) < total:
+                wanted = {(row[0], row[1] or "", row[2]) for row in conn.execute(keys)} - known
+            case_ids = sorted({key[0] for key in wanted})
+            case_columns = [column for column in C.c if ("case_results", column.name) not in self._absent]
+            evaluator_columns = [column for column in E.c if ("evaluator_results", column.name) not in self._absent]
+            for start in range(0, len(case_ids), FETCH_ROWS):
+                chunk = case_ids[start: start + FETCH_ROWS]
+                own: dict[tuple[str, str, int], list[EvaluatorResult]] = {}
+                for row in conn.execute(select(*evaluator_columns).where(E.c.run_id == run_id, E.c.case_id.in_(chunk)).order_by(E.c.position)):
+                    own.setdefault((row.case_id, row._mapping.get("cell") or "", row.repetition), []).append(_evaluator_result(row))
+                for row in conn.execute(select(*case_columns).where(C.c.run_id == run_id, C.c.case_id.in_(chunk))):
+                    key = (row.case_id, row._mapping.get("cell") or "", row.repetition)
+                    if key in wanted:
+                        found.append(_case_result(row, str(suite), own.get(key, [])))
+        found.sort(key=lambda result: result.timestamp or "")  # about the order they finished in
+        return found
+
     def close(self) -> None:
         """Commit what is pending (the run may have stopped before close_run), then disconnect."""
         try:
             self.flush()
         finally:
             self._engine.dispose()
+
+    # -- people's reviews (agenteval view) ---------------------------------------------------
+    def _open_reviews(self) -> bool:
+        """Create the reviews table when missing and move the reviews an older version kept in
+        `human:review` evaluator results into it; False when it cannot be created (read-only)."""
+        from sqlalchemy import inspect
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from agenteval.stores.tables import REVIEWS
+
+        if inspect(self._engine).has_table("reviews"):
+            return True
+        try:
+            REVIEWS.create(self._engine, checkfirst=True)
+        except SQLAlchemyError:
+            return inspect(self._engine).has_table("reviews")  # read-only, or made by another process meanwhile
+        self._move_reviews()
+        return True
+
+    def _move_reviews(self) -> None:
+        from sqlalchemy import delete, insert, select
+
+        from agenteval.stores.tables import EVALUATOR_RESULTS as E
+        from agenteval.stores.tables import REVIEWS
+
+        with self._engine.begin() as conn:
+            rows = conn.execute(select(E.c.run_id, E.c.details).where(E.c.name == REVIEW_RESULT)).all()
+            if not rows:
+                return
+            seen: set[tuple[str, bytes]] = set()
+            moved = []
+            for row in rows:  # the same reviews were copied into every cell of the case: kept once
+                for item in _legacy_reviews(row.details):
+                    key = (row.run_id, orjson.dumps(item, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+                    if key not in seen:
+                        seen.add(key)
+                        moved.append(review_row(row.run_id, item))
+            moved.sort(key=lambda found: found["time"] or "")  # appended in time order: a later review wins
+            if moved:
+                conn.execute(insert(REVIEWS), moved)
+            conn.execute(delete(E).where(E.c.name == REVIEW_RESULT))
+
+    def add_review(self, run_id: str, review: dict[str, Any]) -> None:
+        """Append one (checked) review of a case's cell. Raises StoreError."""
+        from sqlalchemy import insert
+
+        from agenteval.stores.tables import REVIEWS
+
+        if not self._reviews_table:
+            raise StoreError(f"cannot save a review to {self.url}: the store is read-only here")
+        with self._failing("cannot save a review to"), self._engine.begin() as conn:
+            conn.execute(insert(REVIEWS).values(**review_row(run_id, review)))
+
+    def reviews(self, run_id: str) -> list[tuple[str, Any]]:
+        """Every review of a run as kept, oldest first, each with where it is (for a message): unchecked,
+        agenteval.stores.reviews checks them. Those an older version kept in `human:review` results come first."""
+        from sqlalchemy import select
+
+        from agenteval.stores.tables import EVALUATOR_RESULTS as E
+        from agenteval.stores.tables import REVIEWS
+
+        found: list[tuple[str, Any]] = []
+        with self._failing("cannot read"), self._connect() as conn:
+            legacy = conn.execute(select(E.c.case_id, E.c.details).where(E.c.run_id == run_id, E.c.name == REVIEW_RESULT).order_by(self._cell_order(E)))
+            for row in legacy:
+                items = [item for _, item in found]
+                found += [(f"the {REVIEW_RESULT} result of case {row.case_id!r}", item) for item in _legacy_reviews(row.details) if item not in items]
+            if self._reviews_table:
+                rows = conn.execute(select(REVIEWS.c.id, REVIEWS.c.review).where(REVIEWS.c.run_id == run_id).order_by(REVIEWS.c.id))
+                found += [(f"reviews row {row.id}", row.review) for row in rows]
+        return found
 
     # -- beyond the run loop: reports, history, feedback ------------------------------------
     def find_run(self, reference: str, suite: str | None = None) -> str:
@@ -368,6 +486,13 @@ class SqlStore(Store):
                     "type": row.type, "count": row.count, "mean_score": row.mean_score, "pass_rate": (row.passed or 0) / row.count,
                     **(criteria_figures(counted) if isinstance(counted, dict) else {}),
                 }
+            if self._reviews_table:  # each reviewer's latest review of a case's cell counts once, as in a reviews file
+                from agenteval.stores.tables import REVIEWS as V
+
+                latest = select(V.c.run_id, V.c.case_id, V.c.cell, V.c.repetition, V.c.reviewer).where(
+                    V.c.run_id.in_(list(by_id))).distinct().subquery()
+                for row in conn.execute(select(latest.c.run_id, func.count()).group_by(latest.c.run_id)):
+                    by_id[row[0]]["reviews"] = row[1]
             field_query = (
                 select(D.c.run_id, D.c.evaluator, D.c.key, D.c.value)
                 .where(D.c.run_id.in_(list(by_id)), D.c.kind == "field", D.c.metric == "accuracy")
@@ -604,6 +729,30 @@ def evaluator_rows(
         }
         for position, result in results
     ]
+
+
+REVIEW_RESULT = "human:review"
+"""Where an older version kept a case's reviews (agenteval.stores.reviews.review_result)."""
+
+
+def _legacy_reviews(details: Any) -> list[dict[str, Any]]:
+    found = details.get("reviews") if isinstance(details, dict) else None
+    return [item for item in found if isinstance(item, dict) and isinstance(item.get("reviewer"), str)] if isinstance(found, list) else []
+
+
+def review_row(run_id: str, review: dict[str, Any]) -> dict[str, Any]:
+    """The reviews table's row of one review: its key columns, and the review whole."""
+    target, prompt = review.get("target"), review.get("prompt")
+    try:
+        cell = cell_column(target if isinstance(target, str) else None, prompt if isinstance(prompt, str) else None)
+    except ResultsWriteError:
+        cell = ""  # a name no suite can give: the review still reads back whole from `review`
+    repetition = review.get("repetition")
+    return {
+        "run_id": run_id, "case_id": str(review.get("case_id")), "cell": cell,
+        "repetition": repetition if type(repetition) is int else 0, "reviewer": str(review.get("reviewer")),
+        "time": review.get("time") if isinstance(review.get("time"), str) else None, "review": review,
+    }
 
 
 def _evaluator_result(row: Any) -> EvaluatorResult:

@@ -4,6 +4,7 @@ runs                one row per run: suite, times, counts, the resolved suite an
 case_results        one row per case, cell and repetition: score, verdict, input, output, agent/session
 evaluator_results   one row per evaluator per case (cell, repetition), human feedback included (type `human`)
 dataset_metrics     run-level figures in long form: per-field accuracy, confusion counts, F1...
+reviews             people's reviews (`agenteval view`), appended: one row per review of a case's cell
 
 Tables are created when missing; nothing is ever dropped. A column added in a later version
 (`case_results.expected`) is added to an older file's table when the store opens it
@@ -164,6 +165,24 @@ DATASET_METRICS = Table(
     Column("value", Float),  # null where undefined (a ratio over nothing)
     ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
 )
+
+REVIEWS = Table(
+    "reviews", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),  # append order: a reviewer's later review wins
+    Column("run_id", String, nullable=False),
+    Column("case_id", String, nullable=False),
+    Column("cell", String, nullable=False, server_default=""),
+    Column("repetition", Integer, nullable=False),
+    Column("reviewer", String, nullable=False),
+    Column("time", String),  # ISO 8601 text, as a reviews file holds it
+    Column("review", StoredJson, nullable=False),  # the whole review, as one line of RUN.reviews.jsonl
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
+    Index("reviews_by_run", "run_id", "id"),
+)
+"""Reviews used to be kept inside each case's `human:review` evaluator result (copied into every
+cell); a store opened for writing moves those into this table (`SqlStore._move_reviews`)."""
+
+CORE_TABLES = (RUNS, CASE_RESULTS, EVALUATOR_RESULTS, DATASET_METRICS)
 
 
 ADDED_COLUMNS = (("case_results", "expected"), ("case_results", "trace_id"), ("runs", "fingerprint"))

@@ -33,7 +33,7 @@ from agenteval.reports.numbers import num, pct
 from agenteval.results import ResultsFileError, read_results
 from agenteval.stores.history import folder_runs, trends
 from agenteval.stores.reviews import ReviewError, agreements, case_from_result, write_cases
-from agenteval.view.case_view import cell_view, criteria_of, shown
+from agenteval.view.case_view import cell_view, criteria_of, scales_of, shown
 from agenteval.view.index import PAGE_SIZE, LineError, Row, RunIndex
 from agenteval.view.runs import Run, Runs
 
@@ -150,8 +150,8 @@ def create_app(settings: Settings) -> Any:
             request, template, run=run, summary=summary, overview=_overview(run.index, summary), cells=found.cells,
             table=cell_table(summary) if summary else None, comparisons=comparison_lines(summary) if summary else [],
             groups=groups, found=found, query=query, evaluators=run.index.evaluators(), tags=run.index.tags(),
-            problems=run.index.problems + ([review_problem] if review_problem else []), reviews=len(reviews),
-            writing=summary is None or not run.index.caught_up, reading=not run.index.caught_up,
+            problems=run.index.problems + [found for found in (run.problem, review_problem) if found], reviews=len(reviews),
+            writing=summary is None or run.loading, reading=run.loading,
             reviewed={(r["case_id"]) for r in reviews},
         )
 
@@ -159,8 +159,8 @@ def create_app(settings: Settings) -> Any:
         run = runs.get(request.path_params["key"])
         if run is None:
             return JSONResponse({"error": "no such run"}, status_code=404)
-        return JSONResponse({"cases": len(run.index), "finished": run.summary() is not None and run.index.caught_up,
-                             "reading": not run.index.caught_up, "problems": run.index.problems})
+        return JSONResponse({"cases": len(run.index), "finished": run.summary() is not None and not run.loading,
+                             "reading": run.loading, "problems": run.index.problems + ([run.problem] if run.problem else [])})
 
     async def case_page(request: Request) -> Response:
         run = runs.get(request.path_params["key"])
@@ -186,7 +186,7 @@ def create_app(settings: Settings) -> Any:
         next_key = _queue_next(run, queue, case_id, {review["case_id"] for review in reviews}) if queue else None
         return page(
             request, "case.html", run=run, case_id=case_id, first=results[0], cells=cells, chosen=chosen,
-            chosen_cell=cells[position], criteria=criteria_of(chosen), reviews=own,
+            chosen_cell=cells[position], criteria=criteria_of(chosen, scales_of(run.summary())), reviews=own,
             problem=review_problem, queue=queue, next_case=next_key, cases_file=settings.cases_file,
             input=shown(results[0].input), expected=None if results[0].expected is None else shown(results[0].expected),
             saved=request.query_params.get("saved"), error=request.query_params.get("error"),
@@ -209,7 +209,7 @@ def create_app(settings: Settings) -> Any:
             result = run.index.result(row)
         except LineError as exc:
             return PlainTextResponse(f"{exc}\n", status_code=422)
-        record = _review_from_form(form, result)
+        record = _review_from_form(form, result, scales_of(run.summary()))
         queue = str(form.get("queue") or "")
         back = f"/runs/{run.key}/cases/{_quote(case_id)}"
         try:
@@ -359,7 +359,7 @@ async def _check_write(request: Request, settings: Settings) -> Response | None:
     return None
 
 
-def _review_from_form(form: Any, result: Any) -> dict[str, Any]:
+def _review_from_form(form: Any, result: Any, scales: dict[str, str] | None = None) -> dict[str, Any]:
     """A review record from the case page's form (the store checks it)."""
     verdicts, judged, scores = {}, {}, {}
     for evaluator in result.evaluator_results:
@@ -367,7 +367,7 @@ def _review_from_form(form: Any, result: Any) -> dict[str, Any]:
         if mark in ("right", "wrong"):
             verdicts[evaluator.name] = mark
             judged[evaluator.name] = evaluator.verdict
-    for name, criterion in criteria_of(result).items():
+    for name, criterion in criteria_of(result, scales).items():
         value = str(form.get(f"score:{name}", "")).strip()
         if not value:
             continue

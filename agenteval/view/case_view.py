@@ -11,11 +11,14 @@ import orjson
 
 from agenteval.reports.cell_table import result_cell
 from agenteval.reports.failures import field_rows
-from agenteval.reports.html import OUTPUT_CHARS, VALUE_CHARS, clip, clip_text
+from agenteval.reports.html import OUTPUT_CHARS, VALUE_CHARS, claim_rows, clip, clip_text
+from agenteval.reports.spans import span_tree
 from agenteval.reports.transcript import chat, transcript
 from agenteval.paths import MISSING
 from agenteval.results import CaseResult
 
+CLAIM_CLASS = {"supported": "pass", "relevant": "pass", "contradicted": "fail", "irrelevant": "fail"}
+"""How a claim's (or chunk's) verdict is coloured; `not_found` and `unclear` are neither."""
 _SCALE = re.compile(r"^(\w+) \((-?[\d.e+]+) to (-?[\d.e+]+)\)$")
 
 
@@ -46,8 +49,31 @@ def scale_input(scale: str | None) -> dict[str, Any]:
     return {"kind": "number", "min": f"{low:g}", "max": f"{high:g}", "step": step, "text": f"{low:g} to {high:g}"}
 
 
-def criteria_of(result: CaseResult) -> dict[str, dict[str, Any]]:
-    """Every criterion an automatic evaluator scored on this case: its judge's raw score, reasoning and scale."""
+def scales_of(summary: dict[str, Any] | None) -> dict[str, str]:
+    """Each evaluator's `scale:` as the run's resolved suite gives it, in words (`likert5 (1 to 5)`):
+    a code judge's result keeps its raw score but not the scale it was read on."""
+    from agenteval.evaluators.scales import RangeScale, describe
+
+    resolved = (summary or {}).get("resolved_suite")
+    evaluators = resolved.get("evaluators") if isinstance(resolved, dict) else None
+    found: dict[str, str] = {}
+    for config in evaluators if isinstance(evaluators, list) else ():
+        if not isinstance(config, dict) or not isinstance(config.get("name"), str):
+            continue
+        scale = config.get("scale")
+        try:
+            if scale in ("binary", "pass_fail", "likert5", "percent"):
+                found[config["name"]] = describe(scale)
+            elif isinstance(scale, dict):
+                found[config["name"]] = describe(RangeScale(**scale))
+        except ValueError:
+            continue
+    return found
+
+
+def criteria_of(result: CaseResult, scales: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every criterion an automatic evaluator scored on this case: its judge's raw score, reasoning and
+    scale (a code judge's from `scales`, as `scales_of` reads them from the run's summary)."""
     found: dict[str, dict[str, Any]] = {}
     for evaluator in result.evaluator_results:
         if evaluator.type == "human":
@@ -59,8 +85,10 @@ def criteria_of(result: CaseResult) -> dict[str, dict[str, Any]]:
                     found.setdefault(str(name), {"evaluator": evaluator.name, "raw": entry.get("raw_score"), "reasoning": entry.get("reasoning"),
                                                  "scale": entry.get("scale"), "input": scale_input(entry.get("scale"))})
         elif evaluator.criterion and evaluator.criterion.get("name"):
-            found.setdefault(evaluator.criterion["name"], {"evaluator": evaluator.name, "raw": evaluator.score, "reasoning": evaluator.reasoning,
-                                                           "scale": None, "input": scale_input(None)})
+            details = evaluator.details if isinstance(evaluator.details, dict) else {}
+            scale = (scales or {}).get(evaluator.name) if "raw_score" in details else None
+            found.setdefault(evaluator.criterion["name"], {"evaluator": evaluator.name, "raw": details.get("raw_score", evaluator.score),
+                                                           "reasoning": evaluator.reasoning, "scale": scale, "input": scale_input(scale)})
     return found
 
 
@@ -76,6 +104,7 @@ def cell_view(result: CaseResult) -> dict[str, Any]:
             "error": clip_text(evaluator.error, 2000),
             "criteria": [(str(name), entry.get("raw_score"), clip_text(entry.get("reasoning"), 2000)) for name, entry in criteria.items()
                          if isinstance(entry, dict)] if isinstance(criteria, dict) else [],
+            "claims": [(claim, verdict, CLAIM_CLASS.get(verdict, "partial"), evidence) for claim, verdict, evidence in claim_rows(evaluator.details) or []],
             "fields": [(row.path, row.status, None if row.expected is MISSING else shown(clip(row.expected, VALUE_CHARS)),
                         None if row.actual is MISSING else shown(clip(row.actual, VALUE_CHARS))) for row in field_rows(evaluator)[:200]],
         })
@@ -84,4 +113,5 @@ def cell_view(result: CaseResult) -> dict[str, Any]:
         "cell": result_cell(result), "repetition": result.repetition, "verdict": result.verdict, "score": result.score,
         "error": clip_text(result.error, 2000), "answer": shown(result.output), "usage": result.usage or {},
         "evaluators": evaluators, "chat": played, "transcript": None if played else transcript(result.output, clip),
+        "spans": span_tree(result.output),
     }

@@ -45,3 +45,34 @@ def test_a_min_agreement_outside_minus_one_to_one_is_refused(tmp_path, value):
     assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "run.jsonl").returncode == 0
     done = run_cli("report", tmp_path / "run.jsonl", "--agreement", "--min-agreement", value)
     assert done.returncode == 2 and "--min-agreement is a kappa between -1 and 1" in done.stderr
+
+
+def test_a_store_keeps_a_hostile_note_as_given_and_a_damaged_review_row_is_a_one_line_error(tmp_path):
+    pytest.importorskip("sqlalchemy")
+    import json
+
+    import sqlalchemy
+
+    from agenteval.stores import open_store
+    from agenteval.stores.reviews import store_review
+
+    write(tmp_path, "suite.yaml", "name: s\nevaluators:\n  - {type: equals}\ncases:\n  - {id: c1, expected: a, output: a}\n")
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    assert run_cli("run", tmp_path / "suite.yaml", "--store", url).returncode == 0
+    store = open_store(url)
+    run_id = store.find_run("latest")
+    note = "a\0b \ufffd <script>alert(1)</script> " + "x" * 9_000
+    store_review(store, run_id, {"case_id": "c1", "reviewer": "ana", "note": note})
+    with pytest.raises(ReviewError, match="finite number"):
+        store_review(store, run_id, {"case_id": "c1", "reviewer": "ana", "scores": {"tone": math.inf}})
+    store.close()
+    exported = run_cli("feedback", "export", "latest", "--store", url)
+    assert [json.loads(line)["note"] for line in exported.stdout.splitlines()] == [note]  # nothing else was written
+    engine = sqlalchemy.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sqlalchemy.text("UPDATE reviews SET review = '{\"case_id\": \"c1\", \"reviewer\": 7}'"))
+    engine.dispose()
+    for command in (("feedback", "export", "latest"), ("report", "latest", "--agreement"), ("report", "latest")):
+        done = run_cli(*command, "--store", url)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.strip().splitlines()[-1].endswith("reviews row 1 is not a review: reviewer must be a non-empty string of at most 200 characters"), done.stderr

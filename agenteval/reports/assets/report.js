@@ -143,7 +143,7 @@
     }
 
     function detailHtml(detail) {
-      const [evaluators, output, error, input, stored, transcript, same, chat] = detail;
+      const [evaluators, output, error, input, stored, transcript, same, chat, spans] = detail;
       const reference = same === 1 ? output : stored;
       const missed = new Set();
       const hit = new Set();
@@ -178,12 +178,24 @@
         `<div class="side-candidate"><h4>candidate</h4><pre class="candidate">${json(output, "", missed, hit)}</pre></div></div>`);
       if (transcript) parts.push(transcriptHtml(transcript));
       if (Array.isArray(chat)) parts.push(chatHtml(chat, evaluators));
+      if (Array.isArray(spans)) parts.push(spansHtml(spans));
       if (fieldRows.length) {
         parts.push('<h4>fields</h4><table class="fields"><thead><tr><th>evaluator</th><th>field</th><th>status</th><th>expected</th><th>candidate</th></tr></thead>' +
           `<tbody>${fieldRows.join("")}</tbody></table>`);
       }
       for (const e of evaluators) parts.push(evaluatorHtml(e));
       return parts.join("");
+    }
+
+    // An answer read from a trace: its spans as a tree (indented by depth), with start, duration and errors.
+    function spansHtml([traceId, rows]) {
+      const ms = (value) => value === null || value === undefined ? "" : `${fixed(value, value >= 100 ? 0 : 1)} ms`;
+      return `<h4>spans${traceId ? ` <span class="note">trace ${esc(traceId)}</span>` : ""}</h4><table class="spans"><thead><tr>` +
+        "<th>span</th><th>kind</th><th>start</th><th>duration</th><th></th></tr></thead><tbody>" +
+        rows.map(([depth, name, kind, start, duration, error]) =>
+          `<tr class="${error ? "miss" : ""}"><td class="span-name">${"\u00a0\u00a0".repeat(depth)}${depth ? "└ " : ""}${esc(name)}</td>` +
+          `<td>${esc(kind)}</td><td>${ms(start)}</td><td>${ms(duration)}</td><td>${error ? '<span class="badge error">error</span>' : ""}</td></tr>`).join("") +
+        "</tbody></table>";
     }
 
     function evaluatorHtml(e) {
