@@ -91,13 +91,16 @@ class AzureOpenAITarget(ModelEndpoint, ToolLoopFields):
             if looped is not None:
                 return loop_answer("azure_openai", Answer(**looped), self.parse_json)
         try:
-            reply = self._send(run, messages, tool_definitions(self.tools))
+            reply = self._send(run, messages, tool_definitions(self.tools), self.response_format)
         except EndpointError as exc:
             return Answer(error=f"azure_openai target: {exc}")
         return reply_answer("azure_openai", reply, messages, self.parse_json)
 
-    def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun) -> StepReply:
-        """One model call over a conversation in the canonical shape (chat completions' own): the tool loop's step."""
+    def step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun, response_format: dict[str, Any] | None = None,
+    ) -> StepReply:
+        """One model call over a conversation in the canonical shape (chat completions' own): the tool loop's
+        step. `response_format` (a judge's json_schema; default: the target's own) is sent as it is."""
         from agenteval.agents.loop import read_tool_calls
         from agenteval.agents.protocol import StepReply
         from agenteval.endpoints.client import EndpointError
@@ -105,7 +108,7 @@ class AzureOpenAITarget(ModelEndpoint, ToolLoopFields):
         if run.endpoints is None:
             return StepReply(error="the azure_openai target needs the run's endpoints")
         try:
-            reply = self._send(run, messages, tools or None)
+            reply = self._send(run, messages, tools or None, response_format or self.response_format)
         except EndpointError as exc:
             return StepReply(error=f"azure_openai target: {exc}")
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -161,13 +164,15 @@ class AzureOpenAITarget(ModelEndpoint, ToolLoopFields):
         settings = self.model_copy(update={"api_key_env": None, "base_url": base, "model": deployment, "headers": {**headers, **self.headers}})
         return settings, auth
 
-    def _send(self, run: TargetRun, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ChatReply:
+    def _send(
+        self, run: TargetRun, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, response_format: dict[str, Any] | None,
+    ) -> ChatReply:
         from agenteval.endpoints.azure_openai import complete, deployment_url
         from agenteval.endpoints.chat import chat_body
 
         assert run.endpoints is not None
         settings, auth = self._transport(run, self.deployment)
         url = deployment_url(run.endpoints.url(settings), self.deployment, "chat/completions")
-        body = chat_body(settings, messages, tools=tools, tool_choice=self.tool_choice, response_format=self.response_format)
+        body = chat_body(settings, messages, tools=tools, tool_choice=self.tool_choice, response_format=response_format)
         cache = self.cache if self.cache is not None else self.temperature == 0
         return complete(run.endpoints, settings, url, self.api_version, auth, body, cache=cache, variant=run.repetition)

@@ -139,10 +139,13 @@ class GeminiTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             reply.message["tool_calls"][number - 1]["id"] = call["id"]
         return reply_answer("gemini", reply, messages, self.parse_json)
 
-    def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun) -> StepReply:
+    def step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun, response_format: dict[str, Any] | None = None,
+    ) -> StepReply:
         """One model step of a tool loop or conversation (agenteval.agents.protocol): canonical
         messages in, the canonical assistant message out (a call without an id from the API gets
-        one from the loop)."""
+        one from the loop). `response_format` (a judge's json_schema; default: the target's own)
+        becomes generationConfig's responseMimeType and responseJsonSchema."""
         from agenteval.agents.protocol import StepReply, ToolCall
         from agenteval.endpoints.client import EndpointError
         from agenteval.endpoints.gemini_api import generate_body
@@ -151,7 +154,9 @@ class GeminiTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             return StepReply(error="the gemini target needs the run's endpoints")
         try:
             settings, vertex = self.request_settings(run.endpoints.models)
-            body = generate_body(settings, messages, tools=tools or None, tool_choice=self.tool_choice, response_format=self.response_format)
+            body = generate_body(
+                settings, messages, tools=tools or None, tool_choice=self.tool_choice, response_format=response_format or self.response_format,
+            )
         except ValueError as exc:
             return StepReply(error=str(exc))
         try:
