@@ -424,7 +424,7 @@ def test_a_python_target_cannot_hold_a_conversation_and_the_case_error_says_so(s
     write(tmp_path, "s.yaml", suite(server, "  - {id: c1, turns: [hello]}", target="  type: python\n  function: agent:answer"))
     done, lines = run(tmp_path)
     assert done.returncode == 3
-    assert lines["c1"]["error"] == ("a conversation (`turns:` or `user:`) needs a model target (openai, anthropic) or an http or "
+    assert lines["c1"]["error"] == ("a conversation (`turns:` or `user:`) needs a model target (openai, anthropic, bedrock, azure_openai, gemini) or an http or "
                                     "command target, which answer turn by turn; a python target cannot hold one")
 
 

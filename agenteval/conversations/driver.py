@@ -77,7 +77,9 @@ class _Reply:
 def play(case: Any, target: Any, run: TargetRun, limits: Limits) -> Answer:
     """The conversation's answer (or its error) for a case with `turns:` or `user:`."""
     if not hasattr(target, "step") and target.type not in SERVICES:
-        return Answer(error=f"a conversation (`turns:` or `user:`) needs a model target (openai, anthropic) or an http or "
+        from agenteval.targets.model_entries import model_types
+
+        return Answer(error=f"a conversation (`turns:` or `user:`) needs a model target ({', '.join(model_types())}) or an http or "
                             f"command target, which answer turn by turn; a {target.type} target cannot hold one")
     try:
         opening = _opening(target, case)
