@@ -220,22 +220,24 @@ def _use_task(loaded: LoadedSuite, settings: RunSettings) -> None:
 
 
 def _check_credentials(loaded: LoadedSuite, settings: RunSettings) -> None:
-    """SuiteInvalid naming the variable to set when a chosen target's credentials are missing
-    (a target says so with `missing_credential(models, environ)`), unless its answers may all come
-    from the response cache: a re-run replays offline without them."""
+    """SuiteInvalid naming what to set when a chosen target's credential is missing (its
+    `credential_problem`, agenteval.agents.protocol), unless its replies are cached and a cache
+    exists to replay them from: a re-run replays offline without them, and a request the cache
+    lacks is its case's error naming the same."""
     from agenteval.endpoints import cache_path
     from agenteval.suite.loader import SuiteInvalid
     from agenteval.suite.problems import Problem
+    from agenteval.targets.model_entries import credential_problem, replies_cached
 
     environ = {**loaded.env_values, **os.environ}
     cached = settings.cache and not settings.refresh_cache and cache_path(loaded.base_dir, settings.cache_dir).exists()
     problems = []
     for cell in loaded.cells:
-        check = getattr(cell.spec, "missing_credential", None)
-        message = check(loaded.suite.models, environ, cached) if check is not None else None
-        if message:
-            key = ("targets", cell.target, "type") if cell.target is not None else ("target", "type")
-            problems.append(Problem(loaded.path, None, key[:-1], message))
+        if cached and replies_cached(cell.spec, loaded.suite.models):
+            continue
+        if message := credential_problem(cell.spec, environ, loaded.suite.models):
+            key = ("targets", cell.target) if cell.target is not None else ("target",)
+            problems.append(Problem(loaded.path, None, key, message))
     if problems:
         raise SuiteInvalid(list({problem.render(): problem for problem in problems}.values()))
 
@@ -755,9 +757,6 @@ class SuiteRun(_ReadableRun):
             self._endpoints = open_endpoints(self.loaded, self.settings, self._processes.environ)
         except CacheError as exc:
             raise RunError(str(exc)) from None
-        problem = _missing_credentials(self.loaded, self._endpoints)
-        if problem is not None:
-            raise RunError(problem)
         done, chosen = self._done, {cell.names for cell in self.loaded.cells}
         cases = self.loaded.iter_cases()  # the selected ones (without --resume: each of them)
         if done:
@@ -978,27 +977,6 @@ def _has_limits(loaded: LoadedSuite) -> bool:
 def failed_limits(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The run-wide limits the summary says were not met."""
     return [check for check in summary.get("suite_limits", []) if not check["passed"]]
-
-
-def _missing_credentials(loaded: LoadedSuite, endpoints: Any) -> str | None:
-    """`target: what to set` of the first model target that could not authorise a request, when the
-    run cannot replay it from the response cache (no cache file yet, --no-cache, --refresh-cache, or
-    a target that is not cached): one line before any case, instead of the same error on each. A
-    run that may replay goes on, and a request the cache lacks is its case's error naming the same."""
-    cache = getattr(endpoints, "cache", None)
-    replayable = cache is not None and not endpoints.refresh and cache.path.exists()
-    chosen = {cell.target: cell.spec for cell in loaded.cells}  # the targets of the run's cells (--target chooses)
-    for name, target in chosen.items():
-        check = getattr(target, "credentials_problem", None)
-        if check is None:
-            continue
-        cached = target.cache if target.cache is not None else target.temperature == 0  # type: ignore[union-attr]
-        if replayable and cached:
-            continue
-        problem = check(endpoints.environ)
-        if problem is not None:
-            return f"{'target' if name is None else f'targets.{name}'}: {problem}"
-    return None
 
 
 # -- the pieces `run_suite` is made of (RunSettings, make_runner, open_endpoints: agenteval.runs,

@@ -245,12 +245,22 @@ def test_the_key_never_reaches_results_summaries_cache_or_logs(server, tmp_path)
     assert SECRET not in done.stdout + done.stderr
 
 
-def test_a_missing_key_is_a_case_error_naming_its_variable(server, tmp_path):
+def test_a_missing_key_is_one_line_before_any_case_and_each_cases_error_when_a_cache_exists(server, tmp_path):
     write(tmp_path, "s.yaml", suite_text(server, cases='  - {id: a, input: "x", expected: Paris}'))
     done, lines = run(tmp_path, env={"ANTHROPIC_API_KEY": None})
-    assert done.returncode == 3
-    assert lines["a"]["error"] == "anthropic target: environment variable ANTHROPIC_API_KEY is not set (api_key_env)"
-    assert server.count() == 0
+    assert done.returncode == 2 and lines == {} and server.count() == 0
+    assert done.stderr.splitlines() == [
+        f"{tmp_path / 's.yaml'}: target: environment variable ANTHROPIC_API_KEY is not set: it holds the Anthropic API key "
+        "(`api_key_env`); set it, or name another variable"
+    ]
+    # with a cache file the run starts (it may replay); the Messages API's key is read before the
+    # cache is, so each case's error names the variable
+    write(tmp_path, "s.yaml", suite_text(server, "  temperature: 0", cases='  - {id: a, input: "Paris", expected: Paris}'))
+    assert run(tmp_path)[0].returncode == 0 and server.count() == 1
+    write(tmp_path, "s.yaml", suite_text(server, "  temperature: 0", cases='  - {id: a, input: "Paris", expected: Paris}\n  - {id: b, input: "x", expected: Paris}'))
+    done, lines = run(tmp_path, env={"ANTHROPIC_API_KEY": None})
+    assert done.returncode == 3 and server.count() == 1
+    assert [lines[case]["error"] for case in "ab"] == ["anthropic target: environment variable ANTHROPIC_API_KEY is not set (api_key_env)"] * 2
 
 
 def test_a_named_endpoint_gets_the_apis_defaults_under_its_own_keys(server, tmp_path):

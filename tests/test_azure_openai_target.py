@@ -154,7 +154,7 @@ def test_a_missing_key_is_one_line_naming_the_variable(server, tmp_path):
     write(tmp_path, "s.yaml", suite_text(server, "  temperature: 0.5"))
     done, lines = run(tmp_path, env={"AZURE_OPENAI_API_KEY": None})
     assert done.returncode == 2 and lines == {} and server.received == []
-    assert done.stderr.strip().splitlines()[-1] == "error: target: environment variable AZURE_OPENAI_API_KEY is not set (api_key_env)"
+    assert done.stderr.strip().splitlines() == [f"{tmp_path / 's.yaml'}: target: environment variable AZURE_OPENAI_API_KEY is not set (api_key_env)"]
 
 
 @pytest.mark.parametrize(("status", "headers", "retried"), [

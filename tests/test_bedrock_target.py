@@ -189,9 +189,9 @@ def test_no_credentials_is_one_line_naming_what_to_set(server, tmp_path):
     write(tmp_path, "s.yaml", suite_text(server, "  temperature: 0"))
     done, lines = run(tmp_path, env=NO_AWS)
     assert done.returncode == 2 and lines == {}
-    assert done.stderr.strip().splitlines()[-1] == (
-        "error: target: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), "
-        "or AWS_PROFILE, or run where a role provides them")
+    assert done.stderr.strip().splitlines() == [
+        f"{tmp_path / 's.yaml'}: target: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), "
+        "or AWS_PROFILE, or run where a role provides them"]
     assert server.received == []
 
 
@@ -292,5 +292,5 @@ cases:
     assert gated.returncode == 0, gated.stderr  # the gpt cell alone passes the gate, from the cache
     assert len(azure.received) == 2 and server.problems == [] and azure.problems == []
     assert without_key.returncode == 2
-    assert without_key.stderr.strip().splitlines()[-1] == "error: targets.gpt: environment variable AZURE_OPENAI_API_KEY is not set (api_key_env)"
+    assert without_key.stderr.strip().splitlines() == [f"{tmp_path / 's.yaml'}: targets.gpt: environment variable AZURE_OPENAI_API_KEY is not set (api_key_env)"]
     assert only_claude.returncode == 1, only_claude.stderr  # the cell chosen needs no Azure key

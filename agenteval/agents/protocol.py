@@ -11,12 +11,18 @@ Model judges, the claim-level judges and simulated users ask a `models:` entry o
 through the same step(), with no tools (agenteval.targets.model_entries). A step() may also take
 `response_format=` (OpenAI's `{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}`):
 a judge passes its reply schema there when the signature has it, and the target asks its API for
-output matching it as that API can (the openai target sends it as is, the anthropic target as
-`output_config`); a step() without it is asked without, and the judge's prompt, which always
+output matching it as that API can (the openai and azure_openai targets send it as is, the
+anthropic target as `output_config`, the gemini target as generationConfig's responseJsonSchema);
+a step() without it (bedrock: the Converse API has no structured output) is asked without, and the judge's prompt, which always
 states the reply format, is what holds the model to it. (`structured_output: false` on a judge
 sends no schema, for models that cannot take one.) Judges cache only a reply they can read: the run's endpoints
 that step() gets hold fresh replies back until the judge has read them, so a target sends every
 request through `run.endpoints.send` and needs nothing more for it.
+
+A model target that needs a credential says what to set with `credential_problem(environ, models)
+-> str | None` (`models`: the suite's `models:`, for the keys `endpoint: NAME` lends it): one
+line, asked at load of a `models:` entry and before the run of a chosen target unless the cache
+may replay it (agenteval.targets.model_entries.credential_problem).
 """
 
 from __future__ import annotations

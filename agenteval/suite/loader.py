@@ -306,7 +306,7 @@ def _credential_problems(models: Mapping[str, Any], environ: Mapping[str, str], 
 
     found = []
     for name, entry in models.items():
-        if message := credential_problem(entry, environ):
+        if message := credential_problem(entry, environ, models):
             key = ("models", name, "api_key_env") if "api_key_env" in entry.model_fields_set else ("models", name)
             found.append(Problem(path, line_of(lines, key), key, message))
     return found

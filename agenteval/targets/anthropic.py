@@ -131,11 +131,14 @@ class AnthropicTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
         calls = [ToolCall(id=call["id"], name=call["name"], arguments=call["arguments"]) for call in reply.tool_calls]
         return StepReply(message=reply.message, content=reply.content, tool_calls=calls, usage=reply.usage, model=reply.model)
 
-    def credential_problem(self, environ: Mapping[str, str]) -> str | None:
-        """What to set before a request can be sent (the API key's variable), or None: checked at
-        load for a model under `models:`, so a missing key is one line, not every case's error."""
-        name = self.api_key_env
-        if not name or any(header.lower() == "x-api-key" for header in self.headers) or (environ.get(name) or "").strip():
+    def credential_problem(self, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
+        """What to set before a request can be sent (the API key's variable), or None (agenteval.agents.protocol)."""
+        try:
+            settings = self.request_settings(dict(models))
+        except ValueError:
+            return None  # each case says what is wrong
+        name = settings.api_key_env
+        if not name or any(header.lower() == "x-api-key" for header in settings.headers) or (environ.get(name) or "").strip():
             return None
         return f"environment variable {name} is not set: it holds the Anthropic API key (`api_key_env`); set it, or name another variable"
 

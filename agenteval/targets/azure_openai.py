@@ -8,6 +8,7 @@ target runs the tool loop (agenteval.agents.loop) over `step`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
@@ -135,8 +136,8 @@ class AzureOpenAITarget(ModelEndpoint, ToolLoopFields):
             return EmbedReply(error=f"azure_openai target: {exc}")
         return EmbedReply(vectors=vectors, usage=usage, model=self.embedding_deployment)
 
-    def credentials_problem(self, environ: Any) -> str | None:
-        """What to set when this target could not authorise a request (checked before a run that cannot replay from a cache)."""
+    def credential_problem(self, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
+        """What to set when this target could not authorise a request, or None (agenteval.agents.protocol)."""
         if self.entra_id:
             return None  # DefaultAzureCredential's chain is only known by asking it
         name = self.ad_token_env or self.api_key_env

@@ -9,6 +9,7 @@ the tool loop (agenteval.agents.loop) over `step`, as the openai target does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -138,8 +139,8 @@ class BedrockTarget(ModelEndpoint, ToolLoopFields):
             return EmbedReply(error=f"bedrock target: {exc}")
         return EmbedReply(vectors=vectors, usage=usage, model=self.embedding_model)
 
-    def credentials_problem(self, environ: Any) -> str | None:
-        """What to set when this target could not sign a request (checked before a run that cannot replay from a cache)."""
+    def credential_problem(self, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
+        """What to set when this target could not sign a request, or None (agenteval.agents.protocol)."""
         from agenteval.endpoints.client import EndpointError
         from agenteval.endpoints.converse_api import credentials, region_of
 

@@ -12,6 +12,7 @@ agenteval.endpoints.gemini_api. Tools with an implementation run the tool loop o
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
@@ -185,21 +186,17 @@ class GeminiTarget(ModelEndpoint, EndpointRef, ToolLoopFields):
             return EmbedReply(error=f"gemini target: {exc}")
         return EmbedReply(vectors=vectors, usage=usage_record(reply.latency_ms, cached=reply.cached), model=settings.model)
 
-    def missing_credential(self, models: dict[str, ModelEndpoint], environ: Any, cached: bool) -> str | None:
-        """What to set when the API key's variable is unset or empty, checked as the run starts (None
-        when the key is there, on Vertex AI, or when a cache exists that this target's answers may
-        come from: a replay needs no key)."""
+    def credential_problem(self, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
+        """What to set when the API key's variable is unset or empty, or None (on Vertex AI, whose
+        default credentials are only known by asking; agenteval.agents.protocol)."""
         if self.vertex is not None:
             return None
         try:
-            settings, _ = self.request_settings(models)
+            settings, _ = self.request_settings(dict(models))
         except ValueError:
             return None  # each case says what is wrong
         name = settings.api_key_env
-        if not name or any(header.lower() == "x-goog-api-key" for header in settings.headers):
-            return None
-        caches = settings.cache if settings.cache is not None else settings.temperature == 0
-        if (environ.get(name) or "").strip() or (cached and caches):
+        if not name or any(header.lower() == "x-goog-api-key" for header in settings.headers) or (environ.get(name) or "").strip():
             return None
         return (f"environment variable {name} is not set: set it to a Gemini API key (api_key_env), "
                 "or give `vertex: {project, location}` to use Google Cloud credentials")

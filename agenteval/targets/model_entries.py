@@ -9,8 +9,9 @@ the target's `step()` (agenteval.agents.protocol), with no tools.
 How a new model target joins `models:`: nothing here. Every member of `TargetSpec`
 (agenteval/targets/__init__.py) whose class has `step()` is a model type, read from that one
 list; one with `embed()` also serves `semantic_similarity`; one with
-`credential_problem(environ) -> str | None` has its missing credential refused at load. What its
-`step()` should honour for judges (`response_format`) is in agenteval.agents.protocol.
+`credential_problem(environ, models) -> str | None` (see `credential_problem` below) has its
+missing credential refused before any case. What its `step()` should honour for judges
+(`response_format`) is in agenteval.agents.protocol.
 """
 
 from __future__ import annotations
@@ -139,10 +140,26 @@ def use_problem(entry: Any, name: str, needs: str) -> str | None:
     return f"{name!r} is a model of type {kind}: a target of type {needs} needs a model under `models:` of type {needs} (or one without `type:`)"
 
 
-def credential_problem(entry: Any, environ: Mapping[str, str]) -> str | None:
-    """What to set for a non-openai entry to reach its model (the entry's own `credential_problem`), or None."""
+def credential_problem(entry: Any, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
+    """What to set for a `models:` entry or a target to reach its model (its own
+    `credential_problem(environ, models)`), or None. Asked at load of every `models:` entry
+    (agenteval.suite.loader) and as a run starts of each chosen target (agenteval.api), there
+    unless `replies_cached` and a cache file exists: a replay needs no credential."""
     check = getattr(entry, "credential_problem", None)
-    return check(environ) if callable(check) and not is_chat(entry) else None
+    return check(environ, models) if callable(check) and not is_chat(entry) else None
+
+
+def replies_cached(target: Any, models: Mapping[str, Any]) -> bool:
+    """Whether a target's replies go to the response cache: its `cache`, else temperature 0, each
+    from `endpoint: NAME`'s entry when the target does not set it."""
+    named = models.get(getattr(target, "endpoint", None) or "")
+
+    def key(name: str) -> Any:
+        own = getattr(target, name, None)
+        return own if named is None or name in target.model_fields_set else getattr(named, name, own)
+
+    cache = key("cache")
+    return cache if cache is not None else key("temperature") == 0
 
 
 def judge_target(entry: Any, config: Any) -> Any:
