@@ -175,3 +175,31 @@ def test_semantic_similarity_embeds_with_a_vendor_model(tmp_path, kind):
     assert other["verdict"] == "fail" and other["score"] < 0.5
     done, again = run(tmp_path)  # offline: the embeddings come from the cache
     assert done.returncode == 1 and by_type(again["same"], "semantic_similarity")["score"] == pytest.approx(1.0)
+
+
+NO_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None, "AWS_SESSION_TOKEN": None, "AWS_PROFILE": None,
+    "AWS_CONFIG_FILE": "/nonexistent/aws-config", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/aws-credentials",
+    "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": None,
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI": None, "AWS_WEB_IDENTITY_TOKEN_FILE": None,
+    "AZURE_OPENAI_API_KEY": None, "GEMINI_API_KEY": None,
+}
+MISSING = {
+    "bedrock": "no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), "
+               "or AWS_PROFILE, or run where a role provides them",
+    "gemini": "environment variable GEMINI_API_KEY is not set: set it to a Gemini API key (api_key_env), "
+              "or give `vertex: {project, location}` to use Google Cloud credentials",
+    "azure_openai": "environment variable AZURE_OPENAI_API_KEY is not set (api_key_env)",
+}
+
+
+@pytest.mark.parametrize("kind", list(VENDORS))
+def test_a_vendor_model_without_its_credential_is_one_line_at_load(tmp_path, kind):
+    make, entry = VENDORS[kind]
+    with make() as server:
+        write(tmp_path, "s.yaml", suite(entry(server.url)))
+        done, lines = run(tmp_path, env=NO_CREDENTIALS)
+        assert server.received == []
+    assert done.returncode == 2 and lines == {}
+    line = next(number for number, text in enumerate((tmp_path / "s.yaml").read_text().splitlines(), 1) if text == "  judge:")
+    assert done.stderr.splitlines() == [f"{tmp_path / 's.yaml'}:{line}: models.judge: {MISSING[kind]}"]
