@@ -25,7 +25,7 @@ import orjson
 from agenteval.endpoints.chat import ChatReply
 from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt
 from agenteval.endpoints.spans import ModelCall
-from agenteval.endpoints.messages_api import ConversionError, _tool_input
+from agenteval.endpoints.messages_api import ConversionError, call_arguments
 from agenteval.endpoints.settings import ModelEndpoint
 from agenteval.process import decode_json
 from agenteval.usage import price_of, usage_record
@@ -300,7 +300,7 @@ def _tool_uses(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
             raise ConversionError(f"{here} has no `function.name`")
         if not isinstance(call.get("id"), str) or not call["id"]:
             raise ConversionError(f"{here} has no `id` (a tool result names the call it answers by its id)")
-        uses.append({"toolUse": {"toolUseId": call["id"], "name": function["name"], "input": _tool_input(function.get("arguments"), here)}})
+        uses.append({"toolUse": {"toolUseId": call["id"], "name": function["name"], "input": call_arguments(function.get("arguments"), here, "the Converse API")}})
     return uses
 
 

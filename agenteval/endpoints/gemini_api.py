@@ -24,6 +24,7 @@ import orjson
 from agenteval.endpoints.chat import ChatReply
 from agenteval.endpoints.client import EndpointError, Endpoints, Reply, excerpt, redact, redact_reply
 from agenteval.endpoints.settings import ModelEndpoint
+from agenteval.endpoints.messages_api import ConversionError, call_arguments
 from agenteval.endpoints.spans import ModelCall, model_span
 from agenteval.process import decode_json
 from agenteval.usage import price_of, usage_record
@@ -37,10 +38,6 @@ VERTEX_VERSION = "v1"
 _SYSTEM_ROLES = ("system", "developer")
 _BLOCKED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE"}
 _BROKEN_CALL = {"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"}
-
-
-class ConversionError(ValueError):
-    """A canonical message the Gemini API cannot express; the message names where it is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +191,7 @@ def _model_parts(message: dict[str, Any], where: str, names: dict[str, str]) -> 
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
             raise ConversionError(f"{here} has no `function.name`")
-        part: dict[str, Any] = {"functionCall": {"name": function["name"], "args": _arguments(function.get("arguments"), here)}}
+        part: dict[str, Any] = {"functionCall": {"name": function["name"], "args": call_arguments(function.get("arguments"), here, "the Gemini API")}}
         call_id = call.get("id")
         if isinstance(call_id, str) and call_id:
             names[call_id] = function["name"]
@@ -205,20 +202,6 @@ def _model_parts(message: dict[str, Any], where: str, names: dict[str, str]) -> 
             part["thoughtSignature"] = signature
         parts.append(part)
     return parts
-
-
-def _arguments(arguments: Any, where: str) -> dict[str, Any]:
-    """A call's arguments as the object `functionCall.args` must be (canonical ones are JSON text)."""
-    if arguments is None or arguments == "":
-        return {}
-    if isinstance(arguments, str):
-        try:
-            arguments = decode_json(arguments.encode())
-        except (ValueError, RecursionError):
-            raise ConversionError(f"{where}.function.arguments is not JSON: {excerpt(arguments, 120)!r}") from None
-    if not isinstance(arguments, dict):
-        raise ConversionError(f"{where}.function.arguments is not a JSON object (the Gemini API takes an object)")
-    return arguments
 
 
 def _function_response(message: dict[str, Any], where: str, names: dict[str, str]) -> dict[str, Any]:

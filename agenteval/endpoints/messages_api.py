@@ -186,12 +186,13 @@ def _assistant_blocks(message: dict[str, Any], where: str) -> list[dict[str, Any
             raise ConversionError(f"{here} has no `function.name`")
         if not isinstance(call.get("id"), str) or not call["id"]:
             raise ConversionError(f"{here} has no `id` (a tool result names the call it answers by its id)")
-        blocks.append({"type": "tool_use", "id": call["id"], "name": function["name"], "input": _tool_input(function.get("arguments"), here)})
+        blocks.append({"type": "tool_use", "id": call["id"], "name": function["name"], "input": call_arguments(function.get("arguments"), here)})
     return blocks
 
 
-def _tool_input(arguments: Any, where: str) -> dict[str, Any]:
-    """A call's arguments as the object `tool_use.input` must be (canonical arguments are JSON text)."""
+def call_arguments(arguments: Any, where: str, api: str = "the Messages API") -> dict[str, Any]:
+    """A call's arguments as the object the vendor's tool-use block must hold (`tool_use.input`,
+    Converse's `toolUse.input`, Gemini's `functionCall.args`; canonical arguments are JSON text)."""
     if arguments is None or arguments == "":
         return {}
     if isinstance(arguments, str):
@@ -200,7 +201,7 @@ def _tool_input(arguments: Any, where: str) -> dict[str, Any]:
         except (ValueError, RecursionError):
             raise ConversionError(f"{where}.function.arguments is not JSON: {excerpt(arguments, 120)!r}") from None
     if not isinstance(arguments, dict):
-        raise ConversionError(f"{where}.function.arguments is not a JSON object (the Messages API takes an object)")
+        raise ConversionError(f"{where}.function.arguments is not a JSON object ({api} takes an object)")
     return arguments
 
 
