@@ -134,7 +134,8 @@ def use_problem(entry: Any, name: str, needs: str) -> str | None:
         if kind in embedding_types():
             return None
         return f"{name!r} is a model of type {kind}, which has no embeddings: semantic_similarity needs a model of type {' or '.join(embedding_types())}"
-    typed = isinstance(entry, Mapping) and "type" in entry or not isinstance(entry, Mapping) and "type" in entry.model_fields_set
+    # an entry as written (a mapping), or validated (a model); anything else is refused by validation, not here
+    typed = "type" in entry if isinstance(entry, Mapping) else "type" in getattr(entry, "model_fields_set", ())
     if not typed or kind == needs:
         return None
     return f"{name!r} is a model of type {kind}: a target of type {needs} needs a model under `models:` of type {needs} (or one without `type:`)"
