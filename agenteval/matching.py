@@ -19,7 +19,7 @@ from rapidfuzz.distance import JaroWinkler, Levenshtein
 FuzzyAlgorithm = Literal["levenshtein", "jaro_winkler"]
 UnicodeForm = Literal["nfc", "nfkc", "raw"]
 
-_SIMILARITY = {
+SIMILARITY = {
     "levenshtein": Levenshtein.normalized_similarity,
     "jaro_winkler": JaroWinkler.normalized_similarity,
 }
@@ -127,7 +127,7 @@ def similarity(
     """Normalized similarity in [0, 1] (1 = identical)."""
     if not case_sensitive:
         a, b = normalize_text(a), normalize_text(b)
-    return _SIMILARITY[algorithm](normalize_unicode(a, unicode), normalize_unicode(b, unicode))
+    return SIMILARITY[algorithm](normalize_unicode(a, unicode), normalize_unicode(b, unicode))
 
 
 def fuzzy(
@@ -148,7 +148,7 @@ def fuzzy_comparison(
     threshold: float = 0.85, algorithm: FuzzyAlgorithm = "levenshtein", case_sensitive: bool = False, unicode: UnicodeForm = "raw",
 ) -> Callable[[Any, Any, int | None], Match]:
     """`fuzzy` with its options bound, as one call per comparison (field_accuracy makes one per field and case)."""
-    measure = _SIMILARITY[algorithm]
+    measure = SIMILARITY[algorithm]
 
     def compare(candidate: Any, expected: Any, max_chars: int | None = None) -> Match:
         if type(candidate) is not str:

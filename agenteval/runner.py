@@ -169,6 +169,7 @@ class Runner:
     receiver: SpanReceiver | None = None  # `traces: {receive: true}`: spans the system exports join its answer
     _watchdog: Watchdog | None = field(default=None, init=False, repr=False)  # the case time limit, while scoring
     _evaluators: list[EvaluatorConfig] | None = field(default=None, init=False, repr=False)  # a case's, unless it has its own
+    _watched: bool = field(default=True, init=False, repr=False)  # whether the case time limit must watch `_evaluators`
     _base_dir: Path = field(default=Path(), init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -292,7 +293,8 @@ class Runner:
         """Each evaluator's result, within the case's time limit (the watchdog's CaseTimeout ends a
         runaway one: it and the evaluators after it become errors naming the limit)."""
         watchdog = self._watchdog
-        if watchdog is None:
+        watched = self._watched if evaluators is self._evaluators else any(evaluator.needs_watchdog for evaluator in evaluators)
+        if watchdog is None or not watched:  # (evaluators whose work `limits:` bounds need no watching)
             return [run(evaluator, ctx) for evaluator in evaluators]
         results: list[EvaluatorResult] = []
         slot = watchdog.begin()
@@ -328,6 +330,7 @@ class Runner:
             _load_http_transport()
         only = self.only
         self._evaluators = [evaluator for evaluator in self.loaded.suite.evaluators if only is None or evaluator.label in only]
+        self._watched = any(evaluator.needs_watchdog for evaluator in self._evaluators)
         cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
         runs = (
             (case, repetition, cell)
