@@ -170,6 +170,7 @@ class Runner:
     _watchdog: Watchdog | None = field(default=None, init=False, repr=False)  # the case time limit, while scoring
     _evaluators: list[EvaluatorConfig] | None = field(default=None, init=False, repr=False)  # a case's, unless it has its own
     _watched: bool = field(default=True, init=False, repr=False)  # whether the case time limit must watch `_evaluators`
+    _pure: bool = field(default=False, init=False, repr=False)  # recorded answers scored by pure evaluators only (see _run_case)
     _base_dir: Path = field(default=Path(), init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -237,11 +238,17 @@ class Runner:
     def _run_case(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
         started = time.perf_counter()
         suite_name, limits = self.loaded.suite.name, self.loaded.suite.limits
-        context = self.context(case, repetition, cell)
-        try:
-            answer = self.answer(case, repetition, cell, context)
-        except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
-            answer = Answer(error=f"{cell.spec.type} target failed: {type(exc).__name__}: {exc}")
+        if self._pure and type(cell.spec) is RecordedTarget and not case.evaluators and not case.turns:
+            # the usual offline case: the answer recorded in the case, scored by evaluators that read only
+            # the case's values (no run context to build, no watchdog to arm)
+            context = None
+            answer = admit(cell.spec.answer(case, None), limits)  # type: ignore[arg-type]
+        else:
+            context = self.context(case, repetition, cell)
+            try:
+                answer = self.answer(case, repetition, cell, context)
+            except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
+                answer = Answer(error=f"{cell.spec.type} target failed: {type(exc).__name__}: {exc}")
         if answer.error is not None:
             return CaseResult(
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,
@@ -331,6 +338,7 @@ class Runner:
         only = self.only
         self._evaluators = [evaluator for evaluator in self.loaded.suite.evaluators if only is None or evaluator.label in only]
         self._watched = any(evaluator.needs_watchdog for evaluator in self._evaluators)
+        self._pure = not self._watched and self.predictions is None and self.traces is None and self.receiver is None
         cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
         runs = (
             (case, repetition, cell)

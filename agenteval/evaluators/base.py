@@ -105,12 +105,12 @@ class EvaluatorConfig(StrictModel):
     runs_programs: ClassVar[bool] = False  # evaluate() starts programs named in its config (a cases file needs trust)
     uses_network: ClassVar[bool] = False  # evaluate() sends requests to a server named in its config (a cases file needs trust)
     model_use: ClassVar[str] = "step"  # what `endpoint: NAME` must offer: step (a model judge) or embed (embeddings); checked at load
-    bounded: ClassVar[bool] = False  # evaluate() takes time linear in the answer's size at most (limits: bound the rest): no watchdog needed
+    pure: ClassVar[bool] = False  # evaluate() reads only the case's values and `limits`, in time linear in their size at most
 
     @property
     def needs_watchdog(self) -> bool:
         """Whether a case's time limit must watch this evaluator (its work is not bounded by `limits:`, or a transform runs first)."""
-        return not self.bounded or self.transform is not None
+        return not self.pure or self.transform is not None
 
     @property
     def label(self) -> str:

@@ -242,7 +242,7 @@ class FieldAccuracy(EvaluatorConfig):
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
 
     type_name = "field_accuracy"
-    bounded = True  # linear at most: edit distances are bounded by `limits.edit_distance_chars`, dates by their length
+    pure = True  # linear at most: edit distances are bounded by `limits.edit_distance_chars`, dates by their length
 
     _plan: tuple[CompiledField, ...] = PrivateAttr(())
 
