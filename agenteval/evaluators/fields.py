@@ -245,9 +245,11 @@ class FieldAccuracy(EvaluatorConfig):
     pure = True  # linear at most: edit distances are bounded by `limits.edit_distance_chars`, dates by their length
 
     _plan: tuple[CompiledField, ...] = PrivateAttr(())
+    _rows: tuple[tuple[Callable[..., dict[str, Any]], str, float], ...] = PrivateAttr(())  # (row, path, weight) of each field
 
     def model_post_init(self, context: Any) -> None:
         self._plan = tuple(spec.compile() for spec in self.fields)
+        self._rows = tuple((field.row, field.path, field.weight) for field in self._plan)
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         found: list[tuple[tuple[str | int, ...], str]] = [
@@ -269,23 +271,23 @@ class FieldAccuracy(EvaluatorConfig):
         rows = []
         weighted = total_weight = 0.0
         output, expected, limits = ctx.output, ctx.expected, ctx.limits
-        for field in self.__pydantic_private__["_plan"]:  # (read directly: `self._plan` goes through pydantic's __getattr__)
-            row = field.row(output, expected, limits)
+        for row_of, path, weight in self.__pydantic_private__["_rows"]:  # (read directly: `self._rows` goes through pydantic's __getattr__)
+            row = row_of(output, expected, limits)
             rows.append(row)
             if len(row) > 6 and "limit" in row:  # (a hit's row has six keys)
                 longest = max(len(str(row.get("actual", ""))), len(str(row.get("expected", ""))))
-                what = f"{field.path}: a text of {longest:,} characters is too long for an edit distance"
+                what = f"{path}: a text of {longest:,} characters is too long for an edit distance"
                 return self.error_result(ctx.limits.message(row["limit"], what), details={"fields": rows})
             status = row["status"]
             if status == "skipped":
                 continue
-            weighted += row["score"] * field.weight
-            total_weight += field.weight
+            weighted += row["score"] * weight
+            total_weight += weight
             if status == "hit":
-                hits.append(field.path)
+                hits.append(path)
             else:
                 reason = row.get("reason")
-                misses.append(f"{field.path} ({reason})" if reason else field.path)
+                misses.append(f"{path} ({reason})" if reason else path)
         scored = len(hits) + len(misses)
         details = {"fields": rows}
         if scored == 0:
