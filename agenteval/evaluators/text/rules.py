@@ -20,6 +20,7 @@ from agenteval.evaluators.text.base import Reference, ReferenceText, show
 class _AnyOf(ReferenceText):
     """Passes when `holds(text, reference)` for any reference."""
 
+    pure = True  # a comparison of two texts, linear in their length
     holds: ClassVar[Callable[[str, str], bool]]
     relation: ClassVar[str]  # "equals": how a hit reads
     verb: ClassVar[str]  # "equal": how a miss reads
@@ -61,6 +62,7 @@ class Contains(ReferenceText):
 
     type: Literal["contains"]
     type_name = "contains"
+    pure = True  # substring searches, linear in the texts' length
     mode: Literal["all", "any"] = Field("all", description="all: every string must appear (score: share found); any: one is enough.")
 
     def compare(self, text: str, references: tuple[Reference, ...], ctx: EvalContext) -> EvaluatorResult:
@@ -83,6 +85,7 @@ class NotContains(ReferenceText):
 
     type: Literal["not_contains"]
     type_name = "not_contains"
+    pure = True
 
     def compare(self, text: str, references: tuple[Reference, ...], ctx: EvalContext) -> EvaluatorResult:
         found = [show(shown) for shown, reference in references if reference in text]
