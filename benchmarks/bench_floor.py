@@ -14,6 +14,8 @@ Aims (issue 37), each measured in rounds that take turns with its floor (medians
 - library: `agenteval.evaluate()` on N in-memory invoices (8 field checks, read to the summary)
   against a RapidFuzz loop over the same values, in one child process, taking turns (2 x rounds + 1
   of them: each is short).
+- repeat: N/2 tiny cases run with `--repeat 2` against N tiny cases run once (the same number of
+  answers scored): what repeating adds per scored answer beyond its own work (the aim: nothing).
 
 For the two CLI aims each round also runs both sides on a one-case file, so start-up can be taken
 apart from per-case cost: "wall" and "CPU" are ratios of whole commands (the child's user + system
@@ -45,8 +47,8 @@ sys.path.insert(0, str(HERE))
 from bench_fields import FIELDS as INVOICE_FIELDS, make_case as make_invoice  # noqa: E402
 
 TINY_FIELDS = [{"path": "code", "match": "exact"}, {"path": "name", "match": "fuzzy"}]
-FULL_SIZES = {"tiny": [1_000_000], "invoices": [10_000, 100_000], "library": [10_000]}
-GUARD_SIZES = {"tiny": [20_000], "invoices": [5_000], "library": [4_000]}
+FULL_SIZES = {"tiny": [1_000_000], "invoices": [10_000, 100_000], "library": [10_000], "repeat": [100_000]}
+GUARD_SIZES = {"tiny": [20_000], "invoices": [5_000], "library": [4_000], "repeat": [20_000]}
 NAMES = ["Acme Corp", "Globex Corporation", "Initech LLC", "Umbrella Ltd", "Stark Industries", "Wayne Enterprises"]
 
 
@@ -157,6 +159,32 @@ def summarize(kind: str, size: int, rows: list[dict]) -> dict:
     return found
 
 
+def repeat_aim(size: int, rounds: int, folder: Path) -> dict:
+    """Rounds of (N/2 tiny cases x `--repeat 2`, N tiny cases once), taking turns: the CPU of each
+    whole command, and their ratio (1.0: repeating costs what scoring the same number of answers does)."""
+    once, half = write_cases(folder, "tiny", size), write_cases(folder, "tiny", size // 2)
+    out = folder / "results.jsonl"
+
+    def run(cases: Path, *extra: str) -> float:
+        out.unlink(missing_ok=True)
+        out.with_name(out.stem + ".summary.json").unlink(missing_ok=True)
+        _, cpu, _, _ = timed([sys.executable, "-m", "agenteval", "run", str(cases.with_suffix(".yaml")), "-o", str(out), "-q", *extra])
+        lines = sum(1 for _ in out.open("rb"))
+        assert lines == 2 * (size // 2) or lines == size, lines
+        return cpu
+
+    rows = []
+    for turn in range(rounds):
+        sides = [("repeat", lambda: run(half, "--repeat", "2")), ("once", lambda: run(once))]
+        row = {name: side() for name, side in (sides if turn % 2 == 0 else sides[::-1])}
+        rows.append(row)
+    return {
+        "aim": "repeat", "cases": size, "rounds": rounds,
+        "repeat_cpu_s": statistics.median(row["repeat"] for row in rows), "once_cpu_s": statistics.median(row["once"] for row in rows),
+        "ratio_cpu": statistics.median(row["repeat"] / row["once"] for row in rows),
+    }
+
+
 # -- the library path, in its own child process ---------------------------------------------------------------------
 
 
@@ -227,6 +255,9 @@ def show(result: dict) -> str:
         if "before_ratio_per_case_cpu" in result:
             before += f" / {result['before_ratio_per_case_cpu']:.2f} / {result['before_ratio_one_case_cpu']:.2f}"
         before += " |"
+    if result["aim"] == "repeat":
+        return (f"| repeat: {result['cases'] // 2:,} x 2 against {result['cases']:,} x 1 | {result['cases']:,} | {result['repeat_cpu_s']:.3f} "
+                f"| {result['once_cpu_s']:.3f} (once) | | {result['ratio_cpu']:.2f} | | | | |" + ("" if "before_ratio_cpu" not in result else " |"))
     if result["aim"] == "library":
         return (f"| library | {result['cases']:,} | {result['agenteval_s']:.3f} | {result['floor_s']:.3f} | {result['ratio_wall']:.2f} "
                 f"| {result['ratio_cpu']:.2f} | | | | |" + before)
@@ -260,10 +291,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for aim in args.aims:
             for size in args.sizes or sizes[aim]:
-                result = (
-                    library_aim(size, args.rounds, args.before) if aim == "library"
-                    else cli_aim(aim, size, args.rounds, Path(tmp), args.before)
-                )
+                if aim == "library":
+                    result = library_aim(size, args.rounds, args.before)
+                elif aim == "repeat":
+                    result = repeat_aim(size, args.rounds, Path(tmp))
+                else:
+                    result = cli_aim(aim, size, args.rounds, Path(tmp), args.before)
                 print(json.dumps(result) if args.json else show(result), flush=True)
 
 
