@@ -75,7 +75,10 @@ def write_cases(folder: Path, kind: str, size: int) -> Path:
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
-    """(wall seconds, CPU seconds, peak RSS MB, what it printed) of one child process."""
+    """(wall seconds, CPU seconds, peak RSS MB, what it printed) of one child process, which may cache
+    bytecode as an installed program does (PYTHONDONTWRITEBYTECODE would have every start-up compile
+    agenteval's modules from source again)."""
+    env = {key: value for key, value in (os.environ if env is None else env).items() if key != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryFile() as printed:
         started = time.perf_counter()
         # (run from a folder of its own: `python -m` puts the working folder first on sys.path, ahead of PYTHONPATH)
