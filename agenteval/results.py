@@ -25,6 +25,7 @@ from agenteval.metrics import ExactSum, macro_f1, metrics_row, ratio
 CaseVerdict = Literal["pass", "fail", "error"]
 DUMP_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 _STRING_KEYS = orjson.OPT_SERIALIZE_NUMPY  # DUMP_OPTIONS for the usual line, whose keys are all strings (a tenth faster)
+_LINE = _STRING_KEYS | orjson.OPT_APPEND_NEWLINE
 SLOWEST_KEPT = 5
 MAX_CELLS = 256
 """Cells a summary keeps figures of; the results of further cells (a results file naming thousands
@@ -203,51 +204,223 @@ class ResultsWriteError(Exception):
     """The results could not be written (disk full, file gone read-only...): the run stops."""
 
 
-class JsonlWriter:
-    """Appends one line per case and flushes it, so a killed run leaves every finished case on disk.
+BATCH_BYTES = 1 << 16
+"""Lines a batched results file gathers before they are handed to the kernel in one write."""
+BATCH_SECONDS = 0.03
+"""The longest a finished line waits in memory before the kernel has it: a timer hands the batch
+over this long after its first line, whether or not another case finishes."""
 
-    A write that fails part-way (disk full) is cut back, so the file stays valid JSONL for --resume.
+
+class JsonlWriter:
+    """Appends one line per case to a results file or stream.
+
+    Unbatched (a stream a reader follows line by line: `-o -`), each line is handed to the kernel
+    as it is written. Batched (a results file: one write per 64 KiB instead of one per line), lines
+    are handed over when BATCH_BYTES gather, BATCH_SECONDS after the first of them at the latest (a
+    timer thread, so a slow next case holds nothing back), and on `flush` and `close`: a killed run
+    loses at most the lines of its last BATCH_SECONDS, Ctrl-C and an exception nothing.
+
+    A write that fails part-way (disk full) is cut back to its last whole line, so the file stays
+    valid JSONL for --resume, and raises ResultsWriteError (a reader gone away: BrokenPipeError);
+    one the timer meets is raised by the next write, flush or close.
     """
 
-    def __init__(self, stream: IO[bytes], name: str = "results") -> None:
+    def __init__(self, stream: IO[bytes], name: str = "results", *, batched: bool = False) -> None:
         self._stream = stream
         self._name = name
         self._end: int | None = None  # where the file ends (known after a write that told it): a failed write is cut back to it
+        self._pending: list[bytes] = []  # batched lines not yet handed to the kernel
+        self._size = 0
+        self._failure: BaseException | None = None  # what the timer's write met, for the next call to raise
+        self._lock: Any = None  # batched: the lines and the file are the writer's and the timer's in turn
+        self._due: Any = None  # set while lines wait: the timer's cue
+        self._timer: Any = None
+        self._closed = False
+        if batched:
+            import threading
+
+            self._lock, self._due = threading.Lock(), threading.Event()
 
     def write(self, result: CaseResult) -> None:
         line = dump_line(result)
-        start = self._end
-        if start is None:
-            try:
-                start = self._stream.tell() if self._stream.seekable() else None
-            except OSError:
-                start = None
+        if self._lock is None:
+            self._put(line)
+            return
+        with self._lock:
+            if self._failure is not None:
+                self._raise_failure()
+            self._pending.append(line)
+            self._size += len(line)
+            if self._size >= BATCH_BYTES:
+                self._drain()
+            elif not self._due.is_set():
+                self._arm()
+
+    def flush(self) -> None:
+        """Hand every waiting line to the kernel now (before the file is read, and on close)."""
+        if self._lock is None:
+            return
+        with self._lock:
+            if self._failure is not None:
+                self._raise_failure()
+            if self._pending:
+                self._drain()
+
+    def close(self) -> None:
+        """Flush, and stop the timer. The stream is the caller's to close."""
         try:
-            written = self._stream.write(line) or 0
-            if written < len(line):  # an unbuffered file may take a long line in parts
-                rest = memoryview(line)[written:]
+            self.flush()
+        finally:
+            if self._lock is not None and not self._closed:
+                self._closed = True
+                self._due.set()  # the timer wakes, sees it is closed and ends
+                if self._timer is not None:
+                    import atexit
+
+                    atexit.unregister(self._flush_at_exit)
+
+    def _arm(self) -> None:
+        """Wake the timer for the batch just begun (starting it with the first one)."""
+        if self._timer is None and not self._closed:
+            import atexit
+            import threading
+
+            self._timer = threading.Thread(target=self._run_timer, name="agenteval-results-writer", daemon=True)
+            self._timer.start()
+            atexit.register(self._flush_at_exit)  # a program that ends without closing the run loses no line
+        self._due.set()
+
+    def _run_timer(self) -> None:
+        import time
+
+        while True:
+            self._due.wait()
+            if self._closed:
+                return
+            time.sleep(BATCH_SECONDS)
+            with self._lock:
+                if self._closed:
+                    return
+                self._due.clear()
+                if self._pending and self._failure is None:
+                    try:
+                        self._drain()
+                    except BaseException as exc:  # noqa: BLE001 - raised by the writer's next call, in the run's thread
+                        self._failure = exc
+
+    def _flush_at_exit(self) -> None:
+        try:
+            self.flush()
+        except (OSError, ResultsWriteError):
+            pass  # the interpreter is ending: nothing is left to tell
+
+    def _raise_failure(self) -> None:
+        failure, self._failure = self._failure, None
+        assert failure is not None
+        raise failure
+
+    def _drain(self) -> None:
+        """Write the waiting lines (the lock held). Interrupted (Ctrl-C) mid-write, the file is cut
+        back and the lines wait again, so `close` writes each of them once."""
+        lines, self._pending, self._size = self._pending, [], 0
+        start = self._start()
+        try:
+            self._put(lines[0] if len(lines) == 1 else b"".join(lines), start)
+        except (OSError, ResultsWriteError):
+            raise
+        except BaseException:
+            self._end = None
+            if self._cut_back_to(start):
+                self._pending, self._size = lines + self._pending, sum(map(len, lines)) + self._size
+            raise
+
+    def _start(self) -> int | None:
+        """Where the next write begins, when the stream can tell."""
+        if self._end is not None:
+            return self._end
+        try:
+            return self._stream.tell() if self._stream.seekable() else None
+        except OSError:
+            return None
+
+    def _put(self, data: bytes, start: int | None = None) -> None:
+        """Write `data` (whole lines) at `start` and flush it; on a failure, keep the whole lines
+        that were written and cut off the rest."""
+        if start is None:
+            start = self._start()
+        done = 0
+        try:
+            done = self._stream.write(data) or 0
+            if done < len(data):  # an unbuffered file may take a long write in parts
+                rest = memoryview(data)[done:]
                 while rest:
-                    rest = rest[self._stream.write(rest) or 0 :]
+                    written = self._stream.write(rest) or 0
+                    done += written
+                    rest = rest[written:]
             self._stream.flush()
         except BrokenPipeError:
             self._end = None
             raise
         except OSError as exc:
             self._end = None
-            if start is not None:
-                try:
-                    self._stream.truncate(start)
-                except OSError:
-                    pass
-            raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}") from None
-        self._end = None if start is None else start + len(line)
+            kept = data.rfind(b"\n", 0, done) + 1 if start is not None else 0
+            self._cut_back_to(None if start is None else start + kept)
+            lost = data.count(b"\n", kept)
+            note = f" ({lost} finished cases not saved)" if lost > 1 else ""
+            raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}{note}") from None
+        self._end = None if start is None else start + len(data)
+
+    def _cut_back_to(self, end: int | None) -> bool:
+        """Truncate the file to `end` (the end of its last whole line); False when that cannot be done."""
+        if end is None:
+            return False
+        try:
+            self._stream.truncate(end)
+        except OSError:
+            return False
+        return True
 
 
 def dump_line(result: CaseResult) -> bytes:
     """One JSON line, whatever the values hold (never raises). A non-finite number in the answer is
     written as Python's json writes it (NaN, Infinity), not as null, so re-scoring the answer from
-    the results gives the same verdict; a score is always a finite number (see `settled`)."""
+    the results gives the same verdict; a score is always a finite number (see `settled`).
+
+    The usual result is written from a plain dict of its fields (what orjson writes for the
+    dataclass, in the same order, at a third of the cost); anything unusual takes `_dump_slowly`."""
     result = settled(result)
+    if type(result) is not CaseResult:  # a subclass may add fields: orjson writes it as the dataclass it is
+        return _dump_slowly(result)
+    evaluators: Any = result.evaluator_results
+    if type(evaluators) is list:
+        evaluators = [
+            {
+                "name": item.name, "type": item.type, "score": item.score, "verdict": item.verdict, "hits": item.hits,
+                "misses": item.misses, "reasoning": item.reasoning, "details": item.details, "error": item.error,
+                "duration_ms": item.duration_ms, "criterion": item.criterion,
+            } if type(item) is EvaluatorResult else item
+            for item in evaluators
+        ]
+    data = {
+        "run_id": result.run_id, "suite": result.suite, "case_id": result.case_id, "score": result.score,
+        "verdict": result.verdict, "output": result.output, "evaluator_results": evaluators, "error": result.error,
+        "duration_ms": result.duration_ms, "tags": result.tags, "metadata": result.metadata, "usage": result.usage,
+        "repetition": result.repetition, "timestamp": result.timestamp, "input": result.input,
+        "agent_id": result.agent_id, "session_id": result.session_id, "expected": result.expected,
+        "target": result.target, "prompt": result.prompt, "trace_id": result.trace_id,
+    }
+    try:
+        line = orjson.dumps(data, option=_LINE, default=_exact_digits)
+    except orjson.JSONEncodeError:
+        return _dump_slowly(result)
+    if has_non_finite(result.output):
+        return _dump_slowly(result)
+    return line
+
+
+def _dump_slowly(result: CaseResult) -> bytes:
+    """`dump_line` of a settled result that is not the usual one: keys that are not strings, values
+    orjson cannot write, a non-finite number in the answer, a subclass of CaseResult."""
     try:
         line = orjson.dumps(result, option=_STRING_KEYS, default=_exact_digits) + b"\n"
     except orjson.JSONEncodeError:
@@ -260,7 +433,10 @@ def dump_line(result: CaseResult) -> bytes:
 
         placeholder = "\x00output\x00"  # its first occurrence is `output`: only ids precede it
         slim = orjson.dumps(replace(result, output=placeholder), option=DUMP_OPTIONS, default=_exact_digits).decode()
-        answer = json.dumps(result.output, allow_nan=True, ensure_ascii=False)
+        try:
+            answer = json.dumps(result.output, allow_nan=True, ensure_ascii=False)
+        except (TypeError, ValueError):  # a value orjson writes and json does not (a date, a UUID...) beside the NaN
+            return _dump_any(result)
         line = slim.replace(orjson.dumps(placeholder).decode(), answer, 1).encode() + b"\n"
     return line
 
@@ -285,11 +461,13 @@ def settled(result: CaseResult) -> CaseResult:
     """The result with every score a finite number. A NaN, infinite or non-numeric score (an evaluator's
     bug) is never written: it would read back as null, which `report`, `compare` and `--resume` refuse.
     Such an evaluator becomes an `error` with score 0, and so does its case."""
-    if _score(result.score):
+    score = result.score
+    if type(score) is float and score - score == 0 or _score(score):  # (a finite float: NaN and infinities give NaN)
         for evaluator in result.evaluator_results:
-            if not _score(evaluator.score):
+            score = evaluator.score
+            if not (type(score) is float and score - score == 0 or _score(score)):
                 break
-        else:  # (the usual result, settled without a generator)
+        else:  # (the usual result, settled without a generator or a call per score)
             return result
     evaluators = [
         evaluator if _score(evaluator.score) else replace(
@@ -401,16 +579,25 @@ def dump_summary(summary: dict[str, Any]) -> bytes:
 
 
 def has_non_finite(value: Any) -> bool:
-    if type(value) is float:
-        return value != value or value in (_INF, -_INF)
-    if type(value) is dict:
-        return any(has_non_finite(item) for item in value.values())
-    if type(value) is list:
-        return any(has_non_finite(item) for item in value)
+    """Whether a NaN or an infinity is anywhere in `value` (dicts and lists walked without recursing)."""
+    kind = type(value)
+    if kind is float:
+        return value - value != 0
+    if kind is not dict and kind is not list:
+        return False
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        for item in node.values() if type(node) is dict else node:
+            kind = type(item)
+            if kind is float:
+                if item - item != 0:  # NaN and infinities give NaN
+                    return True
+            elif kind is dict or kind is list:
+                stack.append(item)
     return False
 
 
-_INF = float("inf")
 _FLOAT_MAX = 1.7976931348623157e308
 
 
@@ -565,7 +752,7 @@ class _CriterionStats:
     verdicts: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class _FieldStats:
     scored: int = 0
     hits: int = 0
@@ -611,18 +798,22 @@ class Summary:
     def add(self, result: CaseResult) -> None:
         result = settled(result)  # as the line is written: a score that is not a number counts as an error
         self.total += 1
-        self.verdicts[result.verdict] += 1
+        verdict = result.verdict
+        self.verdicts[verdict] += 1
         self.score_sum += result.score
-        self.duration_sum += result.duration_ms
-        entry = (result.duration_ms, result.case_id if result.target is None and result.prompt is None else (
-            f"{result.case_id} [{cell_label(result.target, result.prompt)}]"
-        ))
-        if len(self._slowest) < SLOWEST_KEPT:
-            heapq.heappush(self._slowest, entry)
-        elif entry > self._slowest[0]:
-            heapq.heapreplace(self._slowest, entry)
+        duration = result.duration_ms
+        self.duration_sum += duration
+        slowest = self._slowest
+        if len(slowest) < SLOWEST_KEPT or duration >= slowest[0][0]:  # else it cannot be kept: no entry to build
+            entry = (duration, result.case_id if result.target is None and result.prompt is None else (
+                f"{result.case_id} [{cell_label(result.target, result.prompt)}]"
+            ))
+            if len(slowest) < SLOWEST_KEPT:
+                heapq.heappush(slowest, entry)
+            elif entry > slowest[0]:
+                heapq.heapreplace(slowest, entry)
         for tag in result.tags:
-            self.tags.setdefault(tag, Counter())[result.verdict] += 1
+            self.tags.setdefault(tag, Counter())[verdict] += 1
         for evaluator in result.evaluator_results:
             self._add_evaluator(evaluator)
         self.usage.add(result)
@@ -698,9 +889,10 @@ class Summary:
         row[2 * slot + 1] += 1
 
     def _add_evaluator(self, evaluator: EvaluatorResult) -> None:
-        stats = self.evaluators.get(evaluator.name)
+        name = evaluator.name
+        stats = self.evaluators.get(name)
         if stats is None:
-            stats = self.evaluators[evaluator.name] = _EvaluatorStats(evaluator.type)
+            stats = self.evaluators[name] = _EvaluatorStats(evaluator.type)
         stats.count += 1
         stats.score_sum += evaluator.score
         stats.duration_sum += evaluator.duration_ms
@@ -713,21 +905,22 @@ class Summary:
         if "criteria" in details or "children" in details:
             stats.add_criteria(details)
         rows = details.get("fields")
-        if isinstance(rows, list):
-            self._add_fields(evaluator.name, rows)
-        metrics = details.get("metrics")
-        if isinstance(metrics, dict):
-            self._add_confusion(evaluator.name, metrics)
+        if type(rows) is list or isinstance(rows, list):
+            self._add_fields(name, rows)
+        if "metrics" in details:
+            metrics = details["metrics"]
+            if isinstance(metrics, dict):
+                self._add_confusion(name, metrics)
 
     def _add_fields(self, evaluator: str, rows: list[Any]) -> None:
         per_path = self.fields.get(evaluator)
         if per_path is None:
             per_path = self.fields[evaluator] = {}
         for row in rows:
-            if not isinstance(row, dict):
+            if type(row) is not dict and not isinstance(row, dict):
                 continue
             path = row.get("path")
-            if not isinstance(path, str) or "status" not in row:  # a judge's or a python evaluator's own rows may hold anything
+            if type(path) is not str and not isinstance(path, str) or "status" not in row:  # a judge's or a python evaluator's own rows may hold anything
                 continue
             status = row["status"]
             stats = per_path.get(path)
@@ -740,7 +933,7 @@ class Summary:
             if status == "hit":
                 stats.hits += 1
             score = row.get("score")
-            if _score(score):
+            if type(score) is float and score - score == 0 or _score(score):  # (a finite float without a call)
                 stats.score_sum += score
 
     def _add_confusion(self, evaluator: str, metrics: dict[str, Any]) -> None:

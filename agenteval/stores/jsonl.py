@@ -1,8 +1,10 @@
 """The default store: one JSON line per case in a results file, and the summary beside it.
 
-The file is opened for appending, unbuffered, and locked against a second run writing it; a
-finished case is on disk when `save` returns. `-o -` (a stream) and `-o /dev/null` (not a
-regular file) get no lock and no summary file.
+The file is opened for appending and locked against a second run writing it. Its lines are
+handed to the kernel in batches (agenteval.results.JsonlWriter): every 64 KiB, at most 30 ms after
+a case finished, and all of them before the file is read, summarised or closed, so Ctrl-C loses
+nothing and `kill -9` at most the last 30 ms of finished cases. `-o -` (a stream) gets each line
+as it finishes; it and `-o /dev/null` (not a regular file) get no lock and no summary file.
 
 Running the same command twice gives fresh results: when the file holds a finished run, the new
 run streams into a hidden file beside it (`.NAME.partial`) and replaces it when the run ends, so
@@ -58,7 +60,7 @@ class JsonlStore(Store):
                 self._write_summary({"run_id": run.run_id, "suite": run.suite, "interrupted": True})
             except ResultsWriteError:
                 pass  # (a full disk) the run goes on; the summary at its end says it again
-        self._writer = JsonlWriter(self._handle, self.url)
+        self._writer = JsonlWriter(self._handle, self.url, batched=self.is_file)
         if not (resume and self.is_file):
             return run.run_id
         repair_torn_tail(self.path)
@@ -76,6 +78,8 @@ class JsonlStore(Store):
         self._writer.write(result)
 
     def close_run(self, run_id: str, summary: dict[str, Any]) -> None:
+        if self._writer is not None:
+            self._writer.flush()  # every line is in the file before the summary says it is
         if self.path is None or not self.is_file:
             return
         self._write_summary(summary)
@@ -135,9 +139,18 @@ class JsonlStore(Store):
         """The file's results (a results file holds one run)."""
         if self.path is None:
             raise StoreError("results written to a stream cannot be read back")
+        if self._writer is not None:
+            self._writer.flush()
         return read_results(self.path)
 
     def close(self) -> None:
+        try:
+            if self._writer is not None and self._handle is not None:
+                self._writer.close()  # the lines still waiting, then the timer stops
+        finally:
+            self._close_files()
+
+    def _close_files(self) -> None:
         if self._handle is not None:
             self._handle.close()  # releases the lock
             self._handle = None
