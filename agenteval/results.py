@@ -249,11 +249,11 @@ class JsonlWriter:
         with self._lock:
             if self._failure is not None:
                 self._raise_failure()
+            if self._size + len(line) > BATCH_BYTES and self._pending:  # (written first: a failure is not this case's)
+                self._drain()
             self._pending.append(line)
             self._size += len(line)
-            if self._size >= BATCH_BYTES:
-                self._drain()
-            elif not self._due.is_set():
+            if not self._due.is_set():
                 self._arm()
 
     def flush(self) -> None:
@@ -366,7 +366,7 @@ class JsonlWriter:
             kept = data.rfind(b"\n", 0, done) + 1 if start is not None else 0
             self._cut_back_to(None if start is None else start + kept)
             lost = data.count(b"\n", kept)
-            note = f" ({lost} finished cases not saved)" if lost > 1 else ""
+            note = f" (the last {lost} finished cases are not in it)" if lost > 1 else ""
             raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}{note}") from None
         self._end = None if start is None else start + len(data)
 
