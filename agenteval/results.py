@@ -322,14 +322,14 @@ class JsonlWriter:
     def _drain(self) -> None:
         """Write the waiting lines (the lock held). Interrupted (Ctrl-C) mid-write, the file is cut
         back and the lines wait again, so `close` writes each of them once."""
-        lines, self._pending, self._size = self._pending, [], 0
         start = self._start()
+        lines = self._pending
+        self._pending, self._size = [], 0
         try:
             self._put(lines[0] if len(lines) == 1 else b"".join(lines), start)
         except (OSError, ResultsWriteError):
             raise
         except BaseException:
-            self._end = None
             if self._cut_back_to(start):
                 self._pending, self._size = lines + self._pending, sum(map(len, lines)) + self._size
             raise
@@ -362,22 +362,26 @@ class JsonlWriter:
             self._end = None
             raise
         except OSError as exc:
-            self._end = None
             kept = data.rfind(b"\n", 0, done) + 1 if start is not None else 0
             self._cut_back_to(None if start is None else start + kept)
             lost = data.count(b"\n", kept)
-            note = f" (the last {lost} finished cases are not in it)" if lost > 1 else ""
+            note = "" if self._lock is None or not lost else (  # (unbatched, the one line cut off is the case that failed)
+                f" (the last {lost} finished cases are not in it)" if lost > 1 else " (the last finished case is not in it)"
+            )
             raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}{note}") from None
         self._end = None if start is None else start + len(data)
 
     def _cut_back_to(self, end: int | None) -> bool:
         """Truncate the file to `end` (the end of its last whole line); False when that cannot be done."""
+        self._end = None
         if end is None:
             return False
         try:
             self._stream.truncate(end)
+            self._stream.seek(end)  # truncating leaves the position where the write ended: `tell` must say `end`
         except OSError:
             return False
+        self._end = end
         return True
 
 
