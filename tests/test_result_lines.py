@@ -311,7 +311,7 @@ def assert_same_line(result: CaseResult) -> None:
     assert dump_line(result) == expected
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(results)
 @example(usual())
 @example(usual(output={"total": float("nan"), "tax": [1.5, -_INF]}))
@@ -358,7 +358,7 @@ def figures(summary: Summary) -> str:
     return repr(summary.to_dict())  # repr: a NaN equals itself
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(results, max_size=12), st.sampled_from([1, 2, 3]), st.sampled_from([(), [("m1", None), ("m2", None)]]))
 def test_the_summary_of_any_results_is_the_same_as_the_plain_counting_gave(sequence, repeat, cells):
     ours, reference = Summary(repeat, cells), ReferenceSummary(repeat, cells)
