@@ -542,6 +542,7 @@ class SuiteRun(_ReadableRun):
         self.workers = settings.workers or auto_workers(loaded)
         self.interrupted = False
         self.write_failure: str | None = None  # the results could not be saved: why
+        self.write_lost = 0  # finished cases the failed write could not keep (counted in the summary, not in the file)
         self._summary = summary
         self._done = done
         self._answers = answers
@@ -656,6 +657,7 @@ class SuiteRun(_ReadableRun):
             self._finished = True
         except ResultsWriteError as exc:
             self.write_failure = str(exc)
+            self.write_lost = exc.lost
             raise
         finally:
             if not self._finished:  # an exception, Ctrl-C, or the caller stopped iterating
@@ -825,7 +827,8 @@ class SuiteRun(_ReadableRun):
             try:
                 self.store.close_run(self.run_id, self._report)
             except ResultsWriteError as exc:
-                self.write_failure = self.write_failure or str(exc)
+                if self.write_failure is None:
+                    self.write_failure, self.write_lost = str(exc), exc.lost
             finally:
                 self.store.close()
 

@@ -200,7 +200,7 @@ def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
         return EXIT_INVALID
     if run.write_failure:
         _print_lines([
-            f"error: {run.write_failure}; the run stopped with {total} of {selected} cases on disk"
+            f"error: {run.write_failure}; the run stopped with {total - run.write_lost} of {selected} cases on disk"
             + (f"; free space, then `agenteval run {options.suite} -o {run.results_file} --resume` continues" if in_file else "")
         ])
         return EXIT_INVALID

@@ -201,7 +201,12 @@ def repair_torn_tail(path: Path) -> None:
 
 
 class ResultsWriteError(Exception):
-    """The results could not be written (disk full, file gone read-only...): the run stops."""
+    """The results could not be written (disk full, file gone read-only...): the run stops.
+    `lost`: finished cases counted already whose lines did not reach the file (a batch cut short)."""
+
+    def __init__(self, message: str, lost: int = 0) -> None:
+        super().__init__(message)
+        self.lost = lost
 
 
 BATCH_BYTES = 1 << 16
@@ -368,7 +373,7 @@ class JsonlWriter:
             note = "" if self._lock is None or not lost else (  # (unbatched, the one line cut off is the case that failed)
                 f" (the last {lost} finished cases are not in it)" if lost > 1 else " (the last finished case is not in it)"
             )
-            raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}{note}") from None
+            raise ResultsWriteError(f"cannot write {self._name}: {exc.strerror or exc}{note}", lost if self._lock is not None else 0) from None
         self._end = None if start is None else start + len(data)
 
     def _cut_back_to(self, end: int | None) -> bool:
