@@ -114,6 +114,8 @@ class CaseIndex:
         self._chosen: bytearray | None = None if selection.everything else bytearray()
         self._candidates = _Candidates(selection.seed) if selection.sample is not None else None
         self.sampled_from = 0  # a smoke run: how many cases it was drawn from
+        if self._chosen is None:
+            self.add = self._add_taken  # type: ignore[method-assign]
 
     def add(self, case_id: str, tags: list[str]) -> None:
         position = self.count
@@ -123,6 +125,16 @@ class CaseIndex:
         key = hash(case_id)
         assert self.ids is not None, "cases are added before release_ids()"
         if not self.ids.add(key, take):
+            self.suspects.add(_base(key))
+
+    def _add_taken(self, case_id: str, tags: list[str]) -> None:
+        """`add` when the run takes every case (no selection bits to keep): every case of every file passes here."""
+        self.count += 1
+        self.selected_count += 1
+        key = hash(case_id)
+        ids = self.ids
+        assert ids is not None, "cases are added before release_ids()"
+        if not ids.add(key, True):
             self.suspects.add(_base(key))
 
     def _choose(self, position: int, case_id: str, tags: list[str]) -> bool:
