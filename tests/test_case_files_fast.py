@@ -41,9 +41,10 @@ INVALID_LINES = [
 ]
 
 
-def _suite(folder, lines, eol="\n"):
+def _suite(folder, lines, eol="\n", keys=EVALUATORS):
+    folder.mkdir(exist_ok=True)
     (folder / "cases.jsonl").write_bytes(("\ufeff" + eol.join(lines) + eol).encode() + b"\xff\xfe\n   \n\t\n")
-    return write(folder, "s.yaml", "name: demo\n" + EVALUATORS + "cases: cases.jsonl\n")
+    return write(folder, "s.yaml", "name: demo\n" + keys + "cases: cases.jsonl\n")
 
 
 def _outcome(suite, selection=Selection()):
@@ -64,10 +65,18 @@ def slow(monkeypatch):
 
 
 def test_validating_without_building_reports_every_problem_as_building_does(tmp_path, slow):
-    suite = _suite(tmp_path, [line for pair in zip(VALID_LINES, INVALID_LINES) for line in pair] + INVALID_LINES[len(VALID_LINES):])
+    lines = [line for pair in zip(VALID_LINES, INVALID_LINES) for line in pair] + INVALID_LINES[len(VALID_LINES):]
+    suite = _suite(tmp_path, lines)
     fast = _outcome(suite)
+    # a suite with defaults to merge, or without evaluators, takes every record the slow way
+    others = [_outcome(_suite(tmp_path / name, lines, keys=keys)) for name, keys in (
+        ("defaults", EVALUATORS + "defaults: {tags: [d], input: {k: 1}}\n"), ("none", ""))]
     slow()
     assert fast == _outcome(suite)
+    assert others == [_outcome(_suite(tmp_path / name, lines, keys=keys)) for name, keys in (
+        ("defaults", EVALUATORS + "defaults: {tags: [d], input: {k: 1}}\n"), ("none", ""))]
+    assert "has no evaluators and the suite defines none" in "\n".join(others[1])
+    assert "`defaults.input` has keys to merge, but this input is a list" in "\n".join(others[0])
     rendered = "\n".join(fast)
     assert len(fast) >= len(INVALID_LINES) and "duplicate case id 'a' (first at line 1)" in rendered
     assert "duplicate case id '7' (first at line 3)" in rendered and "not valid UTF-8" in rendered
