@@ -32,34 +32,35 @@ class CasesChanged(Exception):
     """The cases file no longer holds what was validated: the run stops instead of trusting it."""
 
 
-def jsonl_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) for each non-blank line of a JSONL file; a BOM on line 1 is dropped."""
-    for number, raw in enumerate(handle, start=1):
-        if number == 1:
-            raw = raw.removeprefix(_BOM)
-        if raw and not raw.isspace():
-            yield number, raw
-
-
 def fingerprint(raw: bytes) -> int:
     """32 bits a validated line must still hash to when the run reads it again (never 0: 0 marks a bad line).
-    An edit goes unnoticed with a chance of one in four billion per changed line."""
-    return hash(raw.rstrip(b"\r\n")) & 0xFFFFFFFF or 1
+    Its line end does not count (\\n, \\r\\n, or none at the end of the file). An edit goes unnoticed with a
+    chance of one in four billion per changed line. (`marked_lines` computes it inline.)"""
+    return hash(raw if raw[-1] == 10 and raw[-2] != 13 else raw.rstrip(b"\r\n") + b"\n") & 0xFFFFFFFF or 1
+
+
+def marked_lines(handle: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, fingerprint, line) of each non-blank line of a JSONL file; a BOM on line 1 is
+    dropped. The fingerprint is computed inline: both reads of a file spend most of their own time here."""
+    first = handle.readline().removeprefix(_BOM)
+    if first and not first.isspace():
+        yield 1, fingerprint(first), first
+    for number, raw in enumerate(handle, start=2):
+        if raw.isspace():  # (a line from the file is never empty)
+            continue
+        yield number, hash(raw if raw[-1] == 10 and raw[-2] != 13 else raw.rstrip(b"\r\n") + b"\n") & 0xFFFFFFFF or 1, raw
 
 
 def new_fingerprints() -> array:
     return array("I")
 
 
-def parse_jsonl(raw: bytes, number: int) -> Any:
+def _jsonl_error(raw: bytes, number: int, exc: orjson.JSONDecodeError) -> CaseFileError:
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            raise CaseFileError(not_utf8(raw, bad.start), number) from None
-        raise CaseFileError(f"invalid JSON: {exc}", number) from None
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return CaseFileError(not_utf8(raw, bad.start), number)
+    return CaseFileError(f"invalid JSON: {exc}", number)
 
 
 def read_whole(file: Path) -> tuple[list[Any], Lines, list[tuple[int | None, KeyPath, str]]]:
@@ -100,11 +101,12 @@ def records(file: Path, handle: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
     if file.suffix.lower() in TABLE_TYPES:
         yield from table_rows(handle, "\t" if file.suffix.lower() == ".tsv" else ",")
         return
-    for number, raw in jsonl_lines(handle):
+    loads, malformed = orjson.loads, orjson.JSONDecodeError
+    for number, mark, raw in marked_lines(handle):
         try:
-            yield number, fingerprint(raw), parse_jsonl(raw, number)
-        except CaseFileError as exc:
-            yield number, 0, exc
+            yield number, mark, loads(raw)
+        except malformed as exc:
+            yield number, 0, _jsonl_error(raw, number, exc)
 
 
 def table_rows(handle: IO[bytes], delimiter: str) -> Iterator[tuple[int, int, Any]]:
@@ -199,25 +201,28 @@ def _cell(cell: str, column: str) -> Any:
 
 
 def stream_validated(
-    file: Path, fingerprints: array, chosen: Callable[[int], bool], context: dict[str, Any] | None = None
+    file: Path, fingerprints: array, chosen: Callable[[int], bool] | None, context: dict[str, Any] | None = None
 ) -> Iterator[Case]:
-    """The chosen cases of a validated streamed file (JSONL or a table), in order, built without
-    validating them again.
+    """The chosen cases (None: every case) of a validated streamed file (JSONL or a table), in
+    order, built without validating them again.
 
     Each record must still hash to the fingerprint taken when it was validated; a file edited,
     replaced, cut or extended since then raises CasesChanged at the first record that differs.
     """
-    position, build = 0, Case.builder(context)
+    position, build, loads = 0, Case.builder(context), orjson.loads
     if file.suffix.lower() in TABLE_TYPES:  # cells are text that validation converts (`threshold`)
         build = lambda record: Case.model_validate(record, context=context)  # noqa: E731
     try:
         with file.open("rb") as handle:
-            for number, mark, raw in _marked(file, handle):
-                if position >= len(fingerprints) or mark != fingerprints[position]:
+            found = _marked(file, handle)
+            for expected, (number, mark, raw) in zip(fingerprints, found):  # (fingerprints first: zip stops there without reading on)
+                if mark != expected:
                     raise CasesChanged(f"{file}:{number}: {_CHANGED}")
-                if chosen(position):
-                    yield build(orjson.loads(raw) if isinstance(raw, bytes) else raw)
+                if chosen is None or chosen(position):
+                    yield build(loads(raw) if type(raw) is bytes else raw)
                 position += 1
+            if position == len(fingerprints) and (extra := next(found, None)) is not None:
+                raise CasesChanged(f"{file}:{extra[0]}: {_CHANGED}")
     except OSError as exc:
         raise CasesChanged(f"{file}: cannot read the cases file any more: {exc.strerror or exc}") from None
     except CaseFileError as exc:
@@ -229,9 +234,8 @@ def stream_validated(
 def _marked(file: Path, handle: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
     """(line, fingerprint, record) of a validated file: a JSONL line is parsed only when chosen."""
     if file.suffix.lower() in TABLE_TYPES:
-        yield from table_rows(handle, "\t" if file.suffix.lower() == ".tsv" else ",")
-    else:
-        yield from ((number, fingerprint(raw), raw) for number, raw in jsonl_lines(handle))
+        return table_rows(handle, "\t" if file.suffix.lower() == ".tsv" else ",")
+    return marked_lines(handle)
 
 
 _CHANGED = "the cases file changed after it was validated; the run stopped here (fix or restore it, then --resume)"

@@ -27,6 +27,7 @@ class IdHashes:
     def __init__(self) -> None:
         self._slots = array("q", bytes(8 * 1024))
         self._count = 0
+        self._limit = 2 * len(self._slots) // 3  # grow before a hash would make it fuller than 2/3
 
     def reserve(self, count: int) -> None:
         """Make room for `count` hashes at once: growing step by step would briefly hold two tables."""
@@ -37,13 +38,22 @@ class IdHashes:
             self._grow(size)
 
     def add(self, key: int, flag: bool) -> bool:
-        """Store the hash; False when it was there already (a duplicate id, or rarely an equal hash)."""
-        if 3 * (self._count + 1) > 2 * len(self._slots):
+        """Store the hash; False when it was there already (a duplicate id, or rarely an equal hash).
+        (`_insert` inline: every case of a file passes here.)"""
+        if self._count >= self._limit:
             self._grow(2 * len(self._slots))
-        if _insert(self._slots, _base(key) | flag):
-            self._count += 1
-            return True
-        return False
+        slots = self._slots
+        base, mask = key & -2 or 2, len(slots) - 1
+        slot = (base >> 1) & mask
+        value = slots[slot]
+        while value != _EMPTY:
+            if value & -2 == base:
+                return False
+            slot = (slot + 1) & mask
+            value = slots[slot]
+        slots[slot] = base | flag
+        self._count += 1
+        return True
 
     def set_flag(self, key: int, flag: bool) -> None:
         """Change the flag stored with a hash that is in the set."""
@@ -71,6 +81,7 @@ class IdHashes:
 
     def _grow(self, size: int) -> None:
         old, self._slots = self._slots, array("q", bytes(8 * size))
+        self._limit = 2 * size // 3
         for value in old:
             if value != _EMPTY:
                 _insert(self._slots, value)
@@ -103,31 +114,47 @@ class CaseIndex:
         self._chosen: bytearray | None = None if selection.everything else bytearray()
         self._candidates = _Candidates(selection.seed) if selection.sample is not None else None
         self.sampled_from = 0  # a smoke run: how many cases it was drawn from
+        if self._chosen is None:
+            self.add = self._add_taken  # type: ignore[method-assign]
 
     def add(self, case_id: str, tags: list[str]) -> None:
         position = self.count
-        self.count += 1
-        take = True
-        if self._chosen is not None:
-            take = self.selection.matches(case_id, tags)
-            if take:
-                take = self.selection.in_shard(self._matched)
-                self._matched += 1
-            if take:
-                self._eligible += 1
-                if self.selection.first is not None:
-                    take = self._eligible <= self.selection.first
-            if position >> 3 == len(self._chosen):
-                self._chosen.append(0)
-            if take:
-                self._chosen[position >> 3] |= 1 << (position & 7)
-                if self._candidates is not None:
-                    self._candidates.append(position, case_id, tags)
+        self.count = position + 1
+        take = True if self._chosen is None else self._choose(position, case_id, tags)
         self.selected_count += take
         key = hash(case_id)
         assert self.ids is not None, "cases are added before release_ids()"
         if not self.ids.add(key, take):
             self.suspects.add(_base(key))
+
+    def _add_taken(self, case_id: str, tags: list[str]) -> None:
+        """`add` when the run takes every case (no selection bits to keep): every case of every file passes here."""
+        self.count += 1
+        self.selected_count += 1
+        key = hash(case_id)
+        ids = self.ids
+        assert ids is not None, "cases are added before release_ids()"
+        if not ids.add(key, True):
+            self.suspects.add(_base(key))
+
+    def _choose(self, position: int, case_id: str, tags: list[str]) -> bool:
+        """Whether the selection takes the case at `position` (marked in the selection bits)."""
+        assert self._chosen is not None
+        take = self.selection.matches(case_id, tags)
+        if take:
+            take = self.selection.in_shard(self._matched)
+            self._matched += 1
+        if take:
+            self._eligible += 1
+            if self.selection.first is not None:
+                take = self._eligible <= self.selection.first
+        if position >> 3 == len(self._chosen):
+            self._chosen.append(0)
+        if take:
+            self._chosen[position >> 3] |= 1 << (position & 7)
+            if self._candidates is not None:
+                self._candidates.append(position, case_id, tags)
+        return take
 
     def expect(self, count: int) -> None:
         """About how many cases are coming (estimated from the file size), so the id index is sized once."""

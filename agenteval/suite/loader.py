@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from itertools import islice
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from agenteval.suite import includes
 from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.cells import Cell
 from agenteval.suite.matrix import suite_cells
-from agenteval.suite.models import Case, CaseDefaults, Suite
+from agenteval.suite.models import Case, CaseDefaults, Suite, plain_id
 from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of, misspells
 from agenteval.suite.selection import Selection
 from agenteval.suite.conversation import conversation_problems
@@ -115,31 +116,31 @@ class LoadedSuite:
         return None if self.index.selection.everything else SelectedCases(self.index)
 
     def iter_cases(self) -> Iterator[Case]:
-        """The selected cases, in file order. Raises CasesChanged when the JSONL file no longer holds what was validated."""
+        """The selected cases, in file order. Raises CasesChanged when the JSONL file no longer holds what was validated.
+        (An iterator, not a generator of its own: each layer of generators costs every case a little.)"""
         defaults = self.suite.defaults
-        if not defaults.empty:
-            yield from map(defaults.apply, self._cases())
-        else:
-            yield from self._cases()
+        return self._cases() if defaults.empty else map(defaults.apply, self._cases())
 
     def _cases(self) -> Iterator[Case]:
         if self.parts is not None:
-            start = 0
-            for file, fingerprints, cases in self.parts:
-                if cases is not None:
-                    yield from (case for i, case in enumerate(cases) if self.index.chosen(start + i))
-                    start += len(cases)
-                else:
-                    assert fingerprints is not None
-                    offset = start
-                    yield from stream_validated(file, fingerprints, lambda i: self.index.chosen(offset + i), validation_context(self.path))
-                    start += len(fingerprints)
-            return
+            return self._parts()
         if self.cases is not None:
-            yield from (case for position, case in enumerate(self.cases) if self.index.chosen(position))
-            return
+            return (case for position, case in enumerate(self.cases) if self.index.chosen(position))
         assert self.cases_file is not None and self.fingerprints is not None
-        yield from stream_validated(self.cases_file, self.fingerprints, self.index.chosen, validation_context(self.path))
+        chosen = None if self.index.selection.everything else self.index.chosen
+        return stream_validated(self.cases_file, self.fingerprints, chosen, validation_context(self.path))
+
+    def _parts(self) -> Iterator[Case]:
+        start = 0
+        for file, fingerprints, cases in self.parts or ():
+            if cases is not None:
+                yield from (case for i, case in enumerate(cases) if self.index.chosen(start + i))
+                start += len(cases)
+            else:
+                assert fingerprints is not None
+                offset = start
+                yield from stream_validated(file, fingerprints, lambda i: self.index.chosen(offset + i), validation_context(self.path))
+                start += len(fingerprints)
 
     def evaluators_for(self, case: Case) -> list[EvaluatorConfig]:
         """The suite's evaluators, with the case's own added (or replacing those of the same name);
@@ -560,17 +561,11 @@ def _validate_streamed(file: Path, checks: _CaseChecks, index: CaseIndex) -> arr
     try:
         size = file.stat().st_size
         with file.open("rb") as handle:
-            for number, mark, record in records(file, handle):
-                if len(fingerprints) == _SAMPLE_RECORDS:
-                    index.expect(size * _SAMPLE_RECORDS // max(handle.tell(), 1))
-                fingerprints.append(0)
-                if isinstance(record, CaseFileError):
-                    checks.problems.append(Problem(file, record.line, record.key, str(record)))
-                    continue
-                case = checks.case(record, file, number, (), {(): number})
-                if case is not None:
-                    index.add(case.id, case.tags)
-                    fingerprints[-1] = mark
+            found = records(file, handle)
+            _validate_records_of(islice(found, _SAMPLE_RECORDS), file, checks, index, fingerprints)
+            if len(fingerprints) == _SAMPLE_RECORDS:
+                index.expect(size * _SAMPLE_RECORDS // max(handle.tell(), 1))
+                _validate_records_of(found, file, checks, index, fingerprints)
     except CaseFileError as exc:
         checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
         return fingerprints
@@ -580,6 +575,36 @@ def _validate_streamed(file: Path, checks: _CaseChecks, index: CaseIndex) -> arr
     if index.suspects:
         checks.problems.extend(_duplicate_ids(streamed_ids(file, fingerprints), index, file))
     return fingerprints
+
+
+_NO_TAGS: list[str] = []
+
+
+def _validate_records_of(
+    found: Iterator[tuple[int, int, Any]], file: Path, checks: _CaseChecks, index: CaseIndex, fingerprints: array
+) -> None:
+    """The loop of `_validate_streamed`. A plain record (`plain_id`) whose case `checks.case` would
+    take as it is (no defaults to merge, evaluators in the suite) is indexed without building it."""
+    plain = plain_id if checks.defaults is None and checks.has_evaluators else _never
+    add, keep = index.add, fingerprints.append
+    for number, mark, record in found:
+        case_id = plain(record)
+        if case_id is not None:
+            add(case_id, record.get("tags", _NO_TAGS))
+            keep(mark)
+            continue
+        if isinstance(record, CaseFileError):
+            checks.problems.append(Problem(file, record.line, record.key, str(record)))
+            keep(0)
+            continue
+        case = checks.case(record, file, number, (), {(): number})
+        if case is not None:
+            index.add(case.id, case.tags)
+        keep(0 if case is None else mark)
+
+
+def _never(record: Any) -> None:
+    return None
 
 
 def _validate_whole_file(file: Path, checks: _CaseChecks, index: CaseIndex) -> list[Case]:

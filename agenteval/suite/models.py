@@ -88,57 +88,79 @@ class Case(BaseModel):
         fields = cls.model_fields
         template = {name: None if field.default_factory is not None else field.default for name, field in fields.items()}  # field order
         factories = tuple((name, field.default_factory) for name, field in fields.items() if field.default_factory is not None)
-        new, set_attribute = cls.__new__, object.__setattr__
+        new = cls.__new__
+        set_dict, set_fields_set, set_extra, set_private = (
+            _slot(cls, name) for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+        )
 
         def build(record: dict[str, Any]) -> Case:
             if record.get("evaluators") or record.get("turns") or record.get("user"):
                 return cls.model_validate(record, context=context)  # evaluator and conversation configs are objects only validation builds
             values = template.copy()
-            values.update(record)  # (a validated record has no other keys: the order stays the fields')
             for name, factory in factories:
-                if name not in record:
-                    values[name] = factory()  # type: ignore[call-arg]
+                values[name] = factory()  # type: ignore[call-arg]
+            values.update(record)  # (a validated record has no other keys: the order stays the fields')
             if type(values["id"]) is int:
                 values["id"] = str(values["id"])
             case = new(cls)
-            set_attribute(case, "__dict__", values)
-            set_attribute(case, "__pydantic_fields_set__", set(record))
-            set_attribute(case, "__pydantic_extra__", None)
-            set_attribute(case, "__pydantic_private__", None)
+            set_dict(case, values)
+            set_fields_set(case, set(record))
+            set_extra(case, None)
+            set_private(case, None)
             return case
 
         return build
 
     @classmethod
     def plain_builder(cls, context: dict[str, Any] | None = None) -> Callable[[Any], Case | None]:
-        """Validation's fast path: the case of a record that only has `id`, `input`, `expected`,
-        `output`, `tags` and `metadata`, of types validation accepts as they are (checked here as it
-        checks them), built without pydantic; None for any other record, which `model_validate` judges."""
+        """Validation's fast path: the case of a record `plain_id` accepts, built without pydantic;
+        None for any other record, which `model_validate` judges."""
         build = cls.builder(context)
-        plain_keys = frozenset(("id", "input", "expected", "output", "tags", "metadata"))
 
         def plain(record: Any) -> Case | None:
-            if type(record) is not dict or not record.keys() <= plain_keys:
-                return None
-            case_id = record.get("id")
-            if type(case_id) is str:
-                if not case_id or not (case_id.isascii() or _utf8(case_id)):  # (validation refuses a lone surrogate)
-                    return None
-            elif type(case_id) is not int or not -_SHORT_INT < case_id < _SHORT_INT:
+            if plain_id(record) is None:
                 return None
             if "tags" in record:
-                tags = record["tags"]
-                if type(tags) is not list or not all(type(tag) is str for tag in tags):
-                    return None
-                record = {**record, "tags": list(tags)}  # (validation gives the case its own list)
+                record = {**record, "tags": list(record["tags"])}  # (validation gives the case its own list)
             if "metadata" in record:
-                metadata = record["metadata"]
-                if type(metadata) is not dict or not all(type(key) is str for key in metadata):
-                    return None
-                record = {**record, "metadata": dict(metadata)}
+                record = {**record, "metadata": dict(record["metadata"])}
             return build(record)
 
         return plain
+
+
+_PLAIN_KEYS = frozenset(("id", "input", "expected", "output", "tags", "metadata"))
+
+
+def plain_id(record: Any) -> str | None:
+    """The id of a valid case, for a record that only has `id`, `input`, `expected`, `output`, `tags`
+    and `metadata`, of types validation accepts as they are (checked here as it checks them), or None:
+    any other record, valid or not, is for `Case.model_validate` to judge. Checks without building."""
+    if type(record) is not dict or not _PLAIN_KEYS.issuperset(record):
+        return None
+    case_id = record.get("id")
+    if type(case_id) is str:
+        if not case_id or not (case_id.isascii() or _utf8(case_id)):  # (validation refuses a lone surrogate)
+            return None
+    elif type(case_id) is int and -_SHORT_INT < case_id < _SHORT_INT:
+        case_id = str(case_id)
+    else:
+        return None
+    if "tags" in record:
+        tags = record["tags"]
+        if type(tags) is not list or not all(type(tag) is str for tag in tags):
+            return None
+    if "metadata" in record:
+        metadata = record["metadata"]
+        if type(metadata) is not dict or not all(type(key) is str for key in metadata):
+            return None
+    return case_id
+
+
+def _slot(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The setter of an instance attribute pydantic keeps in a slot (faster than object.__setattr__)."""
+    owner = next(klass for klass in cls.__mro__ if name in vars(klass))
+    return vars(owner)[name].__set__  # type: ignore[no-any-return]
 
 
 _SHORT_INT = 10**18  # an integer id below this in size is written as text without a question (Python caps int digits)
