@@ -74,6 +74,8 @@ def to_plain(value: Any, path: str = "") -> Any:
 
 def convert(value: Any, path: str = "") -> tuple[Any, bool]:
     """(`to_plain(value)`, whether it holds an ExactNumber): one walk for both."""
+    if is_plain(value):  # the usual value (parsed JSON, a dict of texts and numbers): nothing to build
+        return value, False
     found = [False]
     try:
         return _plain(value, 0, found), found[0]
@@ -84,6 +86,30 @@ def convert(value: Any, path: str = "") -> tuple[Any, bool]:
 
 
 _LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def is_plain(value: Any, depth: int = 0) -> bool:
+    """Whether `value` is plain as it is (`to_plain` would give it back unchanged): dicts with string
+    keys, lists and JSON's leaves, nested at most MAX_DEPTH levels. A check that copies nothing,
+    about half the cost of the conversion's walk; False sends a value through that walk."""
+    kind = type(value)
+    if kind is dict:
+        if depth > MAX_DEPTH:
+            return False
+        depth += 1
+        for key, item in value.items():
+            if type(key) is not str or (type(item) not in _LEAVES and not is_plain(item, depth)):
+                return False
+        return True
+    if kind is list:
+        if depth > MAX_DEPTH:
+            return False
+        depth += 1
+        for item in value:
+            if type(item) not in _LEAVES and not is_plain(item, depth):
+                return False
+        return True
+    return kind in _LEAVES
 
 
 def _plain(value: Any, depth: int, found: list[bool]) -> Any:
@@ -276,16 +302,43 @@ def _ordered(items: set[Any] | frozenset[Any]) -> list[Any] | None:
 
 def floats(value: Any) -> Any:
     """`value` (a `to_plain` result) with every ExactNumber as the plain float it equals: what
-    evaluators read. The same object when it holds none."""
+    evaluators read. The same object when it holds none; a container is copied only once one of its
+    items changes (one pass, in order)."""
     kind = type(value)
     if kind is ExactNumber:
         return float(value)
     if kind is dict:
-        changed = {key: floats(item) for key, item in value.items()}
-        return value if all(changed[key] is item for key, item in value.items()) else changed
+        copy = None
+        for key, item in value.items():
+            inner = type(item)
+            if inner is ExactNumber:
+                new = float(item)
+            elif inner is dict or inner is list:
+                new = floats(item)
+                if new is item:
+                    continue
+            else:
+                continue
+            if copy is None:
+                copy = dict(value)
+            copy[key] = new
+        return value if copy is None else copy
     if kind is list:
-        items = [floats(item) for item in value]
-        return value if all(new is old for new, old in zip(items, value)) else items
+        items = None
+        for index, item in enumerate(value):
+            inner = type(item)
+            if inner is ExactNumber:
+                new = float(item)
+            elif inner is dict or inner is list:
+                new = floats(item)
+                if new is item:
+                    continue
+            else:
+                continue
+            if items is None:
+                items = list(value)
+            items[index] = new
+        return value if items is None else items
     return value
 
 
