@@ -146,40 +146,47 @@ def _reaches_itself(value: Any) -> bool:
 
 
 def _mapping(value: Mapping[Any, Any], depth: int, found: list[bool]) -> dict[str, Any]:
-    plain: dict[str, Any] = {}
-    same = type(value) is dict
+    plain: dict[str, Any] | None = None if type(value) is dict else {}  # a dict is copied only once something in it changes
     depth += 1
     for key, item in value.items():
         name = key if type(key) is str else _key(key)
-        kind = type(item)
-        if kind in _LEAVES:
+        if type(item) in _LEAVES:
             inner = item
         else:
             try:
                 inner = _plain(item, depth, found)
             except ValueNotPlain as exc:
                 raise exc.within(name) from None
-            same = same and inner is item
-        same = same and name is key
+        if plain is None:
+            if inner is item and name is key:
+                continue
+            plain = {}
+            for earlier, kept in value.items():  # the items before this one, unchanged
+                if earlier is key:
+                    break
+                plain[earlier] = kept
         plain[name] = inner
-    return value if same else plain  # type: ignore[return-value]
+    return value if plain is None else plain  # type: ignore[return-value]
 
 
 def _sequence(value: Any, depth: int, found: list[bool]) -> list[Any]:
-    plain = []
-    same = type(value) is list
+    plain: list[Any] | None = None if type(value) is list else []  # a list is copied only once an item changes
     depth += 1
     for index, item in enumerate(value):
         if type(item) in _LEAVES:
-            plain.append(item)
+            if plain is not None:
+                plain.append(item)
             continue
         try:
             inner = _plain(item, depth, found)
         except ValueNotPlain as exc:
             raise exc.within(index) from None
-        same = same and inner is item
+        if plain is None:
+            if inner is item:
+                continue
+            plain = value[:index]
         plain.append(inner)
-    return value if same else plain  # type: ignore[no-any-return]
+    return value if plain is None else plain  # type: ignore[no-any-return]
 
 
 def _key(key: Any) -> str:
