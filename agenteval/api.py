@@ -348,6 +348,8 @@ def _evaluator_data(item: Any) -> Any:
 
 def _case_data(case: Any) -> Any:
     """A case as a mapping; a Case model's own values kept as they are (its Python objects too)."""
+    if isinstance(case, Mapping):
+        return case
     from agenteval.suite.models import Case
 
     if isinstance(case, Case):
@@ -363,7 +365,9 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     (the data, each changed case's originals by id, each case's exact input, expected and output
     where a Decimal keeps digits a float does not). Raises SuiteInvalid naming each case and path that
     cannot be converted."""
-    from agenteval.values import is_plain
+    from agenteval.suite.loader import IN_MEMORY, SuiteInvalid
+    from agenteval.suite.problems import Problem
+    from agenteval.values import Originals, ValueNotPlain, is_plain, plain_and_exact
 
     data = dict(data)
     if isinstance(data.get("evaluators"), (list, tuple)):
@@ -375,63 +379,53 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     originals: dict[str, Any] = {}
     exact: dict[str, tuple[Any, Any, Any]] = {}
     converted: list[Any] = []
-    keep = converted.append
     for index, case in enumerate(cases):
-        if type(case) is dict and "evaluators" not in case and (
-            is_plain(case.get("input")) and is_plain(case.get("expected")) and is_plain(case.get("output")) and is_plain(case.get("metadata"))
-        ):  # the usual case (parsed JSON): kept as it is, nothing to convert (validation reads it, never changes it)
-            keep(case)
-        else:
-            keep(_converted_case(index, case, problems, originals, exact))
+        unplain = None  # the first value known to need converting (those before it are plain)
+        if type(case) is dict and "evaluators" not in case:
+            for key in _CASE_VALUES:
+                if not is_plain(case.get(key)):
+                    unplain = key
+                    break
+            else:  # the usual case (parsed JSON): kept as it is, nothing to convert (validation reads it, never changes it)
+                converted.append(case)
+                continue
+        case = _case_data(case)
+        if not isinstance(case, Mapping):
+            converted.append(case)  # the loader names the problem
+            continue
+        record = dict(case)
+        case_id = record.get("id")
+        shown = f"case {case_id!r}: " if isinstance(case_id, (str, int)) and not isinstance(case_id, bool) else f"case {index + 1}: "
+        changed = False
+        exact_forms: dict[str, Any] = {}
+        for key in _CASE_VALUES[_CASE_VALUES.index(unplain):] if unplain is not None else _CASE_VALUES:
+            if key not in record:
+                continue
+            try:
+                plain, exact_form = plain_and_exact(record[key], key, check=key != unplain)
+            except ValueNotPlain as exc:
+                problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{exc.path}`: {exc.what}"))
+                continue
+            except RecursionError:
+                problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{key}` contains itself"))
+                continue
+            if plain is not record[key]:
+                changed = True
+                record[key] = plain
+            if exact_form is not None:
+                exact_forms[key] = exact_form
+        if isinstance(record.get("evaluators"), (list, tuple)):
+            record["evaluators"] = [_evaluator_data(item) for item in record["evaluators"]]
+        if changed and isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
+            key_id = str(case_id)
+            originals[key_id] = Originals(*(case.get(key) if key != "metadata" else case.get(key, {}) for key in _CASE_VALUES))
+            if exact_forms.keys() - {"metadata"}:  # the results line writes these three
+                exact[key_id] = (exact_forms.get("input"), exact_forms.get("expected"), exact_forms.get("output"))
+        converted.append(record)
     if problems:
-        from agenteval.suite.loader import SuiteInvalid
-
         raise SuiteInvalid(problems)
     data["cases"] = converted
     return data, originals or None, exact or None
-
-
-def _converted_case(
-    index: int, case: Any, problems: list[Problem], originals: dict[str, Any], exact: dict[str, tuple[Any, Any, Any]],
-) -> Any:
-    """One case of `_python_values` holding a pipeline's own values (or Python evaluators, or not a
-    mapping at all): the record with its values plain; its problems, originals and exact forms noted."""
-    from agenteval.suite.loader import IN_MEMORY
-    from agenteval.suite.problems import Problem
-    from agenteval.values import Originals, ValueNotPlain, plain_and_exact
-
-    case = _case_data(case)
-    if not isinstance(case, Mapping):
-        return case  # the loader names the problem
-    record = dict(case)
-    case_id = record.get("id")
-    shown = f"case {case_id!r}: " if isinstance(case_id, (str, int)) and not isinstance(case_id, bool) else f"case {index + 1}: "
-    changed = False
-    exact_forms: dict[str, Any] = {}
-    for key in _CASE_VALUES:
-        if key not in record:
-            continue
-        try:
-            plain, exact_form = plain_and_exact(record[key], key)
-        except ValueNotPlain as exc:
-            problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{exc.path}`: {exc.what}"))
-            continue
-        except RecursionError:
-            problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{key}` contains itself"))
-            continue
-        if plain is not record[key]:
-            changed = True
-            record[key] = plain
-        if exact_form is not None:
-            exact_forms[key] = exact_form
-    if isinstance(record.get("evaluators"), (list, tuple)):
-        record["evaluators"] = [_evaluator_data(item) for item in record["evaluators"]]
-    if changed and isinstance(case_id, (str, int)) and not isinstance(case_id, bool):
-        key_id = str(case_id)
-        originals[key_id] = Originals(*(case.get(key) if key != "metadata" else case.get(key, {}) for key in _CASE_VALUES))
-        if exact_forms.keys() - {"metadata"}:  # the results line writes these three
-            exact[key_id] = (exact_forms.get("input"), exact_forms.get("expected"), exact_forms.get("output"))
-    return record
 
 
 def _holds_python_objects(data: Mapping[str, Any]) -> bool:

@@ -72,9 +72,10 @@ def to_plain(value: Any, path: str = "") -> Any:
     return convert(value, path)[0]
 
 
-def convert(value: Any, path: str = "") -> tuple[Any, bool]:
-    """(`to_plain(value)`, whether it holds an ExactNumber): one walk for both."""
-    if is_plain(value):  # the usual value (parsed JSON, a dict of texts and numbers): nothing to build
+def convert(value: Any, path: str = "", check: bool = True) -> tuple[Any, bool]:
+    """(`to_plain(value)`, whether it holds an ExactNumber): one walk for both. `check=False`: the
+    caller knows `is_plain(value)` is False."""
+    if check and is_plain(value):  # the usual value (parsed JSON, a dict of texts and numbers): nothing to build
         return value, False
     found = [False]
     try:
@@ -349,10 +350,10 @@ def floats(value: Any) -> Any:
     return value
 
 
-def plain_and_exact(value: Any, path: str = "") -> tuple[Any, Any]:
+def plain_and_exact(value: Any, path: str = "", check: bool = True) -> tuple[Any, Any]:
     """(what evaluators read: plain, with floats; what the results line writes: with each Decimal's
-    digits, or None when that is the same). Raises ValueNotPlain."""
-    plain, exact = convert(value, path)
+    digits, or None when that is the same). Raises ValueNotPlain. `check`: as for `convert`."""
+    plain, exact = convert(value, path, check)
     return (floats(plain), plain) if exact else (plain, None)
 
 
