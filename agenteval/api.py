@@ -294,11 +294,7 @@ def evaluate(
     Raises SuiteInvalid when a case or an evaluator is invalid, or a value has no plain form
     (every problem at once, naming the case and where in it).
     """
-    data = {
-        "name": name,
-        "evaluators": [_evaluator_data(evaluator) for evaluator in evaluators],
-        "cases": [_case_data(case) for case in cases],
-    }
+    data = {"name": name, "evaluators": list(evaluators), "cases": list(cases)}  # run_suite converts each once (_python_values)
     if workers is None:
         workers = None if task is not None else 1  # a task's calls overlap: max_concurrency workers
     return run_suite(
@@ -352,6 +348,8 @@ def _evaluator_data(item: Any) -> Any:
 
 def _case_data(case: Any) -> Any:
     """A case as a mapping; a Case model's own values kept as they are (its Python objects too)."""
+    if isinstance(case, Mapping):
+        return case
     from agenteval.suite.models import Case
 
     if isinstance(case, Case):
@@ -369,7 +367,7 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     cannot be converted."""
     from agenteval.suite.loader import IN_MEMORY, SuiteInvalid
     from agenteval.suite.problems import Problem
-    from agenteval.values import Originals, ValueNotPlain, plain_and_exact
+    from agenteval.values import Originals, ValueNotPlain, is_plain, plain_and_exact
 
     data = dict(data)
     if isinstance(data.get("evaluators"), (list, tuple)):
@@ -382,6 +380,15 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     exact: dict[str, tuple[Any, Any, Any]] = {}
     converted: list[Any] = []
     for index, case in enumerate(cases):
+        unplain = None  # the first value known to need converting (those before it are plain)
+        if type(case) is dict and "evaluators" not in case:
+            for key in _CASE_VALUES:
+                if not is_plain(case.get(key)):
+                    unplain = key
+                    break
+            else:  # the usual case (parsed JSON): kept as it is, nothing to convert (validation reads it, never changes it)
+                converted.append(case)
+                continue
         case = _case_data(case)
         if not isinstance(case, Mapping):
             converted.append(case)  # the loader names the problem
@@ -391,11 +398,11 @@ def _python_values(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
         shown = f"case {case_id!r}: " if isinstance(case_id, (str, int)) and not isinstance(case_id, bool) else f"case {index + 1}: "
         changed = False
         exact_forms: dict[str, Any] = {}
-        for key in _CASE_VALUES:
+        for key in _CASE_VALUES[_CASE_VALUES.index(unplain):] if unplain is not None else _CASE_VALUES:
             if key not in record:
                 continue
             try:
-                plain, exact_form = plain_and_exact(record[key], key)
+                plain, exact_form = plain_and_exact(record[key], key, check=key != unplain)
             except ValueNotPlain as exc:
                 problems.append(Problem(Path(IN_MEMORY), None, ("cases", index, key), f"{shown}`{exc.path}`: {exc.what}"))
                 continue
@@ -465,7 +472,26 @@ class _ReadableRun:
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """Every result as a plain dict (a results line's keys; evaluator results as dicts)."""
-        return [result.to_dict() for result in self.results()]
+        if not self._fresh_results():
+            return [result.to_dict() for result in self.results()]
+        from dataclasses import fields
+
+        from agenteval.evaluators.base import EvaluatorResult
+        from agenteval.results import CaseResult
+
+        # Results decoded from their lines on this call share nothing, so their fields are taken as they are:
+        # what `to_dict()` gives, without its deep copy (a tenth of the time).
+        keys, inner = [item.name for item in fields(CaseResult)], [item.name for item in fields(EvaluatorResult)]
+        rows = []
+        for result in self.results():
+            row = {key: getattr(result, key) for key in keys}
+            row["evaluator_results"] = [{key: getattr(item, key) for key in inner} for item in result.evaluator_results]
+            rows.append(row)
+        return rows
+
+    def _fresh_results(self) -> bool:
+        """Whether `results()` decodes new objects from lines on every call (then nothing in them is shared)."""
+        return False
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame, one row per result: case_id, target, prompt, repetition, verdict,
@@ -577,6 +603,11 @@ class SuiteRun(_ReadableRun):
     def _suite_name(self) -> str:
         return self.loaded.suite.name
 
+    def _fresh_results(self) -> bool:
+        from agenteval.stores.jsonl import JsonlStore
+
+        return self._kept is not None or isinstance(self.store, JsonlStore)
+
     def results(self) -> Iterator[CaseResult]:
         """Every result of the run, read again: from its results file or store (a resumed run's
         earlier cases too), or as kept in memory for a run saved nowhere. Runs the cases not yet
@@ -638,21 +669,24 @@ class SuiteRun(_ReadableRun):
         from agenteval.results import ResultsWriteError, dump_line
         from agenteval.stores.jsonl import JsonlStore
 
-        save = (lambda result: None) if self.store is None else self.store.save
-        trace = (lambda result: None) if self._tracer is None else self._tracer.case
-        kept = self._kept
+        save = None if self.store is None else self.store.save
+        trace = None if self._tracer is None else self._tracer.case
+        keep = None if self._kept is None else self._kept.append
+        count = self._summary.add
         target = self.loaded.suite.target
         self._target_exact = target._exact if target.type == "python" else None  # type: ignore[union-attr]
         exact = self._exact_line if self._exact_cases is not None or self._target_exact is not None else None
         digits = isinstance(self.store, JsonlStore)  # a JSONL line keeps a Decimal's digits; a SQL column the float
         try:
             for result in results:
-                line = exact(result) if exact is not None else result
-                save(line if digits else result)
-                trace(result)
-                self._summary.add(result)
-                if kept is not None:
-                    kept.append(dump_line(line))  # as bytes: no objects for the garbage collector to walk
+                line = result if exact is None else exact(result)
+                if save is not None:
+                    save(line if digits else result)
+                if trace is not None:
+                    trace(result)
+                count(result)
+                if keep is not None:
+                    keep(dump_line(line))  # as bytes: no objects for the garbage collector to walk
                 yield result
             self._finished = True
         except ResultsWriteError as exc:
@@ -672,13 +706,14 @@ class SuiteRun(_ReadableRun):
         given, reference, answer = held if held is not None else (None, None, None)
         if self._target_exact is not None:  # the python target answers, not the case's recorded output
             answer = self._target_exact.pop((result.case_id, result.repetition), None)
+        changes = {}
         if answer is not None and result.error is None:
-            result = replace(result, output=answer)
+            changes["output"] = answer
         if given is not None:
-            result = replace(result, input=given)
+            changes["input"] = given
         if reference is not None:
-            result = replace(result, expected=reference)
-        return result
+            changes["expected"] = reference
+        return replace(result, **changes) if changes else result  # (one copy of the result, not one per value)
 
     def __aiter__(self) -> AsyncIterator[CaseResult]:
         """Each case's result as it finishes, for an asyncio program: the same run as iterating

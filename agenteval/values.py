@@ -72,8 +72,11 @@ def to_plain(value: Any, path: str = "") -> Any:
     return convert(value, path)[0]
 
 
-def convert(value: Any, path: str = "") -> tuple[Any, bool]:
-    """(`to_plain(value)`, whether it holds an ExactNumber): one walk for both."""
+def convert(value: Any, path: str = "", check: bool = True) -> tuple[Any, bool]:
+    """(`to_plain(value)`, whether it holds an ExactNumber): one walk for both. `check=False`: the
+    caller knows `is_plain(value)` is False."""
+    if check and is_plain(value):  # the usual value (parsed JSON, a dict of texts and numbers): nothing to build
+        return value, False
     found = [False]
     try:
         return _plain(value, 0, found), found[0]
@@ -84,6 +87,30 @@ def convert(value: Any, path: str = "") -> tuple[Any, bool]:
 
 
 _LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def is_plain(value: Any, depth: int = 0) -> bool:
+    """Whether `value` is plain as it is (`to_plain` would give it back unchanged): dicts with string
+    keys, lists and JSON's leaves, nested at most MAX_DEPTH levels. A check that copies nothing,
+    about half the cost of the conversion's walk; False sends a value through that walk."""
+    kind = type(value)
+    if kind is dict:
+        if depth > MAX_DEPTH:
+            return False
+        depth += 1
+        for key, item in value.items():
+            if type(key) is not str or (type(item) not in _LEAVES and not is_plain(item, depth)):
+                return False
+        return True
+    if kind is list:
+        if depth > MAX_DEPTH:
+            return False
+        depth += 1
+        for item in value:
+            if type(item) not in _LEAVES and not is_plain(item, depth):
+                return False
+        return True
+    return kind in _LEAVES
 
 
 def _plain(value: Any, depth: int, found: list[bool]) -> Any:
@@ -120,40 +147,47 @@ def _reaches_itself(value: Any) -> bool:
 
 
 def _mapping(value: Mapping[Any, Any], depth: int, found: list[bool]) -> dict[str, Any]:
-    plain: dict[str, Any] = {}
-    same = type(value) is dict
+    plain: dict[str, Any] | None = None if type(value) is dict else {}  # a dict is copied only once something in it changes
     depth += 1
     for key, item in value.items():
         name = key if type(key) is str else _key(key)
-        kind = type(item)
-        if kind in _LEAVES:
+        if type(item) in _LEAVES:
             inner = item
         else:
             try:
                 inner = _plain(item, depth, found)
             except ValueNotPlain as exc:
                 raise exc.within(name) from None
-            same = same and inner is item
-        same = same and name is key
+        if plain is None:
+            if inner is item and name is key:
+                continue
+            plain = {}
+            for earlier, kept in value.items():  # the items before this one, unchanged
+                if earlier is key:
+                    break
+                plain[earlier] = kept
         plain[name] = inner
-    return value if same else plain  # type: ignore[return-value]
+    return value if plain is None else plain  # type: ignore[return-value]
 
 
 def _sequence(value: Any, depth: int, found: list[bool]) -> list[Any]:
-    plain = []
-    same = type(value) is list
+    plain: list[Any] | None = None if type(value) is list else []  # a list is copied only once an item changes
     depth += 1
     for index, item in enumerate(value):
         if type(item) in _LEAVES:
-            plain.append(item)
+            if plain is not None:
+                plain.append(item)
             continue
         try:
             inner = _plain(item, depth, found)
         except ValueNotPlain as exc:
             raise exc.within(index) from None
-        same = same and inner is item
+        if plain is None:
+            if inner is item:
+                continue
+            plain = value[:index]
         plain.append(inner)
-    return value if same else plain  # type: ignore[no-any-return]
+    return value if plain is None else plain  # type: ignore[no-any-return]
 
 
 def _key(key: Any) -> str:
@@ -276,23 +310,50 @@ def _ordered(items: set[Any] | frozenset[Any]) -> list[Any] | None:
 
 def floats(value: Any) -> Any:
     """`value` (a `to_plain` result) with every ExactNumber as the plain float it equals: what
-    evaluators read. The same object when it holds none."""
+    evaluators read. The same object when it holds none; a container is copied only once one of its
+    items changes (one pass, in order)."""
     kind = type(value)
     if kind is ExactNumber:
         return float(value)
     if kind is dict:
-        changed = {key: floats(item) for key, item in value.items()}
-        return value if all(changed[key] is item for key, item in value.items()) else changed
+        copy = None
+        for key, item in value.items():
+            inner = type(item)
+            if inner is ExactNumber:
+                new = float(item)
+            elif inner is dict or inner is list:
+                new = floats(item)
+                if new is item:
+                    continue
+            else:
+                continue
+            if copy is None:
+                copy = dict(value)
+            copy[key] = new
+        return value if copy is None else copy
     if kind is list:
-        items = [floats(item) for item in value]
-        return value if all(new is old for new, old in zip(items, value)) else items
+        items = None
+        for index, item in enumerate(value):
+            inner = type(item)
+            if inner is ExactNumber:
+                new = float(item)
+            elif inner is dict or inner is list:
+                new = floats(item)
+                if new is item:
+                    continue
+            else:
+                continue
+            if items is None:
+                items = list(value)
+            items[index] = new
+        return value if items is None else items
     return value
 
 
-def plain_and_exact(value: Any, path: str = "") -> tuple[Any, Any]:
+def plain_and_exact(value: Any, path: str = "", check: bool = True) -> tuple[Any, Any]:
     """(what evaluators read: plain, with floats; what the results line writes: with each Decimal's
-    digits, or None when that is the same). Raises ValueNotPlain."""
-    plain, exact = convert(value, path)
+    digits, or None when that is the same). Raises ValueNotPlain. `check`: as for `convert`."""
+    plain, exact = convert(value, path, check)
     return (floats(plain), plain) if exact else (plain, None)
 
 

@@ -77,6 +77,31 @@ def test_a_run_in_a_sql_store_is_read_again(tmp_path):
         loaded.close()
 
 
+def test_plain_dicts_are_each_results_to_dict_and_share_nothing(tmp_path):
+    """`to_dicts()` of a run kept in memory or in a results file is `to_dict()` of each result, key
+    for key (evaluator results as dicts), and each call gives objects of its own."""
+    def details(ctx):
+        return {"score": 0.5, "details": {"seen": ctx.output, "list": [1, [2, {"x": None}]]}}
+
+    cases = [
+        {"id": "a", "input": {"q": [1, 2]}, "expected": {"total": Decimal("12.50")}, "output": {"total": Decimal("12.50")},
+         "metadata": {"m": {"k": [1]}}, "tags": ["t"]},
+        {"id": "b", "expected": {"total": 2}, "output": {"total": float("nan"), "more": {"n": None}}},
+    ]
+    checks = [*FIELDS, details]
+    for run in (agenteval.evaluate(cases, checks), agenteval.evaluate(cases, checks, output=tmp_path / "r.jsonl")):
+        rows = run.to_dicts()
+        expected = [result.to_dict() for result in run.results()]
+        assert json.dumps(rows, default=repr) == json.dumps(expected, default=repr)  # (NaN == NaN is False for ==)
+        assert [list(row) for row in rows] == [list(row) for row in expected]
+        assert [list(item) for item in rows[0]["evaluator_results"]] == [list(item) for item in expected[0]["evaluator_results"]]
+        assert rows[0]["expected"] == {"total": 12.5} and rows[0]["metadata"] == {"m": {"k": [1]}}
+        rows[0]["input"]["q"].append(3)
+        rows[0]["evaluator_results"][1]["details"]["list"][1].append(9)
+        again = run.to_dicts()
+        assert again[0]["input"] == {"q": [1, 2]} and again[0]["evaluator_results"][1]["details"]["list"] == [1, [2, {"x": None}]]
+
+
 def test_results_as_plain_dicts_and_a_dataframe():
     pandas = pytest.importorskip("pandas")
     run = agenteval.evaluate(CASES, FIELDS)

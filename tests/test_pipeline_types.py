@@ -18,7 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 import agenteval
-from agenteval.values import ExactNumber, ValueNotPlain, floats, has_exact, to_plain
+from agenteval.values import ExactNumber, ValueNotPlain, floats, has_exact, is_plain, to_plain
 from conftest import read_jsonl, run_cli, write
 
 
@@ -301,3 +301,43 @@ def test_conversion_edges():
         deep = [deep]
     with pytest.raises(ValueNotPlain, match="nested deeper than 200 levels"):
         to_plain(deep)
+
+
+def _nested(levels: int) -> list:
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_the_plain_check_agrees_with_the_conversion():
+    """`is_plain` (what spares a plain value the conversion's copy) is True exactly when `to_plain`
+    gives the value back as it is, up to the nesting limit."""
+    class Text(str):
+        pass
+
+    cycle: dict = {}
+    cycle["self"] = cycle
+    plain = [None, "x", 1, 2.5, True, float("nan"), 10**40, [], {}, {"a": [1, {"b": None, "c": [True, "é"]}]}, _nested(201)]
+    for value in plain:
+        assert is_plain(value) and to_plain(value) is value
+    converted = [
+        (1, 2), {"a": (1,)}, {1: "a"}, {"a": [Decimal("1.5")]}, [ExactNumber(Decimal("1.50"))], {"a": Text("x")},
+        {"a": {"b": [Color.RED]}}, MappingProxyType({"a": 1}), [{"a": 1}, np.int64(3)], {"v": Vendor(name="ACME")},
+    ]
+    for value in converted:
+        assert not is_plain(value)
+        assert to_plain(value) is not value and is_plain(floats(to_plain(value)))
+    for value in (_nested(202), cycle):
+        assert not is_plain(value)
+        with pytest.raises(ValueNotPlain):
+            to_plain(value)
+
+
+def test_floats_copies_only_what_holds_an_exact_number():
+    exact = to_plain({"a": {"x": 1, "y": Decimal("2.50"), "z": "t"}, "b": {"c": [1, 2]}, "d": [Decimal("1.5"), "s"]})
+    plain = floats(exact)
+    assert plain == {"a": {"x": 1, "y": 2.5, "z": "t"}, "b": {"c": [1, 2]}, "d": [1.5, "s"]}
+    assert list(plain) == ["a", "b", "d"] and list(plain["a"]) == ["x", "y", "z"]  # the order kept
+    assert plain["b"] is exact["b"]  # nothing exact inside: the same object
+    assert type(exact["a"]["y"]) is ExactNumber and type(plain["a"]["y"]) is float and type(plain["d"][0]) is float
