@@ -246,10 +246,12 @@ class FieldAccuracy(EvaluatorConfig):
 
     _plan: tuple[CompiledField, ...] = PrivateAttr(())
     _rows: tuple[tuple[Callable[..., dict[str, Any]], str, float], ...] = PrivateAttr(())  # (row, path, weight) of each field
+    _lookups: tuple[tuple[CompiledField, Callable[[Any], Any]], ...] = PrivateAttr(())  # each field and its value's lookup
 
     def model_post_init(self, context: Any) -> None:
         self._plan = tuple(spec.compile() for spec in self.fields)
         self._rows = tuple((field.row, field.path, field.weight) for field in self._plan)
+        self._lookups = tuple((field, _getter(field.keys)) for field in self._plan)
 
     def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         found: list[tuple[tuple[str | int, ...], str]] = [
@@ -262,8 +264,12 @@ class FieldAccuracy(EvaluatorConfig):
         return found
 
     def expected_problems(self, expected: Any) -> list[str]:
-        """Fields that an expected answer written in the suite itself cannot be scored on as written."""
-        return [problem for field in self._plan if (problem := dotted_key_problem(field.path, field.keys, expected))]
+        """Fields that an expected answer written in the suite itself cannot be scored on as written
+        (only a path that reads as absent can be one: the others are looked up directly)."""
+        return [
+            problem for field, get in self.__pydantic_private__["_lookups"]
+            if get(expected) is MISSING and (problem := dotted_key_problem(field.path, field.keys, expected))
+        ]
 
     def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
         hits: list[str] = []
