@@ -33,6 +33,7 @@ from agenteval.suite.loader import LoadedSuite
 from agenteval.suite.models import Case
 from agenteval.targets import Answer, TargetRun
 from agenteval.targets.recorded import RecordedTarget
+from agenteval.usable import problem
 
 if TYPE_CHECKING:
     from agenteval.endpoints import Endpoints
@@ -238,17 +239,26 @@ class Runner:
     def _run_case(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
         started = time.perf_counter()
         suite_name, limits = self.loaded.suite.name, self.loaded.suite.limits
-        if self._pure and type(cell.spec) is RecordedTarget and not case.evaluators and not case.turns:
-            # the usual offline case: the answer recorded in the case, scored by evaluators that read only
-            # the case's values (no run context to build, no watchdog to arm)
-            context = None
-            answer = admit(cell.spec.answer(case, None), limits)  # type: ignore[arg-type]
-        else:
-            context = self.context(case, repetition, cell)
-            try:
-                answer = self.answer(case, repetition, cell, context)
-            except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
-                answer = Answer(error=f"{cell.spec.type} target failed: {type(exc).__name__}: {exc}")
+        if self._pure and type(cell.spec) is RecordedTarget and not case.evaluators and not case.turns and case.has_output:
+            # the usual offline case: the answer recorded in the case, admitted, scored by the suite's evaluators,
+            # which read only the case's values (no run context to build, no watchdog to arm)
+            output = case.output
+            if problem(output, limits.answer_depth) is None and not is_conversation(output):
+                evaluators = self._evaluators
+                ctx = EvalContext(case.id, case.input, case.expected, output, case.metadata, self._base_dir, self.processes,
+                                  self.endpoints, None, limits)
+                results = [run_evaluator(evaluator, ctx) for evaluator in evaluators]  # type: ignore[union-attr]
+                score, verdict = combine(evaluators, results, case.threshold if case.threshold is not None else self.loaded.suite.pass_score)  # type: ignore[arg-type]
+                return CaseResult(
+                    self.run_id, suite_name, case.id, score, verdict, output, results, None,
+                    (time.perf_counter() - started) * 1000, case.tags, case.metadata,
+                    None, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt, None,
+                )
+        context = self.context(case, repetition, cell)
+        try:
+            answer = self.answer(case, repetition, cell, context)
+        except Exception as exc:  # noqa: BLE001 - a target's unexpected failure is this case's error, not the run's
+            answer = Answer(error=f"{cell.spec.type} target failed: {type(exc).__name__}: {exc}")
         if answer.error is not None:
             return CaseResult(
                 self.run_id, suite_name, case.id, 0.0, "error", None, [], answer.error,

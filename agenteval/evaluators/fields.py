@@ -308,4 +308,5 @@ class FieldAccuracy(EvaluatorConfig):
         default: Verdict = "pass" if not misses else "fail" if not hits else "partial"
         skipped = len(rows) - scored
         reasoning = f"{len(hits)}/{scored} fields matched" + (f" ({skipped} skipped)" if skipped else "")
-        return self.result(score, default, hits=hits, misses=misses, reasoning=reasoning, details=details)
+        verdict = default if self.min_score is None else self.verdict(score, default)
+        return EvaluatorResult(self.name or self.type, self.type, score, verdict, hits, misses, reasoning, details)
