@@ -354,7 +354,7 @@ class Runner:
             (case, repetition, cell)
             for case in cases for cell in cells if cell.names not in done.get(case.id, ()) for repetition in range(repeat)
         )
-        self._watchdog = watchdog = Watchdog(self.loaded.suite.limits.case_seconds)
+        self._watchdog = watchdog = Watchdog(self.loaded.suite.limits.case_seconds, start=self._watched)
         try:
             if workers <= 1:
                 for case, repetition, cell in runs:

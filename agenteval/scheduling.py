@@ -47,13 +47,20 @@ class Slot:
 class Watchdog:
     """Deadlines of the cases being scored, checked by one daemon thread a few times a second."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, start: bool = True) -> None:
         self.seconds = seconds
         self._slots: set[Slot] = set()
         self._kept: dict[int, Slot] = {}  # thread ident -> its slot, reused case after case until it fires
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        # started now, not in the first case, so that case's time is its own
+        self._started = False
+        if start:  # now, not in the first case, so that case's time is its own
+            self._start()
+
+    def _start(self) -> None:
+        """The watching thread (once). A run whose evaluators need no watching (`start=False`) starts
+        it only if some case brings one that does (its own evaluators), at that case's first `begin`."""
+        self._started = True
         threading.Thread(target=self._watch, name="agenteval-watchdog", daemon=True).start()
 
     def begin(self) -> Slot:
@@ -64,6 +71,8 @@ class Watchdog:
         if slot is None:
             slot = Slot(ident, time.monotonic() + self.seconds)
             with self._lock:
+                if not self._started:
+                    self._start()
                 self._slots.add(slot)
                 self._kept[ident] = slot
             return slot

@@ -69,6 +69,24 @@ def test_case_time_limit_turns_a_runaway_python_evaluator_into_an_error_naming_i
     assert took < 20, f"three runaway cases took {took:.1f} s"
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+def test_a_case_bringing_a_runaway_evaluator_into_a_suite_of_pure_checks_is_still_held_to_the_limit(tmp_path, workers):
+    """The suite's own checks need no watching (pure: the watchdog is not even started); a case
+    with its own evaluator that never returns starts it, and only that case errors."""
+    cases = _cases(3)
+    cases[1]["evaluators"] = [{"name": "runaway", "type": "python", "function": "judges:spin"}]
+    suite = _suite(tmp_path, [{"type": "equals"}], cases, {"case_seconds": 0.5})
+    out = tmp_path / "r.jsonl"
+    done = run_cli("run", suite, "-o", out, "-q", "--workers", str(workers), cwd=tmp_path, timeout=60)
+    assert_no_traceback(done)
+    assert done.returncode == 3, done.stderr
+    lines = assert_each_case_once(out, ["c0", "c1", "c2"])
+    assert lines["c0"]["verdict"] == lines["c2"]["verdict"] == "pass"
+    runaway = {result["name"]: result for result in lines["c1"]["evaluator_results"]}["runaway"]
+    assert runaway["verdict"] == "error" and "scoring took longer than 0.5 s in this evaluator" in runaway["error"]
+    assert lines["c1"]["verdict"] == "error"
+
+
 SLEEPY_JUDGE = """
 import json, sys, time
 payload = json.load(sys.stdin)
