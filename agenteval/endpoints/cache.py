@@ -26,6 +26,7 @@ import orjson
 CACHE_FILE = "responses.sqlite"
 DEFAULT_DIR = Path(".agenteval") / "cache"
 LOCK_WAIT_S = 10  # how long one write waits for another process's write to finish
+BATCH_WAIT_S = 0.05  # how long the writer, woken by a put, lets more puts join its transaction
 
 
 class CacheError(Exception):
@@ -50,7 +51,9 @@ class ResponseCache:
     """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, folded back on close.
 
     `put` only queues a record: one writer thread stores what is queued, a batch per transaction,
-    so the threads sending requests never wait on the disk (nor on each other's writes); `get`
+    so the threads sending requests never wait on the disk (nor on each other's writes); only a
+    put to an idle writer wakes it, and it then gathers puts for BATCH_WAIT_S, so a run wakes it
+    a few times a second rather than once a reply; `get`
     reads a queued record as a stored one, and the file through a connection of its own (WAL lets
     it read while the writer writes); `close` stores everything queued before it folds.
     """
@@ -66,6 +69,7 @@ class ResponseCache:
         self._queue = threading.Condition()  # guards _queued, _writer and _flushing
         self._writer: threading.Thread | None = None
         self._flushing = False  # close() waits for the writer to store what is queued and end
+        self._idle = False  # the writer waits for a put to wake it
         self._wrote = False
         self._broken = False  # a write failed: no more writes this run
         self._unreadable = False  # the file was locked or damaged: no more reads this run (each would wait)
@@ -124,17 +128,22 @@ class ResponseCache:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_queued, name="agenteval-cache", daemon=True)
                 self._writer.start()
-            self._queue.notify()
+            elif self._idle:
+                self._queue.notify()
 
     def _write_queued(self) -> None:
         """The writer thread: stores what `put` queued, all of it in one transaction, until `close` asks it to end."""
         while True:
             with self._queue:
                 while not self._queued and not self._flushing:
+                    self._idle = True
                     self._queue.wait()
+                    self._idle = False
                 if not self._queued:  # closing, and everything is stored
                     self._writer = None
                     return
+                if not self._flushing:
+                    self._queue.wait(BATCH_WAIT_S)  # (close's notify ends it early)
                 batch = list(self._queued.items())
             self._store(batch)
             with self._queue:
