@@ -14,6 +14,7 @@ that another run still has open leaves the folding of its WAL to that run.
 from __future__ import annotations
 
 import hashlib
+import queue
 import sqlite3
 import sys
 import threading
@@ -26,6 +27,7 @@ import orjson
 CACHE_FILE = "responses.sqlite"
 DEFAULT_DIR = Path(".agenteval") / "cache"
 LOCK_WAIT_S = 10  # how long one write waits for another process's write to finish
+READERS = 8  # connections reading the file at once: a lookup borrows one, so threads never queue on one lock
 BATCH_WAIT_S = 0.05  # how long the writer, woken by a put, lets more puts join its transaction
 
 
@@ -54,16 +56,20 @@ class ResponseCache:
     so the threads sending requests never wait on the disk (nor on each other's writes); only a
     put to an idle writer wakes it, and it then gathers puts for BATCH_WAIT_S, so a run wakes it
     a few times a second rather than once a reply; `get`
-    reads a queued record as a stored one, and the file through a connection of its own (WAL lets
-    it read while the writer writes); `close` stores everything queued before it folds.
+    reads a queued record as a stored one, and the file through connections of its own (WAL lets
+    them read while the writer writes), borrowed from a pool of READERS: with one connection behind
+    one lock, a lookup's thread held the lock while it waited for the GIL after SQLite's read, and
+    the other request threads queued behind it for milliseconds per request; `close` stores everything queued before it folds.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()  # the connection that writes (and folds)
         self._db: sqlite3.Connection | None = None
-        self._read_lock = threading.Lock()  # the connection that reads
-        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()  # guards _readers_made and _generation
+        self._readers: queue.SimpleQueue[tuple[int, sqlite3.Connection]] = queue.SimpleQueue()  # idle reading connections
+        self._readers_made = 0  # reading connections of this generation, idle or lent
+        self._generation = 0  # close() starts a new one: a connection of an older one is closed when given back
         self._readable = False  # the file holds the table: it did when opened, or the writer has stored in it
         self._queued: dict[str, bytes] = {}  # key -> compressed record, put and not yet stored
         self._queue = threading.Condition()  # guards _queued, _writer and _flushing
@@ -100,10 +106,11 @@ class ResponseCache:
         if self._unreadable or not self._readable:
             return None
         try:
-            with self._read_lock:
-                if self._reader is None:
-                    self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
-                row = self._reader.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            generation, reader = self._borrow()
+            try:
+                row = reader.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            finally:
+                self._give_back(generation, reader)
             if not row or not isinstance(row[0], bytes):
                 return None
             record = orjson.loads(zlib.decompress(row[0]))
@@ -113,6 +120,39 @@ class ResponseCache:
             self._warn("read", f"a record could not be read ({type(exc).__name__}: {exc}); it counts as a miss")
             return None
         return record if isinstance(record, dict) else None
+
+    def _borrow(self) -> tuple[int, sqlite3.Connection]:
+        """An idle reading connection, a new one while there are fewer than READERS, else the next one given back."""
+        try:
+            return self._readers.get_nowait()
+        except queue.Empty:
+            pass
+        with self._read_lock:
+            generation = self._generation
+            make = self._readers_made < READERS
+            if make:
+                self._readers_made += 1
+        if not make:
+            try:
+                return self._readers.get(timeout=1.0)
+            except queue.Empty:  # (close() retired the one this thread waited for: one may be made now)
+                return self._borrow()
+        try:
+            return generation, sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
+        except BaseException:
+            with self._read_lock:
+                if self._generation == generation:
+                    self._readers_made -= 1
+            raise
+
+    def _give_back(self, generation: int, reader: sqlite3.Connection) -> None:
+        if generation == self._generation:
+            self._readers.put((generation, reader))
+            return
+        try:  # lent before close(): closed now
+            reader.close()
+        except sqlite3.Error:
+            pass
 
     def put(self, key: str, record: dict[str, Any]) -> None:
         """Store `record`; a failure is a warning (once) and the end of writes for this run, never an error."""
@@ -202,8 +242,13 @@ class ResponseCache:
         never waits for it and never fails."""
         self._flush()
         with self._read_lock:  # (closed first: the fold needs the file to itself)
-            reader, self._reader = self._reader, None
-        if reader is not None:
+            self._generation += 1
+            self._readers_made = 0
+        while True:
+            try:
+                _, reader = self._readers.get_nowait()
+            except queue.Empty:
+                break
             try:
                 reader.close()
             except sqlite3.Error:
