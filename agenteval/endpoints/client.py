@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from agenteval.endpoints import plain_http
 from agenteval.endpoints.cache import ResponseCache, request_key
 from agenteval.endpoints.pacing import Gate, parse_retry_after, retry_delay
 from agenteval.endpoints.spans import ModelCall, model_span
@@ -56,6 +55,8 @@ from agenteval.usage import Price
 
 if TYPE_CHECKING:
     import httpx
+
+    from agenteval.endpoints import plain_http
 
 T = TypeVar("T")
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504, 529}  # 529: Anthropic's "overloaded"
@@ -282,7 +283,7 @@ class Endpoints:
         self._environ = environ
         self._clients: dict[tuple[bool, int], httpx.Client] = {}  # by "is https" and thread
         self._connections: dict[tuple[plain_http.Target, int], Any] = {}  # http.client connections, by host and thread
-        self._plain = not plain_http.proxies_configured()  # with a proxy set, every request goes through httpx
+        self._plain: bool | None = None  # False with a proxy set: every request goes through httpx (None: not asked yet)
         self._targets: dict[str, plain_http.Target | None] = {}  # url -> where the plain path sends it (None: httpx)
         self._tls: Any = None
         self._gates: dict[tuple[Any, ...], Gate] = {}
@@ -502,16 +503,21 @@ class Endpoints:
         """(status, body, response headers) of one attempt, the body read whole within the attempt's
         deadline and size limit. Raises _Retryable, or EndpointError for what a retry cannot mend.
         A plain JSON request goes by http.client (agenteval.endpoints.plain_http), anything else by httpx."""
-        if auth is None and not params and self._plain:
+        if auth is None and not params and self._plain is not False:
+            wire = _plain_http()
+            if self._plain is None:
+                self._plain = not wire.proxies_configured()
+                if not self._plain:
+                    return self._httpx_attempt(settings, method, url, body, params, headers, auth, secrets)
             target = self._targets.get(url, False)
             if target is False:
                 if len(self._targets) > 4096:  # (URLs that vary per case: keep the memo small)
                     self._targets.clear()
-                target = self._targets[url] = plain_http.plain_target(url)
+                target = self._targets[url] = wire.plain_target(url)
             if target is not None:
                 try:
                     return self._plain_attempt(target, settings, method, url, body, headers)  # type: ignore[arg-type]
-                except plain_http.NotPlain:
+                except wire.NotPlain:
                     self._targets[url] = None  # (a redirect to follow, an encoding to decode): httpx from now on
         return self._httpx_attempt(settings, method, url, body, params, headers, auth, secrets)
 
@@ -519,6 +525,7 @@ class Endpoints:
         self, target: plain_http.Target, settings: Transport, method: str, url: str, body: Any, headers: dict[str, str],
     ) -> tuple[int, bytes, Mapping[str, str]]:
         """`_attempt` over this thread's keep-alive http.client connection. Raises NotPlain when httpx must send it."""
+        plain_http = _plain_http()
         deadline = time.monotonic() + settings.timeout
         limit = int(settings.max_response_mb * MIB)
         try:  # the bytes httpx's `json=` sends
@@ -588,6 +595,7 @@ class Endpoints:
         conn = self._connections.get(key)
         if conn is not None:
             return conn
+        plain_http = _plain_http()
         tls = None
         if target.secure:
             import httpx
@@ -715,7 +723,7 @@ class Endpoints:
         # no redirects without TLS checks: a redirect to https must not land on the unverified client
         client = httpx.Client(
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=8), follow_redirects=secure, verify=verify,
-            max_redirects=10, headers={"User-Agent": plain_http.USER_AGENT},
+            max_redirects=10, headers={"User-Agent": _plain_http().USER_AGENT},
         )
         with self._lock:
             if self._closed:
@@ -731,6 +739,20 @@ class Endpoints:
             if gate is None:
                 gate = self._gates[key] = Gate(settings.concurrency, settings.rate_limit)
             return gate
+
+
+_wire: Any = None
+
+
+def _plain_http() -> Any:
+    """agenteval.endpoints.plain_http, imported at the first request (http.client and ssl are not
+    every run's start-up)."""
+    global _wire
+    if _wire is None:
+        from agenteval.endpoints import plain_http
+
+        _wire = plain_http
+    return _wire
 
 
 def _passes(check: Callable[[Any], None] | None, data: Any) -> bool:
