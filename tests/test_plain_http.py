@@ -9,7 +9,7 @@ import zlib
 import pytest
 from plain_server import PlainServer, Scripted
 
-from agenteval.endpoints import Connection, Endpoints
+from agenteval.endpoints import Connection, EndpointError, Endpoints
 from agenteval.endpoints.plain_http import USER_AGENT, plain_target, proxies_configured
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "héllo"}]}
@@ -116,3 +116,42 @@ def test_which_urls_the_plain_path_sends():
         assert plain_target(rewritten) is None, rewritten
     assert proxies_configured({"https_proxy": "http://p:3128"}) and proxies_configured({"ALL_PROXY": "socks5://p"})
     assert not proxies_configured({"NO_PROXY": "*", "HTTP_PROXY": ""})
+
+
+@pytest.fixture
+def tls_server(tmp_path):
+    """A PlainServer speaking TLS with a self-signed certificate for 127.0.0.1 (made by openssl)."""
+    import ssl
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )
+    with PlainServer() as server:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server._server.socket = context.wrap_socket(server._server.socket, server_side=True)
+        server.url = server.url.replace("http://", "https://")
+        yield server, cert
+
+
+def test_https_goes_by_the_plain_path_with_httpx_s_certificate_checks(tls_server, monkeypatch):
+    server, cert = tls_server
+    with pytest.raises(EndpointError, match="CERTIFICATE_VERIFY_FAILED"):  # not trusted: refused
+        Endpoints().send(settings(), "POST", server.url + "/x", BODY)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted as httpx trusts it
+    endpoints = Endpoints()
+    reply = endpoints.send(settings(), "POST", server.url + "/x", BODY)
+    assert reply.data == {"ok": True} and len(endpoints._connections) == 1 and not endpoints._clients
+
+
+def test_an_https_redirect_is_followed_by_httpx(tls_server, monkeypatch):
+    server, cert = tls_server
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    server.script.extend([Scripted(307, b"", {"Location": server.url + "/moved"}), Scripted(307, b"", {"Location": server.url + "/moved"})])
+    reply = Endpoints().send(settings(), "POST", server.url + "/x", BODY)
+    assert reply.data == {"ok": True}
+    assert [seen.line for seen in server.seen] == ["POST /x HTTP/1.1", "POST /x HTTP/1.1", "POST /moved HTTP/1.1"]
