@@ -28,6 +28,7 @@ CACHE_FILE = "responses.sqlite"
 DEFAULT_DIR = Path(".agenteval") / "cache"
 LOCK_WAIT_S = 10  # how long one write waits for another process's write to finish
 READERS = 8  # connections reading the file at once: a lookup borrows one, so threads never queue on one lock
+READER_CACHE_KIB = 256  # each one's page cache: the eight together hold what SQLite's default gives one (2 MiB)
 BATCH_WAIT_S = 0.05  # how long the writer, woken by a put, lets more puts join its transaction
 
 
@@ -138,7 +139,9 @@ class ResponseCache:
             except queue.Empty:  # (close() retired the one this thread waited for: one may be made now)
                 return self._borrow()
         try:
-            return generation, sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
+            reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
+            reader.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+            return generation, reader
         except BaseException:
             with self._read_lock:
                 if self._generation == generation:
