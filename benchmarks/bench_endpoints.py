@@ -11,6 +11,8 @@ temperature 0 (so answers are cached) and `concurrency: C`, in a child process:
 1. recorded: a fresh cache, every answer fetched; wall time vs the ideal N x delay / C
 2. cached: the same suite again; every answer comes from the response cache
 3. baseline: the same cases and evaluators with the answers recorded in the cases (no target)
+4. bare loop: the same N requests from C threads, each with one kept-alive http.client connection
+   and nothing else (its own process): what this machine and server allow, next to the ideal
 
 plus peak resident memory and CPU time (user + system) of each child (wait4), at each N to show
 memory stays flat; CPU per request is the figure a machine shared with other work disturbs least.
@@ -71,6 +73,45 @@ def run(suite: Path, *args: str) -> tuple[float, float, float, int, float]:
     return wall, running, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
 
 
+def bare_loop(base_url: str, cases: int, concurrency: int) -> float:
+    """Seconds for `cases` chat requests from `concurrency` threads with http.client and nothing else."""
+    import http.client
+    import threading
+    from urllib.parse import urlsplit
+
+    where = urlsplit(base_url + "/chat/completions")
+    numbers = iter(range(cases))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
+        while True:
+            with lock:
+                i = next(numbers, None)
+            if i is None:
+                return
+            body = {"model": "bench", "messages": [{"role": "user", "content": f"Q: question {i}"}], "temperature": 0}
+            conn.request("POST", where.path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+            reply = json.loads(conn.getresponse().read())
+            assert reply["choices"][0]["message"]["content"] == f"echo: Q: question {i}"
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
+
+
+def run_bare_loop(base_url: str, cases: int, concurrency: int) -> float:
+    done = subprocess.run(
+        [sys.executable, __file__, "--bare-loop", base_url, "--cases", str(cases), "--concurrency", str(concurrency)],
+        capture_output=True, text=True, check=True,
+    )
+    return float(done.stdout)
+
+
 def measure(base_url: str, cases: int, concurrency: int, delay: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         live = Path(tmp) / "live"
@@ -81,12 +122,14 @@ def measure(base_url: str, cases: int, concurrency: int, delay: float) -> None:
         offline = Path(tmp) / "offline"
         offline.mkdir()
         baseline = run(write_suite(offline, base_url, cases, concurrency, recorded=True))
+    bare = run_bare_loop(base_url, cases, concurrency)
     assert recorded[3] == cached[3] == baseline[3] == 0, "a run did not pass every case"
     ideal = cases * delay / concurrency
     cells = [str(concurrency), f"{cases:,}", f"{ideal:.2f}", f"{recorded[1]:.2f}", f"{recorded[1] / ideal:.2f}", f"{recorded[0]:.2f}", f"{recorded[2]:.0f}"]
     cells += [f"{cached[1]:.2f}", f"{cached[0]:.2f}", f"{cached[2]:.0f}", f"{baseline[1]:.2f}", f"{baseline[0]:.2f}", f"{baseline[2]:.0f}"]
     per_request = (recorded[4] - baseline[4]) / cases * 1000  # the client's CPU beyond the same run without a target
     cells += [f"{recorded[4]:.2f}", f"{cached[4]:.2f}", f"{baseline[4]:.2f}", f"{per_request:.2f}"]
+    cells += [f"{bare:.2f}", f"{bare / ideal:.2f}", f"{os.getloadavg()[0]:.1f}"]
     print("| " + " | ".join(cells) + " |", flush=True)
 
 
@@ -95,7 +138,11 @@ def main() -> None:
     parser.add_argument("--cases", type=int, nargs="+", default=[250, 1000])
     parser.add_argument("--delay", type=float, default=0.05, help="seconds the server takes per answer")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--bare-loop", metavar="BASE_URL", help=argparse.SUPPRESS)  # (the child that times the bare loop)
     args = parser.parse_args()
+    if args.bare_loop:
+        print(bare_loop(args.bare_loop, args.cases[0], args.concurrency[0]))
+        return
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--delay", str(args.delay)], stdout=subprocess.PIPE, text=True
     )
@@ -104,8 +151,8 @@ def main() -> None:
         print(f"server: {args.delay * 1000:.0f} ms per answer; s = seconds running cases "
               "(the summary's duration_s), wall = the whole command")
         print("| concurrency | cases | ideal s | fetched s | ratio to ideal | wall | peak MB | cached s | wall | peak MB "
-              "| no target s | wall | peak MB | CPU s: fetched | cached | no target | CPU ms per request |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| no target s | wall | peak MB | CPU s: fetched | cached | no target | CPU ms per request | bare loop s | its ratio | load |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for concurrency in args.concurrency:
             for cases in args.cases:
                 measure(base_url, cases, concurrency, args.delay)

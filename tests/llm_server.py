@@ -249,9 +249,17 @@ class LLMServer:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 server._record(Received(self.path, self.command, dict(self.headers), body))
+                self._counted = True
                 try:
                     self._answer(body)
                 finally:
+                    self._finish()
+
+            def _finish(self) -> None:
+                """The request is no longer in flight: called before its reply's last write, since the
+                client may send its next request the moment that write lands (before this thread runs again)."""
+                if self._counted:
+                    self._counted = False
                     server._done()
 
             def _answer(self, body: Any) -> None:
@@ -303,6 +311,7 @@ class LLMServer:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
+                self._finish()
                 self.wfile.write(payload)
 
         return Handler

@@ -14,6 +14,7 @@ that another run still has open leaves the folding of its WAL to that run.
 from __future__ import annotations
 
 import hashlib
+import queue
 import sqlite3
 import sys
 import threading
@@ -26,6 +27,9 @@ import orjson
 CACHE_FILE = "responses.sqlite"
 DEFAULT_DIR = Path(".agenteval") / "cache"
 LOCK_WAIT_S = 10  # how long one write waits for another process's write to finish
+READERS = 8  # connections reading the file at once: a lookup borrows one, so threads never queue on one lock
+READER_CACHE_KIB = 256  # each one's page cache: the eight together hold what SQLite's default gives one (2 MiB)
+BATCH_WAIT_S = 0.05  # how long the writer, woken by a put, lets more puts join its transaction
 
 
 class CacheError(Exception):
@@ -50,22 +54,29 @@ class ResponseCache:
     """Thread-safe get/put of JSON records (zlib-compressed); writes use WAL while the run lasts, folded back on close.
 
     `put` only queues a record: one writer thread stores what is queued, a batch per transaction,
-    so the threads sending requests never wait on the disk (nor on each other's writes); `get`
-    reads a queued record as a stored one, and the file through a connection of its own (WAL lets
-    it read while the writer writes); `close` stores everything queued before it folds.
+    so the threads sending requests never wait on the disk (nor on each other's writes); only a
+    put to an idle writer wakes it, and it then gathers puts for BATCH_WAIT_S, so a run wakes it
+    a few times a second rather than once a reply; `get`
+    reads a queued record as a stored one, and the file through connections of its own (WAL lets
+    them read while the writer writes), borrowed from a pool of READERS: with one connection behind
+    one lock, a lookup's thread held the lock while it waited for the GIL after SQLite's read, and
+    the other request threads queued behind it for milliseconds per request; `close` stores everything queued before it folds.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()  # the connection that writes (and folds)
         self._db: sqlite3.Connection | None = None
-        self._read_lock = threading.Lock()  # the connection that reads
-        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()  # guards _readers_made and _generation
+        self._readers: queue.SimpleQueue[tuple[int, sqlite3.Connection]] = queue.SimpleQueue()  # idle reading connections
+        self._readers_made = 0  # reading connections of this generation, idle or lent
+        self._generation = 0  # close() starts a new one: a connection of an older one is closed when given back
         self._readable = False  # the file holds the table: it did when opened, or the writer has stored in it
         self._queued: dict[str, bytes] = {}  # key -> compressed record, put and not yet stored
         self._queue = threading.Condition()  # guards _queued, _writer and _flushing
         self._writer: threading.Thread | None = None
         self._flushing = False  # close() waits for the writer to store what is queued and end
+        self._idle = False  # the writer waits for a put to wake it
         self._wrote = False
         self._broken = False  # a write failed: no more writes this run
         self._unreadable = False  # the file was locked or damaged: no more reads this run (each would wait)
@@ -96,10 +107,11 @@ class ResponseCache:
         if self._unreadable or not self._readable:
             return None
         try:
-            with self._read_lock:
-                if self._reader is None:
-                    self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
-                row = self._reader.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            generation, reader = self._borrow()
+            try:
+                row = reader.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            finally:
+                self._give_back(generation, reader)
             if not row or not isinstance(row[0], bytes):
                 return None
             record = orjson.loads(zlib.decompress(row[0]))
@@ -109,6 +121,41 @@ class ResponseCache:
             self._warn("read", f"a record could not be read ({type(exc).__name__}: {exc}); it counts as a miss")
             return None
         return record if isinstance(record, dict) else None
+
+    def _borrow(self) -> tuple[int, sqlite3.Connection]:
+        """An idle reading connection, a new one while there are fewer than READERS, else the next one given back."""
+        try:
+            return self._readers.get_nowait()
+        except queue.Empty:
+            pass
+        with self._read_lock:
+            generation = self._generation
+            make = self._readers_made < READERS
+            if make:
+                self._readers_made += 1
+        if not make:
+            try:
+                return self._readers.get(timeout=1.0)
+            except queue.Empty:  # (close() retired the one this thread waited for: one may be made now)
+                return self._borrow()
+        try:
+            reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S)
+            reader.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+            return generation, reader
+        except BaseException:
+            with self._read_lock:
+                if self._generation == generation:
+                    self._readers_made -= 1
+            raise
+
+    def _give_back(self, generation: int, reader: sqlite3.Connection) -> None:
+        if generation == self._generation:
+            self._readers.put((generation, reader))
+            return
+        try:  # lent before close(): closed now
+            reader.close()
+        except sqlite3.Error:
+            pass
 
     def put(self, key: str, record: dict[str, Any]) -> None:
         """Store `record`; a failure is a warning (once) and the end of writes for this run, never an error."""
@@ -124,17 +171,22 @@ class ResponseCache:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_queued, name="agenteval-cache", daemon=True)
                 self._writer.start()
-            self._queue.notify()
+            elif self._idle:
+                self._queue.notify()
 
     def _write_queued(self) -> None:
         """The writer thread: stores what `put` queued, all of it in one transaction, until `close` asks it to end."""
         while True:
             with self._queue:
                 while not self._queued and not self._flushing:
+                    self._idle = True
                     self._queue.wait()
+                    self._idle = False
                 if not self._queued:  # closing, and everything is stored
                     self._writer = None
                     return
+                if not self._flushing:
+                    self._queue.wait(BATCH_WAIT_S)  # (close's notify ends it early)
                 batch = list(self._queued.items())
             self._store(batch)
             with self._queue:
@@ -193,8 +245,13 @@ class ResponseCache:
         never waits for it and never fails."""
         self._flush()
         with self._read_lock:  # (closed first: the fold needs the file to itself)
-            reader, self._reader = self._reader, None
-        if reader is not None:
+            self._generation += 1
+            self._readers_made = 0
+        while True:
+            try:
+                _, reader = self._readers.get_nowait()
+            except queue.Empty:
+                break
             try:
                 reader.close()
             except sqlite3.Error:

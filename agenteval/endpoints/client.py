@@ -32,6 +32,7 @@ import re
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -55,11 +56,14 @@ from agenteval.usage import Price
 if TYPE_CHECKING:
     import httpx
 
+    from agenteval.endpoints import plain_http
+
 T = TypeVar("T")
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504, 529}  # 529: Anthropic's "overloaded"
 EXCERPT_CHARS = 300
 MIB = 1 << 20
 _REDACTED = "***"
+_NO_HEADERS: Mapping[str, str] = {}  # a 2xx reply's headers: nothing reads them
 
 
 class EndpointError(Exception):
@@ -191,7 +195,7 @@ def _header_problem(value: str) -> bool:
 
 
 class _Watchdog:
-    """Closes the connection of a reply still arriving at its attempt's deadline: `timeout` bounds the
+    """Shuts the socket of a reply still arriving at its attempt's deadline: `timeout` bounds the
     whole attempt, not each read (a server that drips one byte a second would otherwise hold a case
     for as long as it likes). One thread for the run; watching a reply costs a heap push."""
 
@@ -201,8 +205,8 @@ class _Watchdog:
         self._count = itertools.count()
         self._thread: threading.Thread | None = None
 
-    def watch(self, deadline: float, response: Any) -> _Watch:
-        entry = _Watch(response)
+    def watch(self, deadline: float, sock: socket.socket | None) -> _Watch:
+        entry = _Watch(sock)
         with self._ready:
             heapq.heappush(self._heap, (deadline, next(self._count), entry))
             if self._thread is None:
@@ -229,21 +233,19 @@ class _Watchdog:
 
 
 class _Watch:
-    __slots__ = ("done", "fired", "response")
+    __slots__ = ("done", "fired", "sock")
 
-    def __init__(self, response: Any) -> None:
-        self.response = response
+    def __init__(self, sock: socket.socket | None) -> None:
+        self.sock = sock
         self.done = False
         self.fired = False
 
     def expire(self) -> None:
-        response = self.response
-        if self.done or response is None:
+        sock = self.sock
+        if self.done:
             return
         self.fired = True
         try:
-            stream = response.extensions.get("network_stream")
-            sock = stream.get_extra_info("socket") if stream is not None else None
             if sock is not None:
                 sock.shutdown(socket.SHUT_RDWR)  # wakes the read blocked on it in the worker thread
         except (OSError, AttributeError, ValueError):
@@ -251,7 +253,16 @@ class _Watch:
 
     def cancel(self) -> None:
         self.done = True
-        self.response = None  # the heap keeps the entry until its deadline; not the reply
+        self.sock = None  # the heap keeps the entry until its deadline; not the socket
+
+
+def _socket_of(response: Any) -> socket.socket | None:
+    """The socket an httpx reply arrives on (what the watchdog shuts at the deadline)."""
+    try:
+        stream = response.extensions.get("network_stream")
+        return stream.get_extra_info("socket") if stream is not None else None
+    except (AttributeError, ValueError):
+        return None
 
 
 class Endpoints:
@@ -271,6 +282,9 @@ class Endpoints:
         self.prices = prices or {}
         self._environ = environ
         self._clients: dict[tuple[bool, int], httpx.Client] = {}  # by "is https" and thread
+        self._connections: dict[tuple[plain_http.Target, int], Any] = {}  # http.client connections, by host and thread
+        self._plain: bool | None = None  # False with a proxy set: every request goes through httpx (None: not asked yet)
+        self._targets: dict[str, plain_http.Target | None] = {}  # url -> where the plain path sends it (None: httpx)
         self._tls: Any = None
         self._gates: dict[tuple[Any, ...], Gate] = {}
         self._shared: dict[tuple[Any, ...], Any] = {}
@@ -431,8 +445,9 @@ class Endpoints:
         gets an error instead of a new client."""
         with self._lock:
             self._closed = True
-            clients = list(self._clients.values())
+            clients = [*self._clients.values(), *self._connections.values()]
             self._clients.clear()
+            self._connections.clear()
         for client in clients:
             try:
                 client.close()
@@ -446,7 +461,6 @@ class Endpoints:
         headers: dict[str, str], json_reply: bool, auth: RequestAuth | None = None, retryable: RetryRule | None = None,
         secrets: list[str] | None = None,
     ) -> Reply:
-        client = self._http(url)
         gate = self._gate(settings, url)
         attempts = settings.retries + 1
         problem = ""
@@ -455,7 +469,7 @@ class Endpoints:
             with gate.slot():
                 started = time.perf_counter()
                 try:
-                    status, content, reply_headers = self._attempt(client, settings, method, url, body, params, headers, auth, secrets)
+                    status, content, reply_headers = self._attempt(settings, method, url, body, params, headers, auth, secrets)
                 except _Retryable as exc:
                     status, problem = 0, str(exc)
                 latency_ms = (time.perf_counter() - started) * 1000
@@ -483,13 +497,128 @@ class Endpoints:
         raise EndpointError(f"{method} {url}{tries}: {problem}")
 
     def _attempt(
-        self, client: httpx.Client, settings: Transport, method: str, url: str, body: Any,
+        self, settings: Transport, method: str, url: str, body: Any,
         params: dict[str, str] | None, headers: dict[str, str], auth: RequestAuth | None = None, secrets: list[str] | None = None,
     ) -> tuple[int, bytes, Mapping[str, str]]:
         """(status, body, response headers) of one attempt, the body read whole within the attempt's
-        deadline and size limit. Raises _Retryable, or EndpointError for what a retry cannot mend."""
+        deadline and size limit. Raises _Retryable, or EndpointError for what a retry cannot mend.
+        A plain JSON request goes by http.client (agenteval.endpoints.plain_http), anything else by httpx."""
+        if auth is None and not params and self._plain is not False:
+            wire = _plain_http()
+            if self._plain is None:
+                self._plain = not wire.proxies_configured()
+                if not self._plain:
+                    return self._httpx_attempt(settings, method, url, body, params, headers, auth, secrets)
+            target = self._targets.get(url, False)
+            if target is False:
+                if len(self._targets) > 4096:  # (URLs that vary per case: keep the memo small)
+                    self._targets.clear()
+                target = self._targets[url] = wire.plain_target(url)
+            if target is not None:
+                try:
+                    return self._plain_attempt(target, settings, method, url, body, headers)  # type: ignore[arg-type]
+                except wire.NotPlain:
+                    self._targets[url] = None  # (a redirect to follow, an encoding to decode): httpx from now on
+        return self._httpx_attempt(settings, method, url, body, params, headers, auth, secrets)
+
+    def _plain_attempt(
+        self, target: plain_http.Target, settings: Transport, method: str, url: str, body: Any, headers: dict[str, str],
+    ) -> tuple[int, bytes, Mapping[str, str]]:
+        """`_attempt` over this thread's keep-alive http.client connection. Raises NotPlain when httpx must send it."""
+        plain_http = _plain_http()
+        deadline = time.monotonic() + settings.timeout
+        limit = int(settings.max_response_mb * MIB)
+        try:  # the bytes httpx's `json=` sends
+            content = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        except (ValueError, TypeError, UnicodeError, OverflowError, RecursionError) as exc:
+            raise EndpointError(f"{method} {url}: the request could not be sent: {type(exc).__name__}: {exc}") from None
+        conn = self._connection(target, settings.timeout)
+        watch = None
+        reusable = False
+        try:
+            response = plain_http.open_reply(conn, target, method, content, headers, settings.timeout)
+            try:
+                if time.monotonic() > deadline:  # connected, then the headers came, but too late
+                    raise _Retryable(_timed_out(settings))
+                status = response.status
+                if target.secure and status in plain_http.REDIRECTS and response.getheader("location"):
+                    raise plain_http.NotPlain("redirect")  # httpx follows it (with its checks), from the start
+                declared = response.getheader("content-length") or ""
+                if declared.isdigit() and int(declared) > limit:
+                    raise EndpointError(_too_large(method, url, settings))
+                codings = plain_http.decoders(response.getheader("content-encoding"))
+                watch = self._watchdog.watch(deadline, conn.sock)
+                chunks, size = [], 0
+                while chunk := plain_http.read_chunk(response):
+                    size += len(chunk)
+                    if size > limit:
+                        raise EndpointError(_too_large(method, url, settings))
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        raise _Retryable(_timed_out(settings))
+                if watch.fired:  # a body without a length ends when its connection is closed
+                    raise _Retryable(_timed_out(settings))
+                data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                if codings:
+                    try:
+                        decoded = plain_http.decode(data, codings, limit)
+                    except zlib.error as exc:
+                        raise EndpointError(f"{method} {url}: the reply body could not be decoded ({exc})") from None
+                    if decoded is None:
+                        raise EndpointError(_too_large(method, url, settings))
+                    data = decoded
+                reusable = not response.will_close
+                return status, data, plain_http.reply_headers(response.msg) if not 200 <= status < 300 else _NO_HEADERS
+            finally:
+                if watch is not None:
+                    watch.cancel()
+                response.close()
+        except (EndpointError, _Retryable, plain_http.NotPlain):
+            raise
+        except plain_http.Failure as exc:
+            if exc.timeout or (watch is not None and watch.fired):
+                raise _Retryable(_timed_out(settings)) from None
+            if self._closed:
+                raise EndpointError(f"{method} {url}: the run is over: no more requests are sent") from None
+            raise _Retryable(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a header http.client refuses, a connection closed under this thread
+            if self._closed:
+                raise EndpointError(f"{method} {url}: the run is over: no more requests are sent") from None
+            raise EndpointError(f"{method} {url}: the request could not be sent: {type(exc).__name__}: {exc}") from None
+        finally:
+            if not reusable:
+                conn.close()
+
+    def _connection(self, target: plain_http.Target, timeout: float) -> Any:
+        """This thread's http.client connection to `target` (one per worker thread, as with `_http`)."""
+        key = (target, threading.get_ident())
+        conn = self._connections.get(key)
+        if conn is not None:
+            return conn
+        plain_http = _plain_http()
+        tls = None
+        if target.secure:
+            import httpx
+
+            with self._lock:
+                if self._tls is None:
+                    self._tls = httpx.create_ssl_context()
+                tls = self._tls
+        conn = plain_http.connection(target, timeout, tls)
+        with self._lock:
+            if self._closed:
+                raise EndpointError("the run is over: no more requests are sent")
+            self._connections[key] = conn
+        return conn
+
+    def _httpx_attempt(
+        self, settings: Transport, method: str, url: str, body: Any,
+        params: dict[str, str] | None, headers: dict[str, str], auth: RequestAuth | None = None, secrets: list[str] | None = None,
+    ) -> tuple[int, bytes, Mapping[str, str]]:
+        """`_attempt` through httpx: proxies, query parameters, signed requests, redirects over https."""
         import httpx
 
+        client = self._http(url)
         deadline = time.monotonic() + settings.timeout
         limit = int(settings.max_response_mb * MIB)
         watch = None
@@ -513,7 +642,7 @@ class Endpoints:
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > limit:
                     raise EndpointError(_too_large(method, url, settings))
-                watch = self._watchdog.watch(deadline, response)
+                watch = self._watchdog.watch(deadline, _socket_of(response))
                 chunks, size = [], 0
                 for chunk in response.iter_bytes():
                     size += len(chunk)
@@ -594,7 +723,7 @@ class Endpoints:
         # no redirects without TLS checks: a redirect to https must not land on the unverified client
         client = httpx.Client(
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=8), follow_redirects=secure, verify=verify,
-            max_redirects=10,
+            max_redirects=10, headers={"User-Agent": _plain_http().USER_AGENT},
         )
         with self._lock:
             if self._closed:
@@ -610,6 +739,20 @@ class Endpoints:
             if gate is None:
                 gate = self._gates[key] = Gate(settings.concurrency, settings.rate_limit)
             return gate
+
+
+_wire: Any = None
+
+
+def _plain_http() -> Any:
+    """agenteval.endpoints.plain_http, imported at the first request (http.client and ssl are not
+    every run's start-up)."""
+    global _wire
+    if _wire is None:
+        from agenteval.endpoints import plain_http
+
+        _wire = plain_http
+    return _wire
 
 
 def _passes(check: Callable[[Any], None] | None, data: Any) -> bool:
