@@ -15,7 +15,8 @@ Aims (issue 37), each measured in rounds that take turns with its floor (medians
   against a RapidFuzz loop over the same values, in one child process, taking turns (2 x rounds + 1
   of them: each is short).
 - repeat: N/2 tiny cases run with `--repeat 2` against N tiny cases run once (the same number of
-  answers scored): what repeating adds per scored answer beyond its own work (the aim: nothing).
+  answers scored), each beyond its one-case run: what repeating adds per scored answer beyond its
+  own work (the aim: nothing).
 
 For the two CLI aims each round also runs both sides on a one-case file, so start-up can be taken
 apart from per-case cost: "wall" and "CPU" are ratios of whole commands (the child's user + system
@@ -163,28 +164,30 @@ def summarize(kind: str, size: int, rows: list[dict]) -> dict:
 
 
 def repeat_aim(size: int, rounds: int, folder: Path) -> dict:
-    """Rounds of (N/2 tiny cases x `--repeat 2`, N tiny cases once), taking turns: the CPU of each
-    whole command, and their ratio (1.0: repeating costs what scoring the same number of answers does)."""
-    once, half = write_cases(folder, "tiny", size), write_cases(folder, "tiny", size // 2)
+    """Rounds of (N/2 tiny cases x `--repeat 2`, N tiny cases once), taking turns, each also on one
+    case (x 2, once) so that start-up and the run's fixed work (the repeat statistics' set-up) are
+    taken apart: the ratio is per scored answer (1.0: repeating costs what scoring as many answers does)."""
+    once, half, one = write_cases(folder, "tiny", size), write_cases(folder, "tiny", size // 2), write_cases(folder, "tiny", 1)
     out = folder / "results.jsonl"
 
     def run(cases: Path, *extra: str) -> float:
         out.unlink(missing_ok=True)
         out.with_name(out.stem + ".summary.json").unlink(missing_ok=True)
         _, cpu, _, _ = timed([sys.executable, "-m", "agenteval", "run", str(cases.with_suffix(".yaml")), "-o", str(out), "-q", *extra])
-        lines = sum(1 for _ in out.open("rb"))
-        assert lines == 2 * (size // 2) or lines == size, lines
         return cpu
 
     rows = []
     for turn in range(rounds):
-        sides = [("repeat", lambda: run(half, "--repeat", "2")), ("once", lambda: run(once))]
+        sides = [
+            ("repeat", lambda: run(half, "--repeat", "2") - run(one, "--repeat", "2")),
+            ("once", lambda: run(once) - run(one)),
+        ]
         row = {name: side() for name, side in (sides if turn % 2 == 0 else sides[::-1])}
         rows.append(row)
     return {
         "aim": "repeat", "cases": size, "rounds": rounds,
         "repeat_cpu_s": statistics.median(row["repeat"] for row in rows), "once_cpu_s": statistics.median(row["once"] for row in rows),
-        "ratio_cpu": statistics.median(row["repeat"] / row["once"] for row in rows),
+        "ratio_cpu": statistics.median(row["repeat"] / max(row["once"], 1e-9) for row in rows),
     }
 
 

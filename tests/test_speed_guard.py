@@ -23,10 +23,10 @@ ATTEMPTS = 3
 # guard") with a margin of about 40% for the noise of a shared 2-core machine; the peak memory of
 # the tiny run is the aim's own bound.
 LIMITS: dict[str, dict[str, float]] = {
-    "tiny": {"ratio_per_case_cpu": 22.0, "ratio_one_case_cpu": 11.0, "peak_rss_mb": 80.0},
-    "invoices": {"ratio_per_case_cpu": 13.0, "ratio_one_case_cpu": 10.0},
-    "library": {"ratio_cpu": 25.0},
-    "repeat": {"ratio_cpu": 1.3},  # N/2 cases x --repeat 2 over N cases once: repeating adds nothing per answer but its statistics
+    "tiny": {"ratio_per_case_cpu": 16.0, "ratio_one_case_cpu": 8.0, "peak_rss_mb": 80.0},
+    "invoices": {"ratio_per_case_cpu": 10.0, "ratio_one_case_cpu": 8.0},
+    "library": {"ratio_cpu": 19.0},
+    "repeat": {"ratio_cpu": 1.6},  # per answer, N/2 cases x --repeat 2 over N once: repeating adds its statistics' counting only
 }
 
 
