@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -548,17 +548,9 @@ class Endpoints:
                     raise EndpointError(_too_large(method, url, settings))
                 codings = plain_http.decoders(response.getheader("content-encoding"))
                 watch = self._watchdog.watch(deadline, conn.sock)
-                chunks, size = [], 0
-                while chunk := plain_http.read_chunk(response):
-                    size += len(chunk)
-                    if size > limit:
-                        raise EndpointError(_too_large(method, url, settings))
-                    chunks.append(chunk)
-                    if time.monotonic() > deadline:
-                        raise _Retryable(_timed_out(settings))
+                data = _bounded_body(iter(lambda: plain_http.read_chunk(response), b""), limit, deadline, method, url, settings)
                 if watch.fired:  # a body without a length ends when its connection is closed
                     raise _Retryable(_timed_out(settings))
-                data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
                 if codings:
                     try:
                         decoded = plain_http.decode(data, codings, limit)
@@ -643,17 +635,10 @@ class Endpoints:
                 if declared.isdigit() and int(declared) > limit:
                     raise EndpointError(_too_large(method, url, settings))
                 watch = self._watchdog.watch(deadline, _socket_of(response))
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > limit:
-                        raise EndpointError(_too_large(method, url, settings))
-                    chunks.append(chunk)
-                    if time.monotonic() > deadline:
-                        raise _Retryable(_timed_out(settings))
+                data = _bounded_body(response.iter_bytes(), limit, deadline, method, url, settings)
                 if watch.fired:  # a body without a length ends when its connection is closed
                     raise _Retryable(_timed_out(settings))
-                return response.status_code, b"".join(chunks), response.headers
+                return response.status_code, data, response.headers
             finally:
                 if watch is not None:
                     watch.cancel()
@@ -763,6 +748,20 @@ def _passes(check: Callable[[Any], None] | None, data: Any) -> bool:
     except EndpointError:
         return False
     return True
+
+
+def _bounded_body(chunks: Iterable[bytes], limit: int, deadline: float, method: str, url: str, settings: Transport) -> bytes:
+    """A reply's body from its chunks, refused past `limit` bytes (max_response_mb) or past the attempt's deadline."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise EndpointError(_too_large(method, url, settings))
+        parts.append(chunk)
+        if time.monotonic() > deadline:
+            raise _Retryable(_timed_out(settings))
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _timed_out(settings: Transport) -> str:
