@@ -104,8 +104,13 @@ def _execute(options: RunOptions, reports: Any, results_stream: Any) -> int:
         if run.tracing:  # spans a collector refused: one line once the run is closed (callbacks run last first)
             stack.callback(lambda: _print_lines(filter(None, [run.otel_warning])))
         stack.callback(run.close)
-        previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-        stack.callback(signal.signal, signal.SIGTERM, previous_term)
+        from agenteval.process import interrupt
+
+        # SIGTERM, and Ctrl-C where Python's own handler has it (not where it is ignored), become KeyboardInterrupt,
+        # held back while a child process is being started so that the run's cleanup finds the child
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signum == signal.SIGTERM or signal.getsignal(signum) is signal.default_int_handler:
+                stack.callback(signal.signal, signum, signal.signal(signum, interrupt))
         progress = _progress(run.todo_count * options.repeat, options.quiet, stack)
         try:
             for result in run:
@@ -243,10 +248,6 @@ def _one_line(report: dict[str, Any]) -> str:
         f"{report['suite']}: {counts['total']} cases, {counts['passed']} passed, {counts['failed']} failed, "
         f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}{smoke_words(report)}"
     )
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def _progress(total: int, quiet: bool, stack: ExitStack) -> Any:

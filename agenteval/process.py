@@ -139,6 +139,25 @@ def resolve_command(command: list[str]) -> list[str]:
     return argv
 
 
+class _Held:
+    """An interrupt held back while the main thread starts a child process (see `Processes.start`)."""
+
+    starting = 0
+    pending = False
+
+
+_held = _Held()
+
+
+def interrupt(signum: int, frame: Any) -> None:
+    """The run's handler for SIGINT and SIGTERM: KeyboardInterrupt, at once, or, while the main thread
+    is starting a child process, as soon as the child is tracked (signal handlers run in the main thread)."""
+    if _held.starting:
+        _held.pending = True
+        return
+    raise KeyboardInterrupt
+
+
 class Processes:
     """The processes one run has started; `stop_all` ends every one still alive. `env` is what the
     run adds to this process's environment (a suite's `env_file:`): its programs inherit both."""
@@ -161,16 +180,28 @@ class Processes:
             return found
 
     def start(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """Start with three pipes, in a new session. The child inherits the run's environment plus `env`."""
-        with self._lock:
-            if self._stopped:
-                raise InterruptedError("the run is stopping")
-            proc = subprocess.Popen(
-                argv, cwd=cwd, start_new_session=True,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env={**self.environ, **env} if env or self.environ is not os.environ else None,
-            )
-            self._live.add(proc)
+        """Start with three pipes, in a new session. The child inherits the run's environment plus `env`.
+        An interrupt (`interrupt`) arriving while the child is being started waits until it is tracked,
+        so `stop_all` finds it: raised inside Popen after the fork, it would leave the child running."""
+        main = threading.current_thread() is threading.main_thread()
+        if main:
+            _held.starting += 1
+        try:
+            with self._lock:
+                if self._stopped:
+                    raise InterruptedError("the run is stopping")
+                proc = subprocess.Popen(
+                    argv, cwd=cwd, start_new_session=True,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    env={**self.environ, **env} if env or self.environ is not os.environ else None,
+                )
+                self._live.add(proc)
+        finally:
+            if main:
+                _held.starting -= 1
+                if _held.pending and not _held.starting:
+                    _held.pending = False
+                    raise KeyboardInterrupt
         return proc
 
     def forget(self, proc: subprocess.Popen[bytes]) -> None:

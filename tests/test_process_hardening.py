@@ -22,7 +22,7 @@ from conftest import read_jsonl, run_cli, write, MEASURE
 
 from agenteval.evaluators import EvalContext
 from agenteval.evaluators.code_judge import CodeJudge
-from agenteval.process import Processes
+from agenteval.process import Processes, interrupt
 from agenteval.suite.models import Case
 from agenteval.targets import Answer, CommandTarget, TargetRun
 
@@ -188,6 +188,35 @@ import os, sys, time
 open(sys.argv[1], "w").write(str(os.getpid()))
 time.sleep(600)
 """
+
+
+def test_an_interrupt_arriving_while_a_child_starts_waits_until_the_child_is_tracked(tmp_path, monkeypatch):
+    """SIGTERM landing inside Popen, after the fork (a loaded machine can keep the run there while the
+    child starts), is raised once the child is tracked: the run's cleanup then kills it."""
+    write(tmp_path, "hang.py", HANG)
+    real_popen = subprocess.Popen
+
+    def popen_then_signal(*args, **kwargs):
+        proc = real_popen(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # a real signal: its handler runs here, before Popen would return
+        time.sleep(0.05)
+        return proc
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    processes = Processes()
+    try:
+        monkeypatch.setattr(subprocess, "Popen", popen_then_signal)
+        with pytest.raises(KeyboardInterrupt):
+            processes.start([sys.executable, "hang.py", "hung.pid"], tmp_path)
+        monkeypatch.undo()
+        hung = wait_for_pid(tmp_path / "hung.pid")
+        assert alive(hung)
+        processes.stop_all()
+        assert gone_soon(hung), f"process {hung} survived the interrupted start"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    with pytest.raises(KeyboardInterrupt):  # outside a start, the handler raises at once
+        interrupt(signal.SIGTERM, None)
 
 
 @pytest.mark.parametrize(
