@@ -52,6 +52,21 @@ def write(directory: Path, name: str, text: str) -> Path:
 
 
 @pytest.fixture
+def example_port():
+    """The examples' stand-in servers listen on the suites' default port, 127.0.0.1:11434: tests that
+    start one (on any pytest-xdist worker) take turns, holding a lock file for the test's length."""
+    import fcntl
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / "agenteval-tests-port-11434.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield 11434
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture
 def cli():
     return run_cli
 

@@ -68,7 +68,7 @@ def test_the_readme_shows_what_the_commands_print_offline_from_the_cache(tmp_pat
     }
 
 
-def test_make_cache_rebuilds_a_cache_with_the_same_answers(tmp_path):
+def test_make_cache_rebuilds_a_cache_with_the_same_answers(tmp_path, example_port):
     _copy(tmp_path / "committed")
     committed = _run(tmp_path / "committed", "-q", "-o", "r.jsonl")
     folder = _copy(tmp_path / "rebuilt")

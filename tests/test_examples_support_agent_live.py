@@ -107,7 +107,7 @@ def test_the_conversations_and_the_reasons_of_the_three_failures(tmp_path):
     assert _by_name(lines["order-status"])["rubric"]["misses"] == ["courteous (4)"]  # passes at 0.95 >= 0.9
 
 
-def test_make_cache_rebuilds_a_cache_with_the_same_conversations(tmp_path):
+def test_make_cache_rebuilds_a_cache_with_the_same_conversations(tmp_path, example_port):
     _copy(tmp_path / "committed")
     committed = _run(tmp_path / "committed", "-q", "-o", "r.jsonl")
     folder = _copy(tmp_path / "rebuilt")

@@ -63,7 +63,7 @@ def test_the_readme_shows_what_the_run_prints_offline_and_which_case_fails_what(
         assert f"{shown} {means[name]:.3f}" in readme
 
 
-def test_make_example_rebuilds_the_cases_and_a_cache_with_the_same_verdicts(tmp_path):
+def test_make_example_rebuilds_the_cases_and_a_cache_with_the_same_verdicts(tmp_path, example_port):
     folder = _copy(tmp_path)
     cases_before = (folder / "cases.jsonl").read_text()
     made = subprocess.run([sys.executable, str(folder / "make_example.py")], env=ENV, capture_output=True, text=True, timeout=300)

@@ -52,7 +52,7 @@ def test_the_readme_shows_what_the_run_prints_offline_and_which_case_fails_what(
     assert lines["cancel-12"]["output"]["usage"]["total_tokens"] > 0
 
 
-def test_make_example_records_an_export_and_a_cache_with_the_same_verdicts(tmp_path):
+def test_make_example_records_an_export_and_a_cache_with_the_same_verdicts(tmp_path, example_port):
     pytest.importorskip("openinference.instrumentation.openai")
     folder = _copy(tmp_path)
     (tmp_path / "tests").mkdir()
