@@ -315,39 +315,23 @@ def floats(value: Any) -> Any:
     kind = type(value)
     if kind is ExactNumber:
         return float(value)
-    if kind is dict:
-        copy = None
-        for key, item in value.items():
-            inner = type(item)
-            if inner is ExactNumber:
-                new = float(item)
-            elif inner is dict or inner is list:
-                new = floats(item)
-                if new is item:
-                    continue
-            else:
+    if kind is not dict and kind is not list:
+        return value
+    copy: Any = None
+    for key, item in value.items() if kind is dict else enumerate(value):
+        inner = type(item)
+        if inner is ExactNumber:
+            new = float(item)
+        elif inner is dict or inner is list:
+            new = floats(item)
+            if new is item:
                 continue
-            if copy is None:
-                copy = dict(value)
-            copy[key] = new
-        return value if copy is None else copy
-    if kind is list:
-        items = None
-        for index, item in enumerate(value):
-            inner = type(item)
-            if inner is ExactNumber:
-                new = float(item)
-            elif inner is dict or inner is list:
-                new = floats(item)
-                if new is item:
-                    continue
-            else:
-                continue
-            if items is None:
-                items = list(value)
-            items[index] = new
-        return value if items is None else items
-    return value
+        else:
+            continue
+        if copy is None:
+            copy = kind(value)
+        copy[key] = new
+    return value if copy is None else copy
 
 
 def plain_and_exact(value: Any, path: str = "", check: bool = True) -> tuple[Any, Any]:
