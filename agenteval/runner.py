@@ -23,7 +23,7 @@ from agenteval.conversations.driver import drives, play
 from agenteval.conversations.scoping import RunOne, plan
 from agenteval.conversations.transcript import is_conversation
 from agenteval.evaluators import EvalContext, EvaluatorConfig, EvaluatorResult
-from agenteval.endpoints.spans import case_span, leave_case
+from agenteval.endpoints.spans import case_span, leave_case, tracing_cases
 from agenteval.evaluators.base import run_evaluator
 from agenteval.process import Processes, decode_json
 from agenteval.results import CaseResult, CaseVerdict
@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 LIVE_TARGETS = frozenset({"http", "command", "python"})
 """Targets that call the system under test, and so pass it a W3C `traceparent` (agenteval.traces.propagation)."""
+
+MODEL_TARGETS = frozenset({"openai", "anthropic", "gemini", "bedrock", "azure_openai"})
+"""Targets whose answer is one model request (without `tools`): one the response cache holds is had at
+once, with nothing else done, so a run on threads tries such a case in its own thread first (`_from_cache`)."""
 
 
 class PredictionsError(Exception):
@@ -363,10 +367,38 @@ class Runner:
             threads = CaseThreads(
                 lambda item: self.run_case(*item), workers, watchdog,
                 lambda item, slot: self.given_up(item[0], item[1], slot, item[2]),
+                self._from_cache if self._answers_from_cache() else None,
             )
             yield from threads.results(runs)
         finally:
             watchdog.close()
+
+
+    def _answers_from_cache(self) -> bool:
+        """Whether a case may be tried in the run's own thread from the response cache alone: every
+        cell's target is a model request without tools (nothing done before the request, nothing
+        but it), scored by evaluators that need no watching (no judge, no command), with a cache to
+        read, and no spans, traces or predictions in the way."""
+        endpoints = self.endpoints
+        return (
+            not self._watched and self.predictions is None and self.traces is None and self.receiver is None
+            and endpoints is not None and endpoints.cache is not None and not endpoints.refresh and not tracing_cases()
+            and all(cell.spec.type in MODEL_TARGETS and getattr(cell.spec, "tools", None) is None for cell in self.loaded.cells)
+        )
+
+    def _from_cache(self, item: tuple[Case, int, Cell]) -> CaseResult | None:
+        """The case's result when the response cache holds its answer, else None (nothing was sent:
+        the case then runs on a thread as usual)."""
+        case, repetition, cell = item
+        if case.evaluators or case.is_conversation or case.tools:  # (its own checks, a conversation, tools: the usual way)
+            return None
+        from agenteval.endpoints.client import NotCached, cache_only
+
+        try:
+            with cache_only():
+                return self.run_case(case, repetition, cell)
+        except NotCached:
+            return None
 
 
 def _with_trace_id(answer: Answer, traceparent: str) -> Answer:

@@ -6,7 +6,8 @@ Two pieces, used by `agenteval.runner`:
   scoring that case gets `CaseTimeout` raised in it (at its next Python instruction), so a
   runaway evaluator written in Python stops and the case becomes an error naming it.
 - `CaseThreads` runs cases on daemon threads and hands results back to the caller's thread,
-  which only waits. A thread that ignores `CaseTimeout` (stuck in a blocking call) is given up
+  which only waits (or, given `inline`, first tries each case itself: one a warm response cache
+  answers at once costs less there than the hand-over to a thread). A thread that ignores `CaseTimeout` (stuck in a blocking call) is given up
   after a grace period: its case is recorded as timed out and a fresh thread takes its place.
   Because the threads are daemons and the caller never joins them, Ctrl-C and SIGTERM end a run
   at once whatever a case is doing; results that finished are handed over first.
@@ -26,6 +27,7 @@ Result = TypeVar("Result")
 
 GRACE_SECONDS = 2.0  # after CaseTimeout is raised in a thread, how long it has to stop before it is given up
 _POLL_SECONDS = 0.2
+_MOST_SKIPPED = 1024  # items run on threads between two tries in the caller's thread, at most
 
 
 class CaseTimeout(BaseException):
@@ -138,9 +140,10 @@ class CaseThreads(Generic[Item, Result]):
 
     def __init__(
         self, run: Callable[[Item], Result], workers: int, watchdog: Watchdog | None,
-        on_given_up: Callable[[Item, Slot], Result],
+        on_given_up: Callable[[Item, Slot], Result], inline: Callable[[Item], Result | None] | None = None,
     ) -> None:
         self._run = run
+        self._inline = inline  # the item's result if it can be had at once in the caller's thread, else None
         self._workers = workers
         self._watchdog = watchdog
         self._on_given_up = on_given_up
@@ -155,12 +158,35 @@ class CaseThreads(Generic[Item, Result]):
         for _ in range(self._workers):
             self._start_worker()
         in_flight = 0
+        inline, skip, backoff = self._inline, 0, 1
         try:
             while True:
                 while in_flight < self._workers * 2:
                     item = next(items, _END)
                     if item is _END:
                         break
+                    if inline is not None:
+                        # Try the item in this thread first (a warm cache answers at once: handing it to a
+                        # thread would cost more than the answer). After a miss, try again only after
+                        # 1, 2, 4... up to 1,024 more items, so a cold run wastes almost nothing.
+                        if skip:
+                            skip -= 1
+                        else:
+                            result = inline(item)
+                            if result is not None:
+                                backoff = 1
+                                yield result
+                                while in_flight:  # what the threads finished meanwhile, without waiting
+                                    try:
+                                        kind, value = self._done.get_nowait()
+                                    except queue.Empty:
+                                        break
+                                    if kind == "error":
+                                        raise value
+                                    in_flight -= 1
+                                    yield value
+                                continue
+                            skip, backoff = backoff, min(2 * backoff, _MOST_SKIPPED)
                     self._todo.put(item)
                     in_flight += 1
                 if not in_flight:

@@ -184,6 +184,31 @@ def test_a_cached_request_is_not_sent_again(server, tmp_path):
     assert server.count() == 3
 
 
+def test_under_cache_only_a_cached_request_is_answered_and_any_other_is_not_sent(server, tmp_path):
+    from agenteval.endpoints.client import NotCached, cache_only
+
+    endpoints = Endpoints(ResponseCache(tmp_path / "c.sqlite"))
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
+    url = server.base_url + "/chat/completions"
+    first = endpoints.send(settings(), "POST", url, body, cache=True)
+    with cache_only():
+        again = endpoints.send(settings(), "POST", url, body, cache=True)
+        with pytest.raises(NotCached):
+            endpoints.send(settings(), "POST", url, {**body, "temperature": 0.5}, cache=True)  # not in the cache
+        with pytest.raises(NotCached):
+            endpoints.send(settings(), "POST", url, body)  # not cacheable at all
+    assert again.cached and again.data == first.data and server.count() == 1
+    seen = []  # the mode is the thread's own: another thread sends as usual meanwhile
+    with cache_only():
+        other = threading.Thread(target=lambda: seen.append(endpoints.send(settings(), "POST", url, {**body, "seed": 1}, cache=True)))
+        other.start()
+        other.join()
+    assert not seen[0].cached and server.count() == 2
+    assert not endpoints.send(settings(), "POST", url, {**body, "seed": 2}, cache=True).cached  # and it ends with the block
+    assert server.count() == 3
+    endpoints.close()
+
+
 def test_records_put_from_many_threads_are_read_at_once_and_all_stored_by_close(tmp_path):
     """`put` queues (a writer thread stores): a queued record reads as stored, and close stores every one."""
     import sqlite3

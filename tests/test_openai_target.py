@@ -146,6 +146,61 @@ def test_a_re_run_at_temperature_0_sends_nothing(server, tmp_path):
     assert server.count() == 8 and (tmp_path / "other" / "responses.sqlite").is_file()
 
 
+def test_a_re_run_on_threads_answers_cached_cases_in_its_own_thread_and_sends_each_other_once(server, tmp_path):
+    """A re-run with some answers cached (cases added since): the cached ones are answered in the
+    run's own thread, never sent; every other is sent once, from a thread; the lines are the ones a
+    run on one thread writes."""
+    target = "  temperature: 0\n  messages: [{role: user, content: 'Q: {{ input.question }}'}]"
+
+    def suite(ids):
+        cases = "".join(f"  - {{id: '{i}', input: {{question: q{i}}}, expected: x}}\n" for i in ids)
+        write(tmp_path, "s.yaml", suite_text(server, target, "  - {type: contains, path: content, reference: echo}", cases))
+
+    suite(range(0, 40, 2))
+    run(tmp_path, "--workers", "4")
+    assert server.count() == 20
+    suite(range(40))
+    done, lines = run(tmp_path, "--workers", "4")
+    assert done.returncode == 0 and len(lines) == 40
+    assert server.count() == 40  # the 20 new cases, each sent once
+    asked = sorted(int(r.body["messages"][0]["content"].removeprefix("Q: q")) for r in server.received)
+    assert asked == sorted([*range(0, 40, 2), *range(1, 40, 2)])
+    assert {case_id for case_id, line in lines.items() if line["output"]["usage"].get("cached")} == {str(i) for i in range(0, 40, 2)}
+    _, alone = run(tmp_path, "--workers", "1")  # every answer cached now: the same lines as on one thread
+    assert server.count() == 40
+
+    def kept(line):
+        return {key: value for key, value in line.items() if key not in ("run_id", "timestamp", "duration_ms", "evaluator_results", "output", "usage")}
+
+    assert {case_id: kept(line) for case_id, line in alone.items()} == {case_id: kept(line) for case_id, line in lines.items()}
+    for case_id, line in lines.items():
+        assert alone[case_id]["output"] == {**line["output"], "usage": {**line["output"]["usage"], "cached": True}}
+        assert [result["verdict"] for result in alone[case_id]["evaluator_results"]] == ["pass"]
+
+
+def test_which_runs_try_cases_from_the_cache_in_their_own_thread(server, tmp_path):
+    from agenteval.process import Processes
+    from agenteval.runner import Runner
+    from agenteval.runs import open_endpoints
+    from agenteval.suite.loader import load_suite
+
+    def tries(target="  temperature: 0", evaluators="", extra="", **settings):
+        write(tmp_path, "s.yaml", suite_text(server, target, evaluators, extra=extra))
+        loaded = load_suite(tmp_path / "s.yaml")
+        options = SimpleNamespace(**{"cache": True, "refresh_cache": False, "cache_dir": None, **settings})
+        runner = Runner(loaded, "r", Processes(), endpoints=open_endpoints(loaded, options, None))
+        list(runner.score(iter(()), workers=2))  # (sets the run's evaluators up)
+        return runner._answers_from_cache()
+
+    assert tries()
+    assert not tries(refresh_cache=True)  # --refresh-cache: every answer is asked again
+    assert not tries(cache=False)  # --no-cache
+    tool = "[{name: t, parameters: {type: object}, mock: [{result: ok}]}]"
+    assert not tries(f"  temperature: 0\n  tools: {tool}")  # a tool loop: its tools run between its requests
+    judge = "  - {type: llm_judge, endpoint: j, criteria: [{name: c, description: d}]}"
+    assert not tries(evaluators=judge, extra=f"models:\n  j: {{base_url: '{server.base_url}', model: m}}")  # watched: a judge
+
+
 def test_without_temperature_0_a_target_is_not_cached(server, tmp_path):
     write(tmp_path, "s.yaml", suite_text(server))
     run(tmp_path)

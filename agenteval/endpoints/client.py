@@ -70,6 +70,27 @@ class EndpointError(Exception):
     """A request that could not get a usable reply; the message is safe to show and store."""
 
 
+class NotCached(BaseException):
+    """Raised by a request made under `cache_only()` whose reply is not in the response cache, before
+    anything is sent. A BaseException, so that no target or evaluator takes it for its own failure:
+    it ends the attempt to answer the case from the cache alone (agenteval.runner), which then runs
+    the case as usual."""
+
+
+_this_thread = threading.local()
+
+
+class cache_only:  # noqa: N801 - used as a function: `with cache_only():`
+    """In this thread, until the block ends: every request is answered from the response cache, or
+    raises NotCached instead of being sent."""
+
+    def __enter__(self) -> None:
+        _this_thread.cache_only = True
+
+    def __exit__(self, *exc: object) -> None:
+        _this_thread.cache_only = False
+
+
 class _Retryable(Exception):
     """An attempt that failed in a way another attempt may not (a timeout, a dropped connection)."""
 
@@ -388,6 +409,8 @@ class Endpoints:
                 hit = self._cached_record(key)
                 if hit is not None and _passes(check, hit["data"]):  # (one an older version stored may hold a secret)
                     return Reply(hit["status"], redact_reply(hit["data"], secrets), hit["latency_ms"], cached=True)
+            if getattr(_this_thread, "cache_only", False):
+                raise NotCached
             problem = url_problem(url)
             if problem:
                 raise EndpointError(f"{method} {url}: {problem}")

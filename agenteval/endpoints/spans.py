@@ -104,6 +104,11 @@ def capture_content() -> bool:
 
 # --- cases ---------------------------------------------------------------------------------------
 
+def tracing_cases() -> bool:
+    """Whether cases are being traced (each one's span made by `case_span`)."""
+    return _state is not None
+
+
 def case_span(key: tuple[Any, ...]) -> Any:
     """Make the case's span (ids chosen now, the span itself made by the run's tracer from the
     result, `finish_case`) the current parent in this thread: a token for `leave_case`, or None

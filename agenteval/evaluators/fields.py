@@ -151,9 +151,9 @@ def _row_function(spec: ValueMatch, field: CompiledField) -> Callable[[Any, Any,
                 if len(got) <= most and len(want) <= most:
                     a, b = (" ".join(got.split()).lower(), " ".join(want.split()).lower()) if folded else (got, want)
                     if unicode == "raw" or (a.isascii() and b.isascii()):
-                        score = measure(a, b)
+                        score = 1.0 if a == b else measure(a, b)  # (equal texts: every measure gives 1.0)
                         return {"path": path, "match": match, "status": "hit" if score >= threshold else "miss", "score": score,
-                                "expected": want, "actual": got, "similarity": round(score, 6)}
+                                "expected": want, "actual": got, "similarity": score if score == 1.0 else round(score, 6)}
             return slow(field, candidate, expected, limits)
 
         return fuzzy_row
