@@ -7,7 +7,7 @@ memory follows the cases in flight and the flaky ones, not the dataset.
 
 pass@k and pass^k (k = 1..N) say what the spread does not: how likely a user who tries k times
 gets at least one pass, or a pass every time. Each is the mean over cases of the unbiased
-per-case estimator (agenteval.statistics) from the case's runs and passes; a closed case adds one
+per-case estimator (agenteval.tries) from the case's runs and passes; a closed case adds one
 count to a table keyed by (runs, passes): a counter per outcome seen, never one per case.
 
 `agenteval report` does not know N before the end of its input: with `repeat=INFERRED` N is one
@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from agenteval.tries import pass_at_k, pass_hat_k
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -102,8 +104,6 @@ class RepeatStats:
         for case_id, seen in self._open.items():  # an interrupted run, or results read back: judge what is in
             self._close(case_id, seen)
         self._open.clear()
-        from agenteval.statistics import pass_at_k, pass_hat_k  # numpy: only under --repeat
-
         runs = [self._runs[r] for r in sorted(self._runs)]
         return {
             "repeat": self.repeat,

@@ -12,8 +12,6 @@ measured, and pairing removes it. The figures:
 - `sign_flip_p`: the paired permutation test of a mean difference: under "no difference" each
   case's difference is as likely to have the other sign. Exact for few cases, otherwise Monte
   Carlo (seeded) or, for thousands of cases, the normal limit. On pass/fail it is McNemar's test.
-- `pass_at_k` / `pass_hat_k`: from n tries of a case with c passes, the chance that at least one,
-  or all, of k tries drawn without replacement pass (the unbiased estimators).
 - `compare_metric`: one metric of two cells (an evaluator's score, a retrieval metric, a judge's
   criterion): its difference, interval and sign-flip p-value, as compare_cells gives the mean score's.
 - `compare_cells`: all of it for one pair of cells, in the `comparisons` shape of the summary,
@@ -121,29 +119,6 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
         return 1.0
     tail = _binomial_half_density(smaller, total) * _tail_factor(smaller, total)
     return min(1.0, 2.0 * tail)
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """The chance that at least one of k tries passes, from n tries of which c passed:
-    1 - C(n - c, k) / C(n, k), the unbiased estimator (Chen et al., 2021).
-
-    Computed in exact integer arithmetic and rounded once, so it is the closest float to the true
-    ratio at any n (no cancellation in 1 - a ratio close to 1, no overflow in C(n, k)).
-    """
-    n, c, k = _tries(n, c, k)
-    if n - c < k:
-        return 1.0
-    whole = math.comb(n, k)
-    return (whole - math.comb(n - c, k)) / whole
-
-
-def pass_hat_k(n: int, c: int, k: int) -> float:
-    """The chance that all of k tries pass, from n tries of which c passed: C(c, k) / C(n, k)
-    (pass^k, the consistency a user meets when every try has to work). Exact, rounded once."""
-    n, c, k = _tries(n, c, k)
-    if c < k:
-        return 0.0
-    return math.comb(c, k) / math.comb(n, k)
 
 
 def sign_flip_p(differences: Sequence[float] | np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED) -> float:
@@ -386,15 +361,6 @@ def _count(value: int, name: str) -> int:
     if count < 0:
         raise ValueError(f"{name} counts pairs: it cannot be negative ({count})")
     return count
-
-
-def _tries(n: int, c: int, k: int) -> tuple[int, int, int]:
-    n, c, k = operator.index(n), operator.index(c), operator.index(k)
-    if not 0 <= c <= n:
-        raise ValueError(f"passes must be between 0 and the number of tries ({n}), not {c}")
-    if not 1 <= k <= n:
-        raise ValueError(f"k must be between 1 and the number of tries ({n}), not {k}")
-    return n, c, k
 
 
 # --- the binomial tail with p = 1/2, exact at any size -------------------------------------------

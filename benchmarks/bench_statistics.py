@@ -23,7 +23,8 @@ import tracemalloc
 
 import numpy as np
 
-from agenteval.statistics import RESAMPLES, SEED, compare_cells, mcnemar_exact, pass_at_k, paired_bootstrap
+from agenteval.statistics import RESAMPLES, SEED, compare_cells, mcnemar_exact, paired_bootstrap
+from agenteval.tries import pass_at_k
 
 
 def floor(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

@@ -89,6 +89,24 @@ def test_a_field_accuracy_run_imports_no_other_evaluator_family(tmp_path):
     assert loaded(modules, NOT_FOR_FIELD_ACCURACY) == []
 
 
+def test_a_repeated_field_accuracy_run_imports_no_numpy(tmp_path):
+    """`--repeat`: pass@k and pass^k are exact integer arithmetic; numpy (70 ms) is for paired statistics."""
+    suite, out = field_suite(tmp_path), tmp_path / "out.jsonl"
+    modules = modules_after(
+        "import runpy, sys\n"
+        "sys.argv = ['agenteval', 'run', sys.argv[1], '-o', sys.argv[2], '-q', '--repeat', '3']\n"
+        "try:\n"
+        "    runpy.run_module('agenteval', run_name='__main__')\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 1, exit.code\n",
+        suite, out,
+    )
+    assert len(read_jsonl(out)) == 6
+    summary = json.loads(out.with_name("out.summary.json").read_text())
+    assert summary["repeats"]["pass_at_k"] == {"1": 0.5, "2": 0.5, "3": 0.5}  # a passes every time, b never
+    assert loaded(modules, ["numpy", "agenteval.statistics", *NOT_FOR_FIELD_ACCURACY]) == []
+
+
 def test_a_case_level_type_is_imported_when_the_cases_file_names_it(tmp_path):
     write(tmp_path, "cases.jsonl", json.dumps(
         {"id": "a", "expected": "yes", "output": "yes", "evaluators": [{"type": "equals"}]}

@@ -21,11 +21,10 @@ from agenteval.statistics import (
     Interval,
     compare_cells,
     mcnemar_exact,
-    pass_at_k,
-    pass_hat_k,
     paired_bootstrap,
     sign_flip_p,
 )
+from agenteval.tries import pass_at_k, pass_hat_k
 
 # --- McNemar's exact test ---------------------------------------------------------------------------
 
