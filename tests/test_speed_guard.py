@@ -26,7 +26,7 @@ LIMITS: dict[str, dict[str, float]] = {
     "tiny": {"ratio_per_case_cpu": 16.0, "ratio_one_case_cpu": 8.0, "peak_rss_mb": 80.0},
     "invoices": {"ratio_per_case_cpu": 10.0, "ratio_one_case_cpu": 8.0},
     "library": {"ratio_cpu": 19.0},
-    "repeat": {"ratio_cpu": 1.6},  # per answer, N/2 cases x --repeat 2 over N once: repeating adds its statistics' counting only
+    "repeat": {"ratio_cpu": 1.4},  # per answer, N/2 cases x --repeat 2 over N once: repeating adds its statistics' counting only
 }
 
 
