@@ -373,7 +373,6 @@ class Runner:
         finally:
             watchdog.close()
 
-
     def _answers_from_cache(self) -> bool:
         """Whether a case may be tried in the run's own thread from the response cache alone: every
         cell's target is a model request without tools (nothing done before the request, nothing

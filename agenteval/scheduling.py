@@ -7,8 +7,9 @@ Two pieces, used by `agenteval.runner`:
   runaway evaluator written in Python stops and the case becomes an error naming it.
 - `CaseThreads` runs cases on daemon threads and hands results back to the caller's thread,
   which only waits (or, given `inline`, first tries each case itself: one a warm response cache
-  answers at once costs less there than the hand-over to a thread). A thread that ignores `CaseTimeout` (stuck in a blocking call) is given up
-  after a grace period: its case is recorded as timed out and a fresh thread takes its place.
+  answers at once costs less there than the hand-over to a thread). A thread that ignores
+  `CaseTimeout` (stuck in a blocking call) is given up after a grace period: its case is recorded
+  as timed out and a fresh thread takes its place.
   Because the threads are daemons and the caller never joins them, Ctrl-C and SIGTERM end a run
   at once whatever a case is doing; results that finished are handed over first.
 """

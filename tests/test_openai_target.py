@@ -147,9 +147,8 @@ def test_a_re_run_at_temperature_0_sends_nothing(server, tmp_path):
 
 
 def test_a_re_run_on_threads_answers_cached_cases_in_its_own_thread_and_sends_each_other_once(server, tmp_path):
-    """A re-run with some answers cached (cases added since): the cached ones are answered in the
-    run's own thread, never sent; every other is sent once, from a thread; the lines are the ones a
-    run on one thread writes."""
+    """A re-run on threads with some answers cached (cases added since): every cached one is
+    replayed, never sent; every other is sent once; the lines are the ones a run on one thread writes."""
     target = "  temperature: 0\n  messages: [{role: user, content: 'Q: {{ input.question }}'}]"
 
     def suite(ids):
@@ -190,9 +189,24 @@ def test_which_runs_try_cases_from_the_cache_in_their_own_thread(server, tmp_pat
         options = SimpleNamespace(**{"cache": True, "refresh_cache": False, "cache_dir": None, **settings})
         runner = Runner(loaded, "r", Processes(), endpoints=open_endpoints(loaded, options, None))
         list(runner.score(iter(()), workers=2))  # (sets the run's evaluators up)
-        return runner._answers_from_cache()
+        try:
+            return runner._answers_from_cache()
+        finally:
+            runner.endpoints.close()
 
     assert tries()
+    write(tmp_path, "s.yaml", suite_text(server, "  temperature: 0"))
+    loaded = load_suite(tmp_path / "s.yaml")
+    options = SimpleNamespace(cache=True, refresh_cache=False, cache_dir=None)
+    runner = Runner(loaded, "r", Processes(), endpoints=open_endpoints(loaded, options, None))
+    list(runner.score(iter(()), workers=2))
+    first, second = list(loaded.iter_cases())
+    list(runner.score(iter([first]), workers=1))  # case a's answer is now cached
+    assert server.count() == 1
+    assert runner._from_cache((second, 0, loaded.cells[0])) is None and server.count() == 1  # a miss: nothing sent
+    replayed = runner._from_cache((first, 0, loaded.cells[0]))
+    assert replayed.case_id == "a" and replayed.output["usage"]["cached"] is True and server.count() == 1
+    runner.endpoints.close()
     assert not tries(refresh_cache=True)  # --refresh-cache: every answer is asked again
     assert not tries(cache=False)  # --no-cache
     tool = "[{name: t, parameters: {type: object}, mock: [{result: ok}]}]"
