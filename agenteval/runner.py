@@ -376,11 +376,13 @@ class Runner:
     def _answers_from_cache(self) -> bool:
         """Whether a case may be tried in the run's own thread from the response cache alone: every
         cell's target is a model request without tools (nothing done before the request, nothing
-        but it), scored by evaluators that need no watching (no judge, no command), with a cache to
-        read, and no spans, traces or predictions in the way."""
+        but it), scored by evaluators that read the case or ask models and nothing more (no command,
+        no code, no transform), with a cache to read, and no spans, traces or predictions in the way.
+        (A judge's time limit is watched in the run's thread as in a run on one thread.)"""
         endpoints = self.endpoints
         return (
-            not self._watched and self.predictions is None and self.traces is None and self.receiver is None
+            all((evaluator.pure or evaluator.replayable) and evaluator.transform is None for evaluator in self._evaluators or ())
+            and self.predictions is None and self.traces is None and self.receiver is None
             and endpoints is not None and endpoints.cache is not None and not endpoints.refresh and not tracing_cases()
             and all(cell.spec.type in MODEL_TARGETS and getattr(cell.spec, "tools", None) is None for cell in self.loaded.cells)
         )

@@ -177,6 +177,42 @@ def test_a_re_run_on_threads_answers_cached_cases_in_its_own_thread_and_sends_ea
         assert [result["verdict"] for result in alone[case_id]["evaluator_results"]] == ["pass"]
 
 
+def test_a_judged_re_run_on_threads_replays_target_and_judge_and_asks_the_judge_only_what_it_lacks(tmp_path):
+    """Target answers cached, the judge's not yet (its criteria changed): each case's target answer is
+    replayed, its judge asked once; a third run replays both and writes the lines a run on one thread writes."""
+    from agenteval.evaluators.model.rubric import SYSTEM_PROMPT
+
+    def chat(body):
+        if body["messages"][0].get("content") == SYSTEM_PROMPT:  # the judge: grade every criterion it names
+            names = [line.split(" (score:")[0].removeprefix("- ") for line in body["messages"][1]["content"].splitlines() if line.startswith("- ")]
+            return {"role": "assistant", "content": json.dumps({name: {"reasoning": "ok", "score": "pass"} for name in names})}
+        return {"role": "assistant", "content": "echo: " + body["messages"][-1]["content"]}
+
+    with LLMServer(chat=chat) as server:
+        def suite(criterion):
+            cases = "".join(f"  - {{id: '{i}', input: {{question: q{i}}}, expected: x}}\n" for i in range(12))
+            judge = f"  - {{type: llm_judge, endpoint: j, criteria: [{{name: {criterion}, description: d}}]}}"
+            write(tmp_path, "s.yaml", suite_text(server, "  temperature: 0", judge, cases, f"models:\n  j: {{base_url: '{server.base_url}', model: g}}"))
+
+        suite("right")
+        run(tmp_path, "--workers", "4")
+        assert server.count() == 24  # 12 answers, 12 grades
+        suite("exact")  # another rubric: new judge requests, the same answers
+        done, lines = run(tmp_path, "--workers", "4")
+        assert done.returncode == 0 and server.count() == 36  # the 12 new grades, each asked once
+        assert all(line["output"]["usage"]["cached"] for line in lines.values())
+        assert all(line["evaluator_results"][0]["details"]["criteria"]["exact"]["score"] == 1.0 for line in lines.values())
+        _, again = run(tmp_path, "--workers", "4")
+        _, alone = run(tmp_path, "--workers", "1")
+        assert server.count() == 36
+
+    def kept(line):
+        return {**line, "run_id": None, "timestamp": None, "duration_ms": None,
+                "evaluator_results": [{**result, "duration_ms": None} for result in line["evaluator_results"]]}
+
+    assert {case_id: kept(line) for case_id, line in again.items()} == {case_id: kept(line) for case_id, line in alone.items()}
+
+
 def test_which_runs_try_cases_from_the_cache_in_their_own_thread(server, tmp_path):
     from agenteval.process import Processes
     from agenteval.runner import Runner
@@ -212,7 +248,11 @@ def test_which_runs_try_cases_from_the_cache_in_their_own_thread(server, tmp_pat
     tool = "[{name: t, parameters: {type: object}, mock: [{result: ok}]}]"
     assert not tries(f"  temperature: 0\n  tools: {tool}")  # a tool loop: its tools run between its requests
     judge = "  - {type: llm_judge, endpoint: j, criteria: [{name: c, description: d}]}"
-    assert not tries(evaluators=judge, extra=f"models:\n  j: {{base_url: '{server.base_url}', model: m}}")  # watched: a judge
+    models = f"models:\n  j: {{base_url: '{server.base_url}', model: m}}"
+    assert tries(evaluators=judge, extra=models)  # a judge only asks its model: its replies may come from the cache too
+    assert not tries(evaluators="  - {type: code_judge, command: [echo, '1']}")  # a program could do anything, twice
+    assert not tries(evaluators="  - {type: regex, path: content, pattern: P}")  # (not one of the checks known to be safe)
+    assert not tries(evaluators=judge + "\n  - {type: code_judge, command: [echo, '1']}", extra=models)
 
 
 def test_without_temperature_0_a_target_is_not_cached(server, tmp_path):

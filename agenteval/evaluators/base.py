@@ -106,6 +106,7 @@ class EvaluatorConfig(StrictModel):
     uses_network: ClassVar[bool] = False  # evaluate() sends requests to a server named in its config (a cases file needs trust)
     model_use: ClassVar[str] = "step"  # what `endpoint: NAME` must offer: step (a model judge) or embed (embeddings); checked at load
     pure: ClassVar[bool] = False  # evaluate() reads only the case's values and `limits`, in time linear in their size at most
+    replayable: ClassVar[bool] = False  # evaluate() does nothing but read the case and ask models through the run's endpoints
 
     @property
     def needs_watchdog(self) -> bool:

@@ -86,6 +86,7 @@ class GroundedJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, Endpo
     structured_output: bool = Field(True, description="Ask for JSON matching a schema via `response_format` (turn off for servers without it).")
 
     uses_network = True  # a cases file needs trust_cases, or `endpoint:` of the suite's own models
+    replayable = True  # its requests only: a re-run may answer it from the response cache alone
     default_threshold: ClassVar[float]
 
     _question_keys: Any = PrivateAttr(())

@@ -57,6 +57,7 @@ class LLMJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, EndpointRe
 
     type_name = "llm_judge"
     uses_network = True  # a cases file needs trust_cases, or `endpoint:` of the suite's own models
+    replayable = True  # its requests only: a re-run may answer it from the response cache alone
 
     _prompt_source: str | None = PrivateAttr(None)
 
