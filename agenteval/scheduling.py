@@ -177,11 +177,7 @@ class CaseThreads(Generic[Item, Result]):
                             if result is not None:
                                 backoff = 1
                                 yield result
-                                while in_flight:  # what the threads finished meanwhile, without waiting
-                                    try:
-                                        kind, value = self._done.get_nowait()
-                                    except queue.Empty:
-                                        break
+                                for kind, value in self._waiting():  # what the threads finished meanwhile
                                     if kind == "error":
                                         raise value
                                     in_flight -= 1
@@ -210,13 +206,15 @@ class CaseThreads(Generic[Item, Result]):
             self._stop()
 
     def _finished(self) -> Iterator[Result]:
+        return (value for kind, value in self._waiting() if kind == "result")
+
+    def _waiting(self) -> Iterator[tuple[str, Any]]:
+        """What the threads have finished, without waiting for more."""
         while True:
             try:
-                kind, value = self._done.get_nowait()
+                yield self._done.get_nowait()
             except queue.Empty:
                 return
-            if kind == "result":
-                yield value
 
     def _start_worker(self) -> None:
         worker = _Worker()

@@ -72,17 +72,22 @@ def test_loading_a_field_accuracy_suite_imports_that_evaluator_type_only(tmp_pat
     assert "agenteval.evaluators.plugin_registry" not in modules
 
 
-def test_a_field_accuracy_run_imports_no_other_evaluator_family(tmp_path):
-    suite, out = field_suite(tmp_path), tmp_path / "out.jsonl"
-    modules = modules_after(
+def run_modules(suite: Path, out: Path, *options: str) -> set[str]:
+    """The modules `agenteval run SUITE -o OUT -q OPTIONS` imported (exit 1: case b fails its total)."""
+    return modules_after(
         "import runpy, sys\n"
-        "sys.argv = ['agenteval', 'run', sys.argv[1], '-o', sys.argv[2], '-q']\n"
+        "sys.argv = ['agenteval', 'run', sys.argv[1], '-o', sys.argv[2], '-q', *sys.argv[3:]]\n"
         "try:\n"
         "    runpy.run_module('agenteval', run_name='__main__')\n"
         "except SystemExit as exit:\n"
-        "    assert exit.code == 1, exit.code\n",  # case b fails its total
-        suite, out,
+        "    assert exit.code == 1, exit.code\n",
+        suite, out, *options,
     )
+
+
+def test_a_field_accuracy_run_imports_no_other_evaluator_family(tmp_path):
+    suite, out = field_suite(tmp_path), tmp_path / "out.jsonl"
+    modules = run_modules(suite, out)
     results = [(line["case_id"], line["score"], line["verdict"]) for line in read_jsonl(out)]
     assert results == [("a", 1.0, "pass"), ("b", 0.5, "fail")]
     assert "agenteval.evaluators.fields" in modules
@@ -92,15 +97,7 @@ def test_a_field_accuracy_run_imports_no_other_evaluator_family(tmp_path):
 def test_a_repeated_field_accuracy_run_imports_no_numpy(tmp_path):
     """`--repeat`: pass@k and pass^k are exact integer arithmetic; numpy (70 ms) is for paired statistics."""
     suite, out = field_suite(tmp_path), tmp_path / "out.jsonl"
-    modules = modules_after(
-        "import runpy, sys\n"
-        "sys.argv = ['agenteval', 'run', sys.argv[1], '-o', sys.argv[2], '-q', '--repeat', '3']\n"
-        "try:\n"
-        "    runpy.run_module('agenteval', run_name='__main__')\n"
-        "except SystemExit as exit:\n"
-        "    assert exit.code == 1, exit.code\n",
-        suite, out,
-    )
+    modules = run_modules(suite, out, "--repeat", "3")
     assert len(read_jsonl(out)) == 6
     summary = json.loads(out.with_name("out.summary.json").read_text())
     assert summary["repeats"]["pass_at_k"] == {"1": 0.5, "2": 0.5, "3": 0.5}  # a passes every time, b never
