@@ -308,7 +308,10 @@ def test_a_run_being_written_grows_on_the_page_without_a_reload(browser, tmp_pat
         assert "odd" in page.inner_text("#matrix")
         reply = page.goto(server.base + "/runs/live/cases/odd")
         assert reply.status == 422 and "is not a result" in page.inner_text("#missing")
-        assert tab.open("/runs/live").inner_text("#count-total") == "9"
+        page = tab.open("/runs/live")
+        assert page.inner_text("#count-total") == "9" and page.inner_text("#writing") == "still being written"
+        (folder / "live.summary.json").write_text(json.dumps({"counts": {"total": 9, "passed": 9, "failed": 0, "errored": 0}}))
+        expect(page.locator("#writing")).to_have_text("finished (reload for its summary)", timeout=15_000)
         tab.problems.clear()
         tab.close()
     finally:
@@ -479,3 +482,22 @@ def test_the_runs_list_filters_by_suite_and_tag(tmp_path):
             assert listed(suite="alpha", tag="travel")[0] == []
     finally:
         assert "Traceback" not in server.stop()
+
+
+def test_reading_that_fails_part_way_is_a_problem_on_the_page_not_a_silent_stop(tmp_path):
+    """The index reads in a background thread: an error there (here, the results file replaced by a
+    folder after its first lines were read) is one of the run's problems, which the page shows."""
+    from agenteval.view.index import RunIndex
+
+    results = tmp_path / "run.jsonl"
+    _big_run(results, 3)
+    index = RunIndex(results)
+    index.follow(5)
+    assert len(index) == 3 and index.problems == [] and index.caught_up
+    results.unlink()
+    results.mkdir()  # a size larger than what was read, and nothing that opens as a file
+    index.follow(5)
+    index.follow(5)  # every page asks again: the problem is said once
+    assert len(index) == 3 and index.caught_up
+    assert len(index.problems) == 1 and index.problems[0].startswith("run.jsonl: reading stopped at byte ")
+    assert "IsADirectoryError" in index.problems[0]

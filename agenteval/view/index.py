@@ -166,8 +166,14 @@ class RunIndex:
         thread.join(wait)
 
     def _catch_up(self) -> None:
-        while not self.refresh(CHUNK_BYTES):
-            time.sleep(0.002)  # let a request waiting for the lock (and the interpreter) in
+        try:
+            while not self.refresh(CHUNK_BYTES):
+                time.sleep(0.002)  # let a request waiting for the lock (and the interpreter) in
+        except Exception as exc:  # noqa: BLE001 - said on the page, not lost in the server's log
+            text = f"{self.path.name}: reading stopped at byte {self.position}: {type(exc).__name__}: {exc}"
+            with self._lock:
+                if text not in self.problems:  # (each request tries again: said once)
+                    self._problem(text)
 
     @property
     def caught_up(self) -> bool:

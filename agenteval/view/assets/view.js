@@ -14,19 +14,22 @@
     async function tick() {
       try {
         const reply = await fetch(cards.dataset.countUrl, { credentials: "same-origin" });
-        if (!reply.ok) return;
-        const state = await reply.json();
-        if (state.cases !== known) {
-          known = state.cases;
-          byId("count-total").textContent = String(state.cases);
-          const fragment = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin" });
-          if (fragment.ok) table.innerHTML = await fragment.text();  // server-rendered, every value escaped
-        }
-        if (state.finished) {
-          cards.dataset.writing = "false";
-          const badge = byId("writing");
-          if (badge) badge.textContent = "finished (reload for its summary)";
-          return;
+        if (reply.ok) {  // (a reply that is not: asked again at the next tick)
+          const state = await reply.json();
+          if (state.cases !== known) {
+            byId("count-total").textContent = String(state.cases);
+            const fragment = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin" });
+            if (fragment.ok) {
+              table.innerHTML = await fragment.text();  // server-rendered, every value escaped
+              known = state.cases;  // only once the table is the new one: a failed fetch is made again
+            }
+          }
+          if (state.finished && state.cases === known) {
+            cards.dataset.writing = "false";
+            const badge = byId("writing");
+            if (badge) badge.textContent = "finished (reload for its summary)";
+            return;
+          }
         }
       } catch (error) {
         console.warn("agenteval view: could not poll the run", error);
