@@ -13,12 +13,12 @@
     const table = byId("cases-table");
     async function tick() {
       try {
-        const reply = await fetch(cards.dataset.countUrl, { credentials: "same-origin" });
+        const reply = await fetch(cards.dataset.countUrl, { credentials: "same-origin", cache: "no-store" });
         if (reply.ok) {  // (a reply that is not: asked again at the next tick)
           const state = await reply.json();
           if (state.cases !== known) {
             byId("count-total").textContent = String(state.cases);
-            const fragment = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin" });
+            const fragment = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin", cache: "no-store" });
             if (fragment.ok) {
               table.innerHTML = await fragment.text();  // server-rendered, every value escaped
               known = state.cases;  // only once the table is the new one: a failed fetch is made again
