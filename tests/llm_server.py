@@ -97,6 +97,18 @@ def letter_embedding(text: str) -> list[float]:
     return vector
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """What every test server's handler shares: HTTP/1.1 keep-alive, no Nagle delay, no log lines."""
+
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm on, the body waits for the
+    # client's delayed ACK of the headers (40 ms on Linux), as no real model server makes it wait.
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # bursts of concurrent clients must not be refused
@@ -226,15 +238,7 @@ class LLMServer:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out in two writes; with Nagle's algorithm on, the body waits for the
-            # client's delayed ACK of the headers (40 ms on Linux), as no real model server makes it wait.
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 self._serve()
 

@@ -28,6 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from llm_server import QuietHandler
+
 ACCESS_KEY = "AKIDEXAMPLETESTKEY01"
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzTESTSECRET"
 SESSION_TOKEN = "FwoGZXIvYXdzEBYaDTESTSESSIONTOKENdoNotLeak"
@@ -87,13 +89,7 @@ class _Base:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 parts = urlsplit(self.path)

@@ -17,7 +17,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -305,3 +306,15 @@ def signal_mid_run(
     assert "Traceback (most recent call last)" not in stderr, stderr
     assert proc.returncode == 130, stderr
     return stderr, took
+
+
+@contextmanager
+def tmpfs(where: Path, options: str) -> Iterator[Path]:
+    """A small tmpfs mounted at `where` (created) for the duration of the block: a read-only or full
+    file system for real (mounting needs root: the tests using it skip elsewhere)."""
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True, capture_output=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False, capture_output=True)

@@ -9,14 +9,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from conftest import read_jsonl, run_cli, write
-from fault_suites import assert_each_case_once, assert_no_traceback, assert_one_line_error, cases_file, healthy
+from fault_suites import assert_each_case_once, assert_no_traceback, assert_one_line_error, cases_file, healthy, tmpfs
 
 SUITE = "name: out\nevaluators: [{type: field_accuracy, fields: [{path: a}]}]\ncases: cases.jsonl\n"
 NEEDS_ROOT = pytest.mark.skipif(
@@ -32,21 +30,10 @@ def _suite(folder: Path, count: int = 3, pad: int = 0) -> Path:
     return write(folder, "suite.yaml", SUITE)
 
 
-@contextmanager
-def _tmpfs(where: Path, options: str) -> Iterator[Path]:
-    """A small tmpfs mounted at `where` for the duration of the block."""
-    where.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True, capture_output=True)
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=False, capture_output=True)
-
-
 @NEEDS_ROOT
 def test_read_only_output_folder(tmp_path):
     suite = _suite(tmp_path)
-    with _tmpfs(tmp_path / "ro", "size=1M,ro") as mount:
+    with tmpfs(tmp_path / "ro", "size=1M,ro") as mount:
         out = mount / "r.jsonl"
         done = run_cli("run", suite, "-o", out, "-q", cwd=tmp_path, timeout=30)
         assert_one_line_error(done, 2, str(out), "Read-only file system")
@@ -56,7 +43,7 @@ def test_read_only_output_folder(tmp_path):
 def test_full_disk_stops_the_run_with_valid_results(tmp_path):
     """D10: 2,000 results of ~1.1 KB each do not fit in 1 MB; the run stops cleanly, exit 2."""
     suite = _suite(tmp_path, count=2000, pad=1000)
-    with _tmpfs(tmp_path / "tiny", "size=1M") as mount:
+    with tmpfs(tmp_path / "tiny", "size=1M") as mount:
         out = mount / "r.jsonl"
         done = run_cli("run", suite, "-o", out, "-q", cwd=tmp_path, timeout=60)
         assert_one_line_error(done, 2, str(out), "No space left on device")

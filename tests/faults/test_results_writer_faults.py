@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from fault_suites import tmpfs
+
 from agenteval.results import BATCH_BYTES, JsonlWriter, ResultsWriteError, case_from_dict, dump_line, read_results
 from agenteval.stores import RunStart
 from agenteval.stores.jsonl import JsonlStore
@@ -137,13 +139,8 @@ def test_the_store_hands_every_line_to_the_file_before_reading_it_back(tmp_path)
 
 @pytest.fixture
 def small_disk(tmp_path):
-    where = tmp_path / "small"
-    where.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(where)], check=True, capture_output=True)
-    try:
+    with tmpfs(tmp_path / "small", "size=48k") as where:
         yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=False, capture_output=True)
 
 
 @NEEDS_ROOT
