@@ -150,8 +150,9 @@ class CaseThreads(Generic[Item, Result]):
         self._on_given_up = on_given_up
         self._todo: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._done: queue.SimpleQueue[tuple[Any, Any]] = queue.SimpleQueue()
-        self._running: dict[int, tuple[_Worker, Item]] = {}  # thread ident -> its worker and item
-        self._lock = threading.Lock()
+        # thread ident -> its worker and item; each change is one dict operation (atomic), and giving a
+        # thread up re-checks its entry under the worker's lock, which the thread's own removal also holds
+        self._running: dict[int, tuple[_Worker, Item]] = {}
         self._stopping = False
 
     def results(self, items: Iterable[Item]) -> Iterator[Result]:
@@ -226,8 +227,7 @@ class CaseThreads(Generic[Item, Result]):
             item = self._todo.get()
             if item is _END:
                 return
-            with self._lock:
-                self._running[ident] = (worker, item)
+            self._running[ident] = (worker, item)
             try:
                 outcome: tuple[str, Any] = ("result", self._run(item))
             except BaseException as exc:  # noqa: BLE001 - a bug in the runner: re-raised in the caller's thread
@@ -235,8 +235,7 @@ class CaseThreads(Generic[Item, Result]):
             with worker.lock:
                 if worker.given_up:  # its case was recorded as timed out; this thread is spare now
                     return
-                with self._lock:
-                    self._running.pop(ident, None)
+                self._running.pop(ident, None)
                 self._done.put(outcome)
 
     def _give_up_overdue(self) -> list[Result]:
@@ -244,8 +243,7 @@ class CaseThreads(Generic[Item, Result]):
             return []
         given_up = []
         for slot in self._watchdog.overdue(GRACE_SECONDS):
-            with self._lock:
-                running = self._running.get(slot.ident)
+            running = self._running.get(slot.ident)
             if running is None:
                 continue
             worker, item = running
@@ -253,8 +251,7 @@ class CaseThreads(Generic[Item, Result]):
                 if worker.given_up or self._running.get(slot.ident) is not running:
                     continue
                 worker.given_up = True
-                with self._lock:
-                    self._running.pop(slot.ident, None)
+                self._running.pop(slot.ident, None)
             self._watchdog.end(slot)
             given_up.append(self._on_given_up(item, slot))
             self._start_worker()

@@ -240,6 +240,38 @@ def test_records_put_from_many_threads_are_read_at_once_and_all_stored_by_close(
     reopened.close()
 
 
+def test_a_cache_empty_when_opened_reads_the_file_only_for_keys_it_stored(tmp_path, monkeypatch):
+    """A first run's lookups of requests it never stored are misses without a read of the file (what
+    another process stores meanwhile is not looked for); a cache opened with records in it, or one
+    that stored more than KNOWN_KEYS, reads the file for every key."""
+    from agenteval.endpoints import cache as cache_module
+
+    path = tmp_path / "c.sqlite"
+    record = {"status": 200, "data": {"n": 1}, "latency_ms": 2.0}
+    first = ResponseCache(path)  # no file yet
+    first.put("mine", record)
+    first.close()  # stored
+    assert first.get("mine") == record  # read back from the file
+    other = ResponseCache(path)  # opened with a record in it: looks every key up
+    other.put("theirs", {**record, "data": {"n": 2}})
+    other.close()
+    assert first.get("theirs") is None  # not among the keys `first` stored: not read
+    third = ResponseCache(path)
+    assert third.get("theirs") == {**record, "data": {"n": 2}} and third.get("mine") == record
+    third.close()
+
+    monkeypatch.setattr(cache_module, "KNOWN_KEYS", 2)
+    fresh = ResponseCache(tmp_path / "d.sqlite")
+    for i in range(3):  # one more than it keeps: from then on it reads the file for every key
+        fresh.put(f"k{i}", record)
+    fresh.close()
+    late = ResponseCache(tmp_path / "d.sqlite")
+    late.put("late", record)
+    late.close()
+    assert fresh.get("late") == record and fresh.get("k2") == record and fresh.get("none") is None
+    fresh.close()
+
+
 def test_the_cache_key_covers_url_and_body_but_not_headers():
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
     assert request_key("http://a/v1", body) == request_key("http://a/v1", dict(reversed(body.items())))

@@ -30,6 +30,7 @@ LOCK_WAIT_S = 10  # how long one write waits for another process's write to fini
 READERS = 8  # connections reading the file at once: a lookup borrows one, so threads never queue on one lock
 READER_CACHE_KIB = 256  # each one's page cache: the eight together hold what SQLite's default gives one (2 MiB)
 BATCH_WAIT_S = 0.05  # how long the writer, woken by a put, lets more puts join its transaction
+KNOWN_KEYS = 100_000  # a cache empty when opened knows its keys (every other one is a miss) up to this many
 
 
 class CacheError(Exception):
@@ -61,6 +62,10 @@ class ResponseCache:
     them read while the writer writes), borrowed from a pool of READERS: with one connection behind
     one lock, a lookup's thread held the lock while it waited for the GIL after SQLite's read, and
     the other request threads queued behind it for milliseconds per request; `close` stores everything queued before it folds.
+    A cache that held nothing when it was opened (a first run) remembers the keys it stores, up to
+    KNOWN_KEYS, and answers a lookup of any other key as a miss without reading the file (records
+    another process stores meanwhile are not looked for: at worst a request is sent again).
+    The writer compresses what it stores, so request threads spend nothing on it.
     """
 
     def __init__(self, path: Path) -> None:
@@ -72,7 +77,8 @@ class ResponseCache:
         self._readers_made = 0  # reading connections of this generation, idle or lent
         self._generation = 0  # close() starts a new one: a connection of an older one is closed when given back
         self._readable = False  # the file holds the table: it did when opened, or the writer has stored in it
-        self._queued: dict[str, bytes] = {}  # key -> compressed record, put and not yet stored
+        self._known: set[str] | None = set()  # empty when opened: the keys stored since (None: look every key up)
+        self._queued: dict[str, bytes] = {}  # key -> record (JSON), put and not yet stored
         self._queue = threading.Condition()  # guards _queued, _writer and _flushing
         self._writer: threading.Thread | None = None
         self._flushing = False  # close() waits for the writer to store what is queued and end
@@ -88,11 +94,13 @@ class ResponseCache:
             raise CacheError(f"cannot use {path.parent} for the response cache: {problem} (give --cache-dir a folder, or --no-cache)")
         if path.exists():
             try:
-                self._connect().execute("SELECT count(*) FROM responses").fetchone()
+                (count,) = self._connect().execute("SELECT count(*) FROM responses").fetchone()
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise CacheError(f"{path} is not a readable response cache ({exc}); delete it or run with --no-cache") from None
             self._readable = True
+            if count:
+                self._known = None
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
@@ -103,8 +111,9 @@ class ResponseCache:
         """The record stored under `key`; None when there is none or it cannot be read (a miss)."""
         queued = self._queued.get(key)  # (put, not yet stored: read as stored)
         if queued is not None:
-            return orjson.loads(zlib.decompress(queued))
-        if self._unreadable or not self._readable:
+            return orjson.loads(queued)
+        known = self._known
+        if self._unreadable or not self._readable or (known is not None and key not in known):
             return None
         try:
             generation, reader = self._borrow()
@@ -162,7 +171,7 @@ class ResponseCache:
         if self._broken:
             return
         try:
-            value = zlib.compress(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS), 6)
+            value = orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS)
         except (orjson.JSONEncodeError, MemoryError) as exc:  # this reply only (a lone surrogate in it): not stored
             self._warn("unstorable", f"a reply could not be stored ({type(exc).__name__}: {exc}); it is asked for again next run")
             return
@@ -204,8 +213,16 @@ class ResponseCache:
                 assert self._db is not None
                 self._db.execute("BEGIN")
                 try:
-                    self._db.executemany("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", batch)
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", [(key, zlib.compress(value, 6)) for key, value in batch]
+                    )
                     self._db.execute("COMMIT")
+                    known = self._known
+                    if known is not None:  # (before the batch leaves the queue: a key is always in one or the other)
+                        if len(known) + len(batch) > KNOWN_KEYS:
+                            self._known = None
+                        else:
+                            known.update(key for key, _ in batch)
                     self._readable = True
                 except BaseException:
                     if self._db.in_transaction:
