@@ -272,6 +272,32 @@ def test_a_cache_empty_when_opened_reads_the_file_only_for_keys_it_stored(tmp_pa
     fresh.close()
 
 
+def test_records_are_stored_as_zlib_streams_any_reader_inflates(tmp_path):
+    """Records longer than the compressor's 4 KiB window come back whole, and each stored value is a
+    plain zlib stream (what `zlib.decompress` reads, as earlier versions wrote and read them)."""
+    import sqlite3
+    import zlib
+
+    import orjson
+
+    from agenteval.endpoints.cache import compress
+
+    text = "".join(f"line {i}: {'abcdefghij'[i % 10] * (i % 37)}\n" for i in range(6000))  # ~130 KB
+    record = {"status": 200, "data": {"text": text}, "latency_ms": 3.0}
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.put("big", record)
+    assert cache.get("big") == record  # queued
+    cache.close()
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    (stored,) = db.execute("SELECT value FROM responses WHERE key = 'big'").fetchone()
+    db.close()
+    assert orjson.loads(zlib.decompress(stored)) == record and len(stored) < len(text) / 4
+    again = ResponseCache(tmp_path / "c.sqlite")
+    assert again.get("big") == record
+    again.close()
+    assert zlib.decompress(compress(b"")) == b"" and zlib.decompress(compress(text.encode())) == text.encode()
+
+
 def test_the_cache_key_covers_url_and_body_but_not_headers():
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
     assert request_key("http://a/v1", body) == request_key("http://a/v1", dict(reversed(body.items())))

@@ -43,6 +43,14 @@ def request_key(url: str, body: Any, variant: int = 0) -> str:
     return hashlib.sha256(orjson.dumps(identity, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
+def compress(data: bytes) -> bytes:
+    """`zlib.compress(data, 6)` with a 4 KiB window and a 16 KiB hash table: the same zlib format and
+    about the same size for records of this kind, in 5 µs instead of 40 (the default state is 256 KiB,
+    allocated afresh for each record)."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 12, 5)
+    return packer.compress(data) + packer.flush()
+
+
 def _folder_problem(folder: Path) -> str | None:
     """Why `folder` cannot hold the cache: it, or the nearest of its parents that exists, is not a folder."""
     for place in (folder, *folder.parents):
@@ -65,7 +73,6 @@ class ResponseCache:
     A cache that held nothing when it was opened (a first run) remembers the keys it stores, up to
     KNOWN_KEYS, and answers a lookup of any other key as a miss without reading the file (records
     another process stores meanwhile are not looked for: at worst a request is sent again).
-    The writer compresses what it stores, so request threads spend nothing on it.
     """
 
     def __init__(self, path: Path) -> None:
@@ -78,7 +85,7 @@ class ResponseCache:
         self._generation = 0  # close() starts a new one: a connection of an older one is closed when given back
         self._readable = False  # the file holds the table: it did when opened, or the writer has stored in it
         self._known: set[str] | None = set()  # empty when opened: the keys stored since (None: look every key up)
-        self._queued: dict[str, bytes] = {}  # key -> record (JSON), put and not yet stored
+        self._queued: dict[str, bytes] = {}  # key -> compressed record, put and not yet stored
         self._queue = threading.Condition()  # guards _queued, _writer and _flushing
         self._writer: threading.Thread | None = None
         self._flushing = False  # close() waits for the writer to store what is queued and end
@@ -111,7 +118,7 @@ class ResponseCache:
         """The record stored under `key`; None when there is none or it cannot be read (a miss)."""
         queued = self._queued.get(key)  # (put, not yet stored: read as stored)
         if queued is not None:
-            return orjson.loads(queued)
+            return orjson.loads(zlib.decompress(queued))
         known = self._known
         if self._unreadable or not self._readable or (known is not None and key not in known):
             return None
@@ -171,7 +178,7 @@ class ResponseCache:
         if self._broken:
             return
         try:
-            value = orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS)
+            value = compress(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS))
         except (orjson.JSONEncodeError, MemoryError) as exc:  # this reply only (a lone surrogate in it): not stored
             self._warn("unstorable", f"a reply could not be stored ({type(exc).__name__}: {exc}); it is asked for again next run")
             return
@@ -213,9 +220,7 @@ class ResponseCache:
                 assert self._db is not None
                 self._db.execute("BEGIN")
                 try:
-                    self._db.executemany(
-                        "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", [(key, zlib.compress(value, 6)) for key, value in batch]
-                    )
+                    self._db.executemany("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", batch)
                     self._db.execute("COMMIT")
                     known = self._known
                     if known is not None:  # (before the batch leaves the queue: a key is always in one or the other)
