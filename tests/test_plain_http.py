@@ -37,6 +37,41 @@ def test_a_json_post_is_sent_as_httpx_would_send_it():
     assert sent["user-agent"] == USER_AGENT and sent["x-team"] == "evals" and sent["accept-encoding"] == "gzip, deflate"
 
 
+def test_a_request_s_head_and_body_arrive_in_one_write():
+    """One write per request (http.client writes the head and the body apart: two system calls, each
+    giving up the GIL). A raw server on 127.0.0.1, already waiting in recv, gets the whole request
+    from its first read."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    first_reads: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            for _ in range(3):  # three requests on the kept-alive connection
+                data = conn.recv(65536)
+                first_reads.append(data)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"ok\": true}")
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    endpoints = Endpoints()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1/chat"
+    replies = [endpoints.send(settings(), "POST", url, BODY) for _ in range(3)]
+    endpoints.close()
+    server.join(5)
+    listener.close()
+    body = json.dumps(BODY, ensure_ascii=False, separators=(",", ":")).encode()
+    assert [reply.data for reply in replies] == [{"ok": True}] * 3
+    assert len(first_reads) == 3 and all(read.startswith(b"POST /v1/chat HTTP/1.1\r\n") and read.endswith(b"\r\n\r\n" + body) for read in first_reads)
+
+
 def test_a_header_the_suite_sets_replaces_the_default_whatever_its_case():
     with PlainServer() as server:
         Endpoints().send(settings(headers={"content-type": "application/vnd.api+json"}), "POST", server.url + "/x", BODY)

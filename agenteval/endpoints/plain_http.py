@@ -98,10 +98,35 @@ def reply_headers(message: Any) -> Headers:
     return headers
 
 
+class _OneWrite:
+    """A request's head and a body of bytes sent in one write: http.client writes them apart, and each
+    write is a system call its thread gives up the GIL for (and waits to take it back, with a hundred
+    threads sending)."""
+
+    _buffer: list[bytes]
+
+    def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
+        if type(message_body) is not bytes or encode_chunked:
+            super()._send_output(message_body, encode_chunked)  # type: ignore[misc]
+            return
+        self._buffer.extend((b"", b""))
+        head = b"\r\n".join(self._buffer)
+        del self._buffer[:]
+        self.send(head + message_body)  # type: ignore[attr-defined]
+
+
+class _Connection(_OneWrite, http.client.HTTPConnection):
+    pass
+
+
+class _SecureConnection(_OneWrite, http.client.HTTPSConnection):
+    pass
+
+
 def connection(target: Target, timeout: float, tls: ssl.SSLContext | None) -> http.client.HTTPConnection:
     if target.secure:
-        return http.client.HTTPSConnection(target.host, target.port, timeout=timeout, context=tls)
-    return http.client.HTTPConnection(target.host, target.port, timeout=timeout)
+        return _SecureConnection(target.host, target.port, timeout=timeout, context=tls)
+    return _Connection(target.host, target.port, timeout=timeout)
 
 
 def stale(conn: http.client.HTTPConnection) -> bool:
