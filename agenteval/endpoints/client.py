@@ -559,7 +559,9 @@ class Endpoints:
         watch = None
         reusable = False
         try:
-            response = plain_http.open_reply(conn, target, method, content, headers, settings.timeout)
+            sock = plain_http.ready(conn, settings.timeout)
+            watch = self._watchdog.watch(deadline, sock)  # (the socket blocks: this bounds the attempt)
+            response = plain_http.open_reply(conn, target, method, content, headers)
             try:
                 if time.monotonic() > deadline:  # connected, then the headers came, but too late
                     raise _Retryable(_timed_out(settings))
@@ -570,7 +572,6 @@ class Endpoints:
                 if declared.isdigit() and int(declared) > limit:
                     raise EndpointError(_too_large(method, url, settings))
                 codings = plain_http.decoders(response.getheader("content-encoding"))
-                watch = self._watchdog.watch(deadline, conn.sock)
                 data = _bounded_body(iter(lambda: plain_http.read_chunk(response), b""), limit, deadline, method, url, settings)
                 if watch.fired:  # a body without a length ends when its connection is closed
                     raise _Retryable(_timed_out(settings))
@@ -585,8 +586,6 @@ class Endpoints:
                 reusable = not response.will_close
                 return status, data, plain_http.reply_headers(response.msg) if not 200 <= status < 300 else _NO_HEADERS
             finally:
-                if watch is not None:
-                    watch.cancel()
                 response.close()
         except (EndpointError, _Retryable, plain_http.NotPlain):
             raise
@@ -601,6 +600,8 @@ class Endpoints:
                 raise EndpointError(f"{method} {url}: the run is over: no more requests are sent") from None
             raise EndpointError(f"{method} {url}: the request could not be sent: {type(exc).__name__}: {exc}") from None
         finally:
+            if watch is not None:
+                watch.cancel()
             if not reusable:
                 conn.close()
 

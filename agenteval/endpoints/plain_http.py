@@ -143,23 +143,31 @@ def stale(conn: http.client.HTTPConnection) -> bool:
         return True
 
 
-def open_reply(
-    conn: http.client.HTTPConnection, target: Target, method: str, content: bytes | None, headers: dict[str, str], timeout: float,
-) -> http.client.HTTPResponse:
-    """Send the request and read the reply's status line and headers. Raises Failure."""
+def ready(conn: http.client.HTTPConnection, timeout: float) -> socket.socket:
+    """The connection's socket, connected within `timeout` (a kept-alive one the server closed is
+    replaced), in blocking mode: the caller's watchdog bounds the rest of the attempt by shutting it.
+    (With a timeout, every send and read is a poll and then the call: two system calls, each giving
+    up the GIL.) Raises Failure."""
     if conn.sock is not None and stale(conn):
         conn.close()
-    conn.timeout = timeout
     if conn.sock is None:
+        conn.timeout = timeout
         try:
             conn.connect()
         except (TimeoutError, socket.timeout):
+            conn.close()
             raise Failure("ConnectTimeout", timeout=True) from None
         except (OSError, http.client.HTTPException) as exc:
             conn.close()
             raise Failure(f"ConnectError: {exc}") from None
-    else:
-        conn.sock.settimeout(timeout)
+        conn.sock.settimeout(None)
+    return conn.sock
+
+
+def open_reply(
+    conn: http.client.HTTPConnection, target: Target, method: str, content: bytes | None, headers: dict[str, str],
+) -> http.client.HTTPResponse:
+    """Send the request on a connection `ready` gave and read the reply's status line and headers. Raises Failure."""
     sent = {"Accept": "*/*", "Accept-Encoding": "gzip, deflate", "Connection": "keep-alive", "User-Agent": USER_AGENT}
     if content is not None:
         sent["Content-Type"] = "application/json"
