@@ -388,3 +388,24 @@ def test_a_reply_the_cache_cannot_store_is_skipped_and_the_next_is_stored(tmp_pa
     again.close()
     warning = capsys.readouterr().err
     assert warning.count("warning: response cache") == 1 and "it is asked for again next run" in warning
+
+
+def test_the_request_watchdog_sweeps_finished_attempts_and_still_cuts_a_live_one():
+    """A finished attempt's entry leaves the deadline heap at the next sweep (the heap holds about what
+    is in flight, not every request of the last `timeout` seconds), and a live one is still shut at
+    its deadline."""
+    import socket
+
+    from agenteval.endpoints.client import _Watchdog
+
+    watchdog = _Watchdog()
+    left, right = socket.socketpair()
+    live = watchdog.watch(time.monotonic() + 0.5, left)  # (the first entry starts the thread)
+    for _ in range(50_000):  # finished attempts, each watched for 60 s
+        watchdog.watch(time.monotonic() + 60, None).cancel()
+    assert len(watchdog._heap) <= 2 * _Watchdog.COMPACT_AT
+    left.settimeout(5)
+    assert left.recv(1) == b""  # shut at the deadline: the blocked read ends
+    assert live.fired and not live.done
+    left.close()
+    right.close()

@@ -218,17 +218,27 @@ def _header_problem(value: str) -> bool:
 class _Watchdog:
     """Shuts the socket of a reply still arriving at its attempt's deadline: `timeout` bounds the
     whole attempt, not each read (a server that drips one byte a second would otherwise hold a case
-    for as long as it likes). One thread for the run; watching a reply costs a heap push."""
+    for as long as it likes). One thread for the run; watching a reply costs a heap push. A finished
+    attempt's entry stays in the heap until it is swept: whenever the heap has doubled since the last
+    sweep (and holds at least COMPACT_AT), so it holds about what is in flight, not every request of
+    the last `timeout` seconds."""
+
+    COMPACT_AT = 4096
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, _Watch]] = []
         self._ready = threading.Condition()
         self._count = itertools.count()
         self._thread: threading.Thread | None = None
+        self._sweep_at = self.COMPACT_AT
 
     def watch(self, deadline: float, sock: socket.socket | None) -> _Watch:
         entry = _Watch(sock)
         with self._ready:
+            if len(self._heap) >= self._sweep_at:
+                self._heap = [item for item in self._heap if not item[2].done]
+                heapq.heapify(self._heap)
+                self._sweep_at = max(self.COMPACT_AT, 2 * len(self._heap))
             heapq.heappush(self._heap, (deadline, next(self._count), entry))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="agenteval-http-deadlines", daemon=True)
