@@ -378,6 +378,27 @@ def test_redaction_covers_the_escaped_forms_of_a_secret():
     assert redact("key=a%2Fb%3Dc", ["a/b=c"]) == "key=***"
 
 
+@pytest.mark.parametrize("secret", [
+    "sk-live-12345", 'sk-"quoted"\\back', "sk-clé-ünïcode", "sk-tab\there\u2028line", "sk-live-12345\r", "a/b=c&d",
+])
+def test_a_reply_echoing_a_secret_anywhere_is_redacted_and_one_without_is_left_as_it_is(secret):
+    """Values, keys, nested deep, beside escapes and non-ASCII text, in any of its forms; and a
+    reply without it comes back unchanged (the same object), with or without large integers."""
+    from agenteval.endpoints.client import _forms, redact_reply
+
+    for form in sorted(_forms(secret)):
+        for extra in ({}, {"n": 2**70}):  # (an integer orjson cannot write: the walk alone decides)
+            reply = {"choices": [{"message": {"content": f"é\n{form}!", form: [1, {"deep": [[f"x{form}"]]}]}}], **extra}
+            cleaned = redact_reply(reply, [secret])
+            texts = repr(cleaned)
+            assert all(shown not in texts for shown in _forms(secret) if shown != "***"), (form, texts)
+            assert cleaned["choices"][0]["message"]["content"] == "é\n***!" and cleaned.get("n") == extra.get("n")
+    plain = {"choices": [{"message": {"content": "nothing to hide, é\n\"quoted\""}}], "big": 2**70}
+    before = repr(plain)
+    assert redact_reply(plain, [secret]) is plain and repr(plain) == before
+    assert redact_reply({"content": "x"}, []) == {"content": "x"}
+
+
 def test_a_reply_the_cache_cannot_store_is_skipped_and_the_next_is_stored(tmp_path, capsys):
     cache = ResponseCache(tmp_path / "c.sqlite")
     cache.put("bad", {"content": "half an emoji \ud83d"})  # a lone surrogate: not writable as UTF-8

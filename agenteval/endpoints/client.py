@@ -35,8 +35,11 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
+
+import orjson
 
 from agenteval.endpoints.cache import ResponseCache, request_key
 from agenteval.endpoints.pacing import Gate, parse_retry_after, retry_delay
@@ -170,13 +173,30 @@ def redact(message: str, secrets: list[str]) -> str:
     return message
 
 
+@lru_cache(maxsize=64)
+def _reply_forms(secrets: tuple[str, ...]) -> tuple[list[str], tuple[bytes, ...]]:
+    """Every form of the secrets, longest first, and each as orjson writes it inside a JSON string."""
+    forms = sorted({form for secret in secrets if len(secret.strip()) >= 4 for form in _forms(secret)}, key=len, reverse=True)
+    return forms, tuple({orjson.dumps(form)[1:-1] for form in forms})
+
+
 def redact_reply(data: Any, secrets: list[str]) -> Any:
     """A decoded reply with every form of each secret in its strings (values and keys) as `***`:
     a server that echoes the key it was sent passes it to no answer, result, report or cache file.
     Walks without recursion (a reply may be nested as deep as it is allowed to) and changes the
-    freshly decoded containers in place."""
-    forms = sorted({form for secret in secrets if len(secret.strip()) >= 4 for form in _forms(secret)}, key=len, reverse=True)
+    freshly decoded containers in place. The usual reply holds no secret: one dump of it, where a
+    string holding a form holds that form as written (JSON escapes character by character), says
+    so without the walk."""
+    if not secrets:
+        return data
+    forms, written = _reply_forms(tuple(secrets))
     if not forms:
+        return data
+    try:
+        dumped = orjson.dumps(data)
+    except (orjson.JSONEncodeError, TypeError):  # (an integer past 64 bits, a key that is not text: the walk decides)
+        dumped = None
+    if dumped is not None and not any(form in dumped for form in written):
         return data
 
     def clean(text: str) -> str:
