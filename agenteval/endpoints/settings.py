@@ -181,6 +181,9 @@ class ModelEndpoint(Connection, Sampling):
     """A named endpoint under the suite's `models:`, referenced by `endpoint: NAME`."""
 
 
+_ENDPOINT_KEYS = frozenset(ModelEndpoint.model_fields)  # (read per request: `model_fields` is a descriptor call each time)
+
+
 class EndpointRef(StrictModel):
     """`endpoint: NAME` takes the settings of `models.NAME`; keys given here override them."""
 
@@ -197,7 +200,7 @@ class EndpointRef(StrictModel):
 
 def endpoint_keys(entry: StrictModel) -> dict[str, Any]:
     """The endpoint keys a `models:` entry sets (not its `type`, nor a model target's own keys)."""
-    return {key: value for key, value in entry.model_dump(exclude_unset=True).items() if key in ModelEndpoint.model_fields}
+    return {key: value for key, value in entry.model_dump(exclude_unset=True).items() if key in _ENDPOINT_KEYS}
 
 
 def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> ModelEndpoint:
@@ -209,7 +212,7 @@ def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> Mo
             known = ", ".join(sorted(models)) or "none defined"
             raise ValueError(f"endpoint {name!r} is not defined under `models:` (known: {known})")
         base = endpoint_keys(models[name])
-    own = {key: getattr(config, key) for key in config.model_fields_set if key in ModelEndpoint.model_fields}
+    own = {key: getattr(config, key) for key in config.model_fields_set if key in _ENDPOINT_KEYS}
     settings = ModelEndpoint.model_validate({**base, **own})
     if settings.model is not None and "${" in settings.model:  # `model: ${MODEL}`: read when the request is made
         try:
