@@ -133,10 +133,10 @@ def _simulated(case: Any, target: Any, run: TargetRun, limits: Limits, talk: _Co
 
 
 def _first_message(template: str, case: Any) -> str:
-    from agenteval.endpoints.templates import TemplateError, compile_template, render
+    from agenteval.endpoints.templates import TemplateError, render_text
 
     try:
-        return render(compile_template(template), template_variables(case))
+        return render_text(template, template_variables(case))
     except TemplateError as exc:
         raise UserFailed(f"user.first_message: {exc}") from None
 

@@ -7,6 +7,7 @@ Python internals. A variable the case does not have is an error that names it
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -101,13 +102,75 @@ def render(template: Any, variables: dict[str, Any]) -> str:
         raise TemplateError(f"template error: {exc}") from None
 
 
+def render_text(source: str, variables: dict[str, Any]) -> str:
+    """`render(compile_template(source), variables)`; a template of plain text and `{{ a.b }}` lookups
+    of texts and numbers in dicts (the usual message) is filled in directly, to the same text."""
+    parts = _lookups(source)
+    if parts is not None:
+        text = _filled(parts, variables)
+        if text is not None:
+            return text
+    return render(compile_template(source), variables)
+
+
+_LOOKUP = re.compile(r"\{\{ *([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*) *\}\}")
+_OPENERS = re.compile(r"(?=\{[{%#])")
+_NOT_NAMES = frozenset(("true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else"))
+
+
+@lru_cache(maxsize=256)
+def _lookups(source: str) -> tuple[str | tuple[str, ...], ...] | None:
+    """`source` as its literal texts and the dotted names of its `{{ a.b }}` lookups, when that is all
+    jinja would find in it (every `{{`, `{%` or `{#` opens one of them, no carriage return for jinja
+    to turn into a newline, no keyword, no name a dict has as an attribute); else None."""
+    found = list(_LOOKUP.finditer(source))
+    if "\r" in source or [match.start() for match in found] != [opener.start() for opener in _OPENERS.finditer(source)]:
+        return None
+    parts: list[str | tuple[str, ...]] = []
+    position = 0
+    for match in found:
+        names = tuple(match.group(1).split("."))
+        if any(name in _NOT_NAMES or hasattr(dict, name) for name in names):
+            return None
+        parts.extend((source[position:match.start()], names))
+        position = match.end()
+    parts.append(source[position:])
+    return tuple(part for part in parts if part != "")
+
+
+def _filled(parts: tuple[str | tuple[str, ...], ...], variables: dict[str, Any]) -> str | None:
+    """The text, or None when a lookup is anything but a text, a number or a boolean found in dicts
+    (a missing name, a list, None...: jinja renders it, or names what is missing)."""
+    from agenteval.endpoints.sandbox import MAX_LENGTH
+
+    pieces = []
+    for part in parts:
+        if type(part) is str:
+            pieces.append(part)
+            continue
+        value: Any = variables
+        for name in part:
+            if type(value) is not dict or name not in value:
+                return None
+            value = value[name]
+        kind = type(value)
+        if kind is str:
+            pieces.append(value)
+        elif kind is int or kind is float or kind is bool:
+            pieces.append(str(value))
+        else:
+            return None
+    text = "".join(pieces)
+    return text if len(text) <= MAX_LENGTH else None
+
+
 def render_strings(value: Any, variables: dict[str, Any], where: str = "") -> Any:
     """Every string inside `value` (nested lists and mappings) rendered as a template."""
     if isinstance(value, str):
         if "{" not in value:
             return value
         try:
-            return render(compile_template(value), variables)
+            return render_text(value, variables)
         except TemplateError as exc:
             raise TemplateError(f"{where}: {exc}" if where else str(exc)) from None
     if isinstance(value, list):
