@@ -166,10 +166,8 @@ def _url_secrets(value: str) -> list[str]:
 
 
 def redact(message: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if len(secret.strip()) >= 4:
-            for form in sorted(_forms(secret), key=len, reverse=True):
-                message = message.replace(form, _REDACTED)
+    for form in _reply_forms(tuple(secrets))[0] if secrets else ():
+        message = message.replace(form, _REDACTED)
     return message
 
 
