@@ -15,6 +15,8 @@ import orjson
 from pydantic import AfterValidator, ConfigDict
 from typing_extensions import Required, TypedDict
 
+from agenteval.endpoints.sandbox import MAX_LENGTH, TooLarge, bounded_sandbox, refuse_huge_constants
+
 
 class TemplateError(Exception):
     """A template that does not compile, or a variable the case does not have."""
@@ -23,8 +25,6 @@ class TemplateError(Exception):
 @lru_cache(maxsize=1)
 def _environment() -> Any:
     from jinja2 import StrictUndefined, Undefined
-
-    from agenteval.endpoints.sandbox import bounded_sandbox
 
     def fail(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise _Missing(self._undefined_obj, self._undefined_name)
@@ -56,8 +56,6 @@ def compile_template(source: str) -> Any:
     or on constant arithmetic too large to build (refused before jinja2 would fold it while compiling)."""
     from jinja2 import TemplateSyntaxError
 
-    from agenteval.endpoints.sandbox import TooLarge, refuse_huge_constants
-
     try:
         refuse_huge_constants(source)
         return _environment().from_string(source)
@@ -83,8 +81,6 @@ def render(template: Any, variables: dict[str, Any]) -> str:
     """The rendered text, at most MAX_LENGTH characters; TemplateError naming a variable the case
     does not have, or the operation that would have built too large a value."""
     from jinja2 import TemplateError as JinjaError
-
-    from agenteval.endpoints.sandbox import MAX_LENGTH, TooLarge
 
     try:
         pieces, length = [], 0
@@ -141,8 +137,6 @@ def _lookups(source: str) -> tuple[str | tuple[str, ...], ...] | None:
 def _filled(parts: tuple[str | tuple[str, ...], ...], variables: dict[str, Any]) -> str | None:
     """The text, or None when a lookup is anything but a text, a number or a boolean found in dicts
     (a missing name, a list, None...: jinja renders it, or names what is missing)."""
-    from agenteval.endpoints.sandbox import MAX_LENGTH
-
     pieces = []
     for part in parts:
         if type(part) is str:
