@@ -357,6 +357,30 @@ def test_a_100000_case_run_pages_on_the_server(browser, tmp_path):
         server.stop()
 
 
+def test_a_finished_run_opened_while_it_is_still_read_fills_its_table(browser, tmp_path):
+    # The page comes after 0.3 s with the cases read so far, while its cards count from the summary:
+    # the table must still grow to the whole run, against what it was cut from, not the cards.
+    folder = tmp_path / "big"
+    folder.mkdir()
+    _big_run(folder / "big.jsonl", 150_000)
+    (folder / "big.summary.json").write_text(json.dumps({"run_id": "big", "suite": "big",
+                                                          "counts": {"total": 150000, "passed": 112500, "failed": 37500, "errored": 0}}))
+    server = Server(folder / "big.jsonl", cwd=folder)
+    tab = Tab(browser, server)
+    try:
+        tab.open()  # the runs (a finished run's count is its summary's: nothing read yet)
+        page = tab.open("/runs/big")
+        assert page.inner_text("#count-total") == "150000"
+        page.evaluate("window.sameDocument = true")
+        expect(page.locator("#case-count")).to_have_text(re.compile(r"^150000 cases · page 1 of 3000"), timeout=60_000)
+        expect(page.locator("#writing")).to_have_text("finished (reload for its summary)", timeout=15_000)
+        assert page.inner_text("#count-total") == "150000" and page.evaluate("window.sameDocument") is True
+        assert tab.problems == []
+        tab.close()
+    finally:
+        server.stop()
+
+
 def test_export_writes_static_pages_that_open_offline(browser, runs, tmp_path):
     out = tmp_path / "export"
     done = run_cli("view", runs / "agenteval-results", "--export", out)

@@ -137,9 +137,11 @@ def create_app(settings: Settings) -> Any:
             return missing(request, f"run {request.path_params['key']}")
         query = {key: request.query_params.get(key, "") for key in ("verdict", "tag", "evaluator", "cell", "q", "sort")}
         number = _int(request.query_params.get("page"), 1)
-        found = run.index.page(page=number, verdict=query["verdict"], tag=query["tag"], evaluator=query["evaluator"],
-                               cell=query["cell"], text=query["q"], sort=query["sort"] or "file")
         summary = run.summary()
+        with run.index.locked():  # the cards and the table from one state of an index still being read
+            found = run.index.page(page=number, verdict=query["verdict"], tag=query["tag"], evaluator=query["evaluator"],
+                                   cell=query["cell"], text=query["q"], sort=query["sort"] or "file")
+            overview = _overview(run.index, summary)
         ordered = [cell.get("label") for cell in (summary or {}).get("cells") or [] if isinstance(cell, dict)]
         if sorted(ordered, key=str) == sorted(found.cells):  # the run's own order of its cells
             found.cells = ordered
@@ -147,7 +149,7 @@ def create_app(settings: Settings) -> Any:
         reviews, review_problem = run.reviews()
         template = "cases_table.html" if request.query_params.get("fragment") else "run.html"
         return page(
-            request, template, run=run, summary=summary, overview=_overview(run.index, summary), cells=found.cells,
+            request, template, run=run, summary=summary, overview=overview, cells=found.cells,
             table=cell_table(summary) if summary else None, comparisons=comparison_lines(summary) if summary else [],
             groups=groups, found=found, query=query, evaluators=run.index.evaluators(), tags=run.index.tags(),
             problems=run.index.problems + [found for found in (run.problem, review_problem) if found], reviews=len(reviews),

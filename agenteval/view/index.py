@@ -63,6 +63,7 @@ class Page:
     pages: int
     groups: list[list[Row]]  # each: the rows of one case id (one per cell and repetition)
     cells: list[str]
+    indexed: int = 0  # the results indexed when the page was cut (a page polls for more against it)
 
 
 def _nan(value: Any) -> float:
@@ -396,7 +397,7 @@ class RunIndex:
         shown = order_groups[(page - 1) * size: page * size]
         kept_set = keep
         found = [[self.row(number) for number in self.case_rows[int(group)] if kept_set[number]] for group in shown]
-        return Page(total, page, pages, found, self.cells())
+        return Page(total, page, pages, found, self.cells(), len(self))
 
 
 def _verdict(code: int) -> str:

@@ -5,26 +5,27 @@
 (function () {
   const byId = (id) => document.getElementById(id);
 
-  // A run being written: poll its count, and refresh the cases table when it grows.
+  // A run being written (or still being read): poll its count, and refresh the cases table when
+  // it grows. The table says how many results it was cut from (data-indexed): the cards may count
+  // from the run's summary, or from a later state of the index, and never stand for the table.
   function follow() {
     const cards = byId("cards");
     if (!cards || cards.dataset.writing !== "true" || !cards.dataset.countUrl) return;
-    let known = Number(byId("count-total").textContent);
     const table = byId("cases-table");
+    const shown = () => Number(byId("case-count").dataset.indexed);
     async function tick() {
       try {
         const reply = await fetch(cards.dataset.countUrl, { credentials: "same-origin", cache: "no-store" });
         if (reply.ok) {  // (a reply that is not: asked again at the next tick)
           const state = await reply.json();
-          if (state.cases !== known) {
-            byId("count-total").textContent = String(state.cases);
+          if (state.cases !== shown()) {
             const fragment = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin", cache: "no-store" });
-            if (fragment.ok) {
+            if (fragment.ok) {  // (a failed fetch is made again at the next tick)
               table.innerHTML = await fragment.text();  // server-rendered, every value escaped
-              known = state.cases;  // only once the table is the new one: a failed fetch is made again
+              byId("count-total").textContent = String(shown());
             }
           }
-          if (state.finished && state.cases === known) {
+          if (state.finished && state.cases === shown()) {
             cards.dataset.writing = "false";
             const badge = byId("writing");
             if (badge) badge.textContent = "finished (reload for its summary)";
