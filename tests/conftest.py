@@ -117,6 +117,28 @@ RUN_VOLATILE = [
 ]
 
 
+def assert_same_run_output(printed: list[str], shown: list[str], latency_within: float = 0.0) -> None:
+    """`printed` and `shown` are the same run output (normalized_run_output); with `latency_within`,
+    the target's latency figures may differ by that many ms (a replay with tools measures the tools'
+    own time again)."""
+    printed, printed_ms = _latencies_apart(normalized_run_output(printed))
+    shown, shown_ms = _latencies_apart(normalized_run_output(shown))
+    assert printed == shown
+    assert len(printed_ms) == len(shown_ms) and all(abs(a - b) <= latency_within for a, b in zip(printed_ms, shown_ms)), (printed_ms, shown_ms)
+
+
+def _latencies_apart(lines: list[str]) -> tuple[list[str], list[float]]:
+    """`lines` with the figures of the target's latency line taken out, and the figures."""
+    figures: list[float] = []
+    kept = []
+    for line in lines:
+        if line.startswith("target: latency "):
+            figures = [float(found) for found in re.findall(r"([0-9.]+) ms", line)]
+            line = re.sub(r"[0-9.]+ ms", "<ms>", line)
+        kept.append(line)
+    return kept, figures
+
+
 def normalized_run_output(lines: list[str]) -> list[str]:
     """`lines` with trailing spaces dropped and RUN_VOLATILE's parts replaced by their placeholders."""
     text = "".join(line.rstrip() + "\n" for line in lines)
