@@ -347,8 +347,6 @@ class Runner:
     def score(self, cases: Iterable[Case], workers: int = 1) -> Iterator[CaseResult]:
         """Like `run`, but leaves the evaluators open for more cases (a Ray worker's next batch)."""
         self.loaded.prepare()  # first-use imports happen here, not inside the first case's time
-        if workers > 1 and any(hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url") for cell in self.loaded.cells):
-            _load_http_transport()
         only = self.only
         self._evaluators = [evaluator for evaluator in self.loaded.suite.evaluators if only is None or evaluator.label in only]
         self._watched = any(evaluator.needs_watchdog for evaluator in self._evaluators)
@@ -428,22 +426,6 @@ def _with_spans(answer: Answer, spans: list[Any], problem: str | None, endpoints
         joined(answer.output, traced), duration_ms=answer.duration_ms, usage=answer.usage, limit_reached=answer.limit_reached,
         trace_id=answer.trace_id,
     )
-
-
-def _load_http_transport() -> None:
-    """Import what a worker thread's first request would (httpx's transport: httpcore, h11, the IDNA
-    codec), once, before the threads start: the first wave of requests would otherwise queue on the
-    import lock, every thread waiting for one to load them."""
-    if _http_transport_loaded:
-        return
-    import httpx
-
-    httpx.Client(verify=False).close()
-    "localhost".encode("idna")
-    _http_transport_loaded.append(True)
-
-
-_http_transport_loaded: list[bool] = []  # (once per process: a Ray worker scores batch after batch)
 
 
 def provenance(case: Case, cell: Cell | None = None) -> dict[str, Any]:

@@ -131,3 +131,58 @@ def test_the_help_imports_no_evaluator_and_no_pydantic():
         "try:\n    app()\nexcept SystemExit as exit:\n    assert exit.code == 0"
     )
     assert loaded(modules, ["agenteval.evaluators", "agenteval.suite", "pydantic"]) == []
+
+
+LIVE_RUN = (
+    "import runpy, sys, threading\n"
+    "late = []\n"
+    "class Finder:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if threading.current_thread() is not threading.main_thread():\n"
+    "            late.append(name)\n"
+    "sys.meta_path.insert(0, Finder())\n"
+    "sys.argv = ['agenteval', 'run', sys.argv[1], '-o', sys.argv[2], '-q']\n"
+    "try:\n"
+    "    runpy.run_module('agenteval', run_name='__main__')\n"
+    "except SystemExit as exit:\n"
+    "    assert exit.code in (0, 1), exit.code\n"
+    "assert late == [], late  # the case threads' first requests import nothing: it was loaded before them\n"
+)
+
+
+def live_suite(folder: Path, target: str, cases: int = 20) -> Path:
+    write(folder, "cases.jsonl", "".join(json.dumps({"id": f"q{i}", "input": f"question {i}", "expected": "echo"}) + "\n"
+                                         for i in range(cases)))
+    return write(folder, "suite.yaml", f"""
+        name: live
+        target: {target}
+        evaluators: [{{type: contains, path: content, reference_path: ''}}]
+        cases: cases.jsonl
+    """)
+
+
+def test_a_live_run_over_plain_http_imports_no_httpx_and_its_threads_import_nothing(tmp_path):
+    # http.client carries plain JSON to an http:// URL; httpx (about 0.13 s of CPU to import) is left out
+    from llm_server import LLMServer
+
+    with LLMServer() as server:
+        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8}}")
+        modules = modules_after(LIVE_RUN, suite, tmp_path / "out.jsonl")
+        assert server.count("/chat/completions") == 20
+    assert [line["verdict"] for line in read_jsonl(tmp_path / "out.jsonl")] == ["pass"] * 20
+    assert "agenteval.endpoints.plain_http" in modules and "http.client" in modules
+    assert loaded(modules, ["httpx", "httpcore", "h11"]) == []
+
+
+def test_a_live_run_that_needs_httpx_has_it_loaded_before_its_threads_start(tmp_path, monkeypatch):
+    # a proxy in the environment: every request goes through httpx, which is loaded before the threads
+    from llm_server import LLMServer
+
+    with LLMServer() as server, LLMServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8}}")
+        modules = modules_after(LIVE_RUN, suite, tmp_path / "out.jsonl")
+        assert server.count() == 0 and proxy.count() == 20  # (the stand-in proxy answers as the server would)
+        assert all(request.path.startswith(server.url) for request in proxy.received)  # a proxy's request line: the whole URL
+    assert "httpx" in modules
+    assert [line["verdict"] for line in read_jsonl(tmp_path / "out.jsonl")] == ["pass"] * 20

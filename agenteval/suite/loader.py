@@ -60,6 +60,18 @@ class SuiteInvalid(Exception):
         self.problems = sorted(problems, key=lambda p: (str(p.file), p.line or 0))
 
 
+def _base_url(spec: Any, models: dict[str, Any]) -> str | None:
+    """The URL a target's requests go to (its own, or its `endpoint:`'s), None when it has none."""
+    from agenteval.endpoints.settings import merged_settings
+
+    if not hasattr(spec, "base_url"):
+        return None
+    try:
+        return merged_settings(spec, models).base_url
+    except ValueError:
+        return None
+
+
 @dataclass
 class LoadedSuite:
     suite: Suite
@@ -99,8 +111,12 @@ class LoadedSuite:
         self._prepared = True
         for evaluator in (*self.suite.evaluators, *self.case_evaluators):
             evaluator.prepare()
-        if any(hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url") for cell in self.cells):
-            import httpx  # noqa: F401 - a target that talks HTTP: loaded here, not by every worker's first case at once
+        talking = [(cell.spec.type, _base_url(cell.spec, self.suite.models)) for cell in self.cells
+                   if hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url")]
+        if talking:  # a target that talks HTTP: its transport loaded here, not by every worker's first case at once
+            from agenteval.endpoints.client import load_transport
+
+            load_transport(talking)
 
     @property
     def base_dir(self) -> Path:
