@@ -150,8 +150,11 @@ LIVE_RUN = (
 )
 
 
+MESSAGES = "messages: [{role: user, content: 'Q: {{ input.question }}'}]"  # a template of lookups: filled in without jinja2
+
+
 def live_suite(folder: Path, target: str, cases: int = 20) -> Path:
-    write(folder, "cases.jsonl", "".join(json.dumps({"id": f"q{i}", "input": f"question {i}", "expected": "echo"}) + "\n"
+    write(folder, "cases.jsonl", "".join(json.dumps({"id": f"q{i}", "input": {"question": f"question {i}"}, "expected": "echo"}) + "\n"
                                          for i in range(cases)))
     return write(folder, "suite.yaml", f"""
         name: live
@@ -166,12 +169,12 @@ def test_a_live_run_over_plain_http_imports_no_httpx_and_its_threads_import_noth
     from llm_server import LLMServer
 
     with LLMServer() as server:
-        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8}}")
+        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8, {MESSAGES}}}")
         modules = modules_after(LIVE_RUN, suite, tmp_path / "out.jsonl")
         assert server.count("/chat/completions") == 20
     assert [line["verdict"] for line in read_jsonl(tmp_path / "out.jsonl")] == ["pass"] * 20
     assert "agenteval.endpoints.plain_http" in modules and "http.client" in modules
-    assert loaded(modules, ["httpx", "httpcore", "h11"]) == []
+    assert loaded(modules, ["httpx", "httpcore", "h11", "jinja2"]) == []
 
 
 def test_a_live_run_that_needs_httpx_has_it_loaded_before_its_threads_start(tmp_path, monkeypatch):
@@ -180,7 +183,7 @@ def test_a_live_run_that_needs_httpx_has_it_loaded_before_its_threads_start(tmp_
 
     with LLMServer() as server, LLMServer() as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8}}")
+        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8, {MESSAGES}}}")
         modules = modules_after(LIVE_RUN, suite, tmp_path / "out.jsonl")
         assert server.count() == 0 and proxy.count() == 20  # (the stand-in proxy answers as the server would)
         assert all(request.path.startswith(server.url) for request in proxy.received)  # a proxy's request line: the whole URL
