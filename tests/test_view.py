@@ -370,7 +370,6 @@ def test_a_finished_run_opened_while_it_is_still_read_fills_its_table(browser, t
     try:
         tab.open()  # the runs (a finished run's count is its summary's: nothing read yet)
         page = tab.open("/runs/big")
-        assert page.inner_text("#count-total") == "150000"
         page.evaluate("window.sameDocument = true")
         expect(page.locator("#case-count")).to_have_text(re.compile(r"^150000 cases · page 1 of 3000"), timeout=60_000)
         expect(page.locator("#writing")).to_have_text("finished (reload for its summary)", timeout=15_000)
