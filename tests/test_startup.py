@@ -1,4 +1,5 @@
-"""Start-up: a run imports, and builds the pydantic models of, only the evaluator types its suite uses.
+"""Start-up: a run imports, and builds the pydantic models of, only the evaluator types its suite uses;
+a live run loads only the HTTP transport its requests take, before its case threads start.
 
 Each check runs in a fresh interpreter and reads its `sys.modules`: what a process imported is
 what its start-up paid for. (Structural, not timed: timings on a shared machine are noise.)
@@ -7,6 +8,7 @@ what its start-up paid for. (Structural, not timed: timings on a shared machine 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -164,10 +166,18 @@ def live_suite(folder: Path, target: str, cases: int = 20) -> Path:
     """)
 
 
-def test_a_live_run_over_plain_http_imports_no_httpx_and_its_threads_import_nothing(tmp_path):
+def without_proxies(monkeypatch) -> None:
+    """The machine's own proxy settings (`*_proxy`, `no_proxy`) out of the runs' environment."""
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
+
+
+def test_a_live_run_over_plain_http_imports_no_httpx_and_its_threads_import_nothing(tmp_path, monkeypatch):
     # http.client carries plain JSON to an http:// URL; httpx (about 0.13 s of CPU to import) is left out
     from llm_server import LLMServer
 
+    without_proxies(monkeypatch)
     with LLMServer() as server:
         suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8, {MESSAGES}}}")
         modules = modules_after(LIVE_RUN, suite, tmp_path / "out.jsonl")
@@ -181,6 +191,7 @@ def test_a_live_run_that_needs_httpx_has_it_loaded_before_its_threads_start(tmp_
     # a proxy in the environment: every request goes through httpx, which is loaded before the threads
     from llm_server import LLMServer
 
+    without_proxies(monkeypatch)
     with LLMServer() as server, LLMServer() as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
         suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8, {MESSAGES}}}")
