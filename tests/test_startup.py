@@ -179,7 +179,8 @@ def test_a_live_run_over_plain_http_imports_no_httpx_and_its_threads_import_noth
 
     without_proxies(monkeypatch)
     with LLMServer() as server:
-        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, concurrency: 8, {MESSAGES}}}")
+        monkeypatch.setenv("LIVE_BASE_URL", server.base_url)  # (read from the environment, as a suite usually has it)
+        suite = live_suite(tmp_path, f"{{type: openai, base_url: '${{LIVE_BASE_URL}}', model: m, concurrency: 8, {MESSAGES}}}")
         modules = modules_after(LIVE_RUN, suite, tmp_path / "out.jsonl")
         assert server.count("/chat/completions") == 20
     assert [line["verdict"] for line in read_jsonl(tmp_path / "out.jsonl")] == ["pass"] * 20

@@ -61,14 +61,16 @@ class SuiteInvalid(Exception):
 
 
 def _base_url(spec: Any, models: dict[str, Any]) -> str | None:
-    """The URL a target's requests go to (its own, or its `endpoint:`'s), None when it has none."""
-    from agenteval.endpoints.settings import merged_settings
+    """The URL a target's requests go to (its own, or its `endpoint:`'s, with `${NAME}` read from the
+    environment), None when it has none or it cannot be worked out."""
+    from agenteval.endpoints.settings import MissingEnvironment, merged_settings, substitute_env
 
     if not hasattr(spec, "base_url"):
         return None
     try:
-        return merged_settings(spec, models).base_url
-    except ValueError:
+        url = merged_settings(spec, models).base_url if getattr(spec, "endpoint", None) else spec.base_url
+        return substitute_env(url) if url else None
+    except (ValueError, MissingEnvironment):
         return None
 
 
