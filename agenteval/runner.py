@@ -359,13 +359,14 @@ class Runner:
         self._watchdog = watchdog = Watchdog(self.loaded.suite.limits.case_seconds, start=self._watched)
         try:
             if workers <= 1:
+                self.loaded.load_transport()
                 for case, repetition, cell in runs:
                     yield self.run_case(case, repetition, cell)
                 return
             threads = CaseThreads(
                 lambda item: self.run_case(*item), workers, watchdog,
                 lambda item, slot: self.given_up(item[0], item[1], slot, item[2]),
-                self._from_cache if self._answers_from_cache() else None,
+                self._from_cache if self._answers_from_cache() else None, before_threads=self.loaded.load_transport,
             )
             yield from threads.results(runs)
         finally:

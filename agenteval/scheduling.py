@@ -137,14 +137,17 @@ class _Worker:
 class CaseThreads(Generic[Item, Result]):
     """`run(item)` for each item on `workers` daemon threads, at most a few items ahead; results
     are yielded in the caller's thread as they finish. `on_given_up(item)` makes the result of an
-    item whose thread was given up (see `Watchdog.overdue`)."""
+    item whose thread was given up (see `Watchdog.overdue`). `before_threads()` is called in the
+    caller's thread once, before the first item goes to a thread (none may: `inline` answers all)."""
 
     def __init__(
         self, run: Callable[[Item], Result], workers: int, watchdog: Watchdog | None,
         on_given_up: Callable[[Item, Slot], Result], inline: Callable[[Item], Result | None] | None = None,
+        before_threads: Callable[[], None] | None = None,
     ) -> None:
         self._run = run
         self._inline = inline  # the item's result if it can be had at once in the caller's thread, else None
+        self._before_threads = before_threads
         self._workers = workers
         self._watchdog = watchdog
         self._on_given_up = on_given_up
@@ -185,6 +188,9 @@ class CaseThreads(Generic[Item, Result]):
                                     yield value
                                 continue
                             skip, backoff = backoff, min(2 * backoff, _MOST_SKIPPED)
+                    if self._before_threads is not None:
+                        self._before_threads()
+                        self._before_threads = None
                     self._todo.put(item)
                     in_flight += 1
                 if not in_flight:

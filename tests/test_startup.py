@@ -201,3 +201,21 @@ def test_a_live_run_that_needs_httpx_has_it_loaded_before_its_threads_start(tmp_
         assert all(request.path.startswith(server.url) for request in proxy.received)  # a proxy's request line: the whole URL
     assert "httpx" in modules
     assert [line["verdict"] for line in read_jsonl(tmp_path / "out.jsonl")] == ["pass"] * 20
+
+
+def test_a_re_run_answered_from_the_cache_loads_no_transport_it_would_not_use(tmp_path, monkeypatch):
+    # The same suite again, now with a proxy in the environment: had a request been sent, httpx would
+    # have carried it (and been loaded first); every answer comes from the cache, so neither happens.
+    from llm_server import LLMServer
+
+    without_proxies(monkeypatch)
+    with LLMServer() as server:
+        suite = live_suite(tmp_path, f"{{type: openai, base_url: '{server.base_url}', model: m, temperature: 0, concurrency: 8, {MESSAGES}}}")
+        modules_after(LIVE_RUN, suite, tmp_path / "fetched.jsonl")
+        assert server.count("/chat/completions") == 20
+        monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # (nothing listens there)
+        modules = modules_after(LIVE_RUN, suite, tmp_path / "cached.jsonl")
+        assert server.count("/chat/completions") == 20
+    lines = read_jsonl(tmp_path / "cached.jsonl")
+    assert [line["verdict"] for line in lines] == ["pass"] * 20 and all(line["usage"]["cached"] for line in lines)
+    assert loaded(modules, ["httpx", "httpcore", "h11", "agenteval.endpoints.plain_http"]) == []

@@ -113,9 +113,14 @@ class LoadedSuite:
         self._prepared = True
         for evaluator in (*self.suite.evaluators, *self.case_evaluators):
             evaluator.prepare()
+
+    def load_transport(self) -> None:
+        """For targets that talk HTTP: load what their requests take (agenteval.endpoints.client.load_transport)
+        before the first case that may send one starts, not in every worker's first case at once. (A run
+        calls it when its first case goes to a thread, so a re-run answered from the cache loads nothing.)"""
         talking = [(cell.spec.type, _base_url(cell.spec, self.suite.models)) for cell in self.cells
                    if hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url")]
-        if talking:  # a target that talks HTTP: its transport loaded here, not by every worker's first case at once
+        if talking:
             from agenteval.endpoints.client import load_transport
 
             load_transport(talking)
