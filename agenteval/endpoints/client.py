@@ -49,6 +49,7 @@ from agenteval.endpoints.settings import (
     MissingEnvironment,
     ModelEndpoint,
     Transport,
+    merged_settings,
     substitute_env,
     substituted_values,
     url_problem,
@@ -783,15 +784,16 @@ _PLAIN_TARGETS = frozenset(("openai", "anthropic", "gemini"))  # targets whose r
 _loaded: set[str] = set()  # what load_transport imported in this process (a Ray worker scores batch after batch)
 
 
-def load_transport(targets: Iterable[tuple[str, str | None]]) -> None:
-    """Import, once, what the first requests of these targets (type, base URL) load, before any case
-    starts: each worker thread's first request would otherwise load it inside its case's time, every
-    thread queued on the import lock. http.client (agenteval.endpoints.plain_http) when every target
-    sends plain JSON to an http:// URL and no proxy is set; else httpx's transport as well (https,
-    proxies, signed requests, query parameters), which costs a run about 0.13 s of CPU to import."""
+def load_transport(targets: Iterable[Any], models: dict[str, Any]) -> None:
+    """Import, once, what the first requests of these targets load, before any case starts: each
+    worker thread's first request would otherwise load it inside its case's time, every thread
+    queued on the import lock. http.client (agenteval.endpoints.plain_http) when every target sends
+    plain JSON to an http:// URL and no proxy is set; else httpx's transport as well (https, proxies,
+    signed requests, query parameters), which costs a run about 0.13 s of CPU to import."""
     wanted = {"plain"}
-    for kind, url in targets:
-        if kind not in _PLAIN_TARGETS or not url or not url.lower().startswith("http://"):
+    for target in targets:
+        url = _base_url(target, models)
+        if target.type not in _PLAIN_TARGETS or not url or not url.lower().startswith("http://"):
             wanted.add("httpx")
     if "httpx" not in wanted and _plain_http().proxies_configured():
         wanted.add("httpx")
@@ -803,6 +805,18 @@ def load_transport(targets: Iterable[tuple[str, str | None]]) -> None:
         _plain_http()
         "localhost".encode("idna")  # the codec socket.getaddrinfo loads for a host name
     _loaded.update(wanted)
+
+
+def _base_url(target: Any, models: dict[str, Any]) -> str | None:
+    """The URL a target's requests go to (its own, or its `endpoint:`'s, with `${NAME}` read from the
+    environment), None when it has none or it cannot be worked out."""
+    if not hasattr(target, "base_url"):
+        return None
+    try:
+        url = merged_settings(target, models).base_url if getattr(target, "endpoint", None) else target.base_url
+        return substitute_env(url) if url else None
+    except (ValueError, MissingEnvironment):
+        return None
 
 
 def _plain_http() -> Any:

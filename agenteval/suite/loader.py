@@ -60,20 +60,6 @@ class SuiteInvalid(Exception):
         self.problems = sorted(problems, key=lambda p: (str(p.file), p.line or 0))
 
 
-def _base_url(spec: Any, models: dict[str, Any]) -> str | None:
-    """The URL a target's requests go to (its own, or its `endpoint:`'s, with `${NAME}` read from the
-    environment), None when it has none or it cannot be worked out."""
-    from agenteval.endpoints.settings import MissingEnvironment, merged_settings, substitute_env
-
-    if not hasattr(spec, "base_url"):
-        return None
-    try:
-        url = merged_settings(spec, models).base_url if getattr(spec, "endpoint", None) else spec.base_url
-        return substitute_env(url) if url else None
-    except (ValueError, MissingEnvironment):
-        return None
-
-
 @dataclass
 class LoadedSuite:
     suite: Suite
@@ -118,12 +104,11 @@ class LoadedSuite:
         """For targets that talk HTTP: load what their requests take (agenteval.endpoints.client.load_transport)
         before the first case that may send one starts, not in every worker's first case at once. (A run
         calls it when its first case goes to a thread, so a re-run answered from the cache loads nothing.)"""
-        talking = [(cell.spec.type, _base_url(cell.spec, self.suite.models)) for cell in self.cells
-                   if hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url")]
+        talking = [cell.spec for cell in self.cells if hasattr(cell.spec, "base_url") or hasattr(cell.spec, "url")]
         if talking:
             from agenteval.endpoints.client import load_transport
 
-            load_transport(talking)
+            load_transport(talking, self.suite.models)
 
     @property
     def base_dir(self) -> Path:
