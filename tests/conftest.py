@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import textwrap
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,18 @@ def write(directory: Path, name: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text).lstrip("\n"))
     return path
+
+
+@contextlib.contextmanager
+def refused_url() -> Iterator[str]:
+    """`http://127.0.0.1:PORT/v1` where nothing listens, for as long as the block lasts: a socket bound
+    to PORT and never listening, so a connection is refused and no other test (on any pytest-xdist
+    worker) can start a server there meanwhile, as one could on the port of a server just closed."""
+    import socket
+
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
 
 
 @pytest.fixture

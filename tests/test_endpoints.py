@@ -7,6 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from conftest import refused_url
 from llm_server import Fault, LLMServer
 
 from agenteval.endpoints import Connection, EndpointError, Endpoints, ResponseCache
@@ -107,9 +108,7 @@ def test_a_body_that_is_not_json_is_an_error_with_an_excerpt(server):
 
 
 def test_a_closed_port_is_a_connection_error_after_retries():
-    with LLMServer() as gone:
-        url = gone.base_url
-    with pytest.raises(EndpointError, match="ConnectError"):
+    with refused_url() as url, pytest.raises(EndpointError, match="ConnectError"):
         Endpoints().send(settings(retries=1), "POST", url + "/chat/completions", {})
 
 

@@ -3,10 +3,11 @@
 import json
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import read_jsonl, run_cli, write
+from conftest import read_jsonl, refused_url, run_cli, write
 from llm_server import LLMServer, letter_embedding
 
 from agenteval.endpoints import Endpoints, ResponseCache
@@ -100,9 +101,9 @@ def test_a_missing_candidate_fails_without_a_request():
 
 
 def test_an_unreachable_judge_is_an_error_result():
-    with LLMServer() as gone:
-        config = judge(gone, retries=0)
-    result = config.evaluate(context(Endpoints(), {"content": "Paris"}))
+    with refused_url() as nowhere:
+        config = judge(SimpleNamespace(base_url=nowhere), retries=0)
+        result = config.evaluate(context(Endpoints(), {"content": "Paris"}))
     assert result.verdict == "error" and result.error.startswith("llm_judge: POST http://127.0.0.1:") and "ConnectError" in result.error
 
 

@@ -1,4 +1,4 @@
-"""Start-up: a run imports, and builds the pydantic models of, only the evaluator types its suite uses;
+"""Start-up: a run imports, and builds the pydantic models of, only the evaluator and target types its suite uses;
 a live run loads only the HTTP transport its requests take, before its case threads start.
 
 Each check runs in a fresh interpreter and reads its `sys.modules`: what a process imported is
@@ -94,6 +94,47 @@ def test_a_field_accuracy_run_imports_no_other_evaluator_family(tmp_path):
     assert results == [("a", 1.0, "pass"), ("b", 0.5, "fail")]
     assert "agenteval.evaluators.fields" in modules
     assert loaded(modules, NOT_FOR_FIELD_ACCURACY) == []
+
+
+def target_modules(*names: str) -> list[str]:
+    from agenteval.targets import TYPES
+
+    return sorted(TYPES[name].partition(":")[0] for name in names)
+
+
+def test_a_run_of_recorded_answers_imports_no_other_target_type(tmp_path):
+    """No HTTP client for vendors' APIs, no tool loop, no vendor type: only `recorded`."""
+    from agenteval.targets import TYPES
+
+    suite, out = field_suite(tmp_path), tmp_path / "out.jsonl"
+    modules = run_modules(suite, out)
+    assert len(read_jsonl(out)) == 2
+    assert loaded(modules, ["agenteval.targets"]) == ["agenteval.targets", "agenteval.targets.base", "agenteval.targets.model_entries",
+                                                      "agenteval.targets.recorded"]
+    assert loaded(modules, target_modules(*TYPES) + ["agenteval.agents.loop", "agenteval.endpoints.messages_api"]) == \
+        target_modules("recorded")
+
+
+def test_a_suite_imports_the_target_and_model_types_it_names(tmp_path):
+    write(tmp_path, "cases.jsonl", json.dumps({"id": "a", "input": "q", "expected": "yes"}) + "\n")
+    suite = write(tmp_path, "suite.yaml", """
+        name: vendors
+        models:
+          flash: {type: gemini, model: gemini-2.5-flash, api_key_env: GEMINI_KEY}
+        target: {type: anthropic, model: claude, api_key_env: CLAUDE_KEY, messages: [{role: user, content: "{{ input }}"}]}
+        evaluators:
+          - {type: equals}
+        cases: cases.jsonl
+    """)
+    modules = modules_after(
+        "import os, sys\nos.environ.update(GEMINI_KEY='g', CLAUDE_KEY='c')\nfrom agenteval.suite.loader import load_suite\n"
+        "suite = load_suite(sys.argv[1]).suite\n"
+        "assert (suite.target.type, suite.models['flash'].type) == ('anthropic', 'gemini'), suite",
+        suite,
+    )
+    from agenteval.targets import TYPES
+
+    assert loaded(modules, target_modules(*TYPES)) == target_modules("anthropic", "gemini", "recorded")
 
 
 def test_a_repeated_field_accuracy_run_imports_no_numpy(tmp_path):

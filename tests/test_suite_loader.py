@@ -248,6 +248,51 @@ def test_case_level_evaluators_add_or_replace_by_name(tmp_path):
     assert all(isinstance(e, FieldAccuracy) for e in loaded.evaluators_for(adds))
 
 
+def test_target_and_model_entry_problems_name_the_keys_their_type_has(tmp_path):
+    """A target's or a `models:` entry's keys are checked by the class its `type` names: a typo gets the
+    did-you-mean of that type's keys, and a missing `type` lists the types there are."""
+    suite = write(tmp_path, "s.yaml", """
+        name: demo
+        models:
+          claude: {type: anthropic, modle: c, api_key_env: K}
+          local: {base_url: "http://127.0.0.1:1/v1", modle: m}
+        targets:
+          extractor: {type: command, comand: [python, x.py]}
+          chat: {type: openai, modle: m}
+          bare: {command: [python, x.py]}
+        evaluators:
+          - {name: x}
+        cases: [{id: a, expected: 1}]
+    """)
+    from agenteval.evaluators import BUILT_IN
+    from agenteval.targets import TYPES
+
+    assert problems_of(suite) == [
+        f"{suite}:3: models.claude.modle: unknown key 'modle'; did you mean 'model'?",
+        f"{suite}:4: models.local.modle: unknown key 'modle'; did you mean 'model'?",
+        f"{suite}:6: targets.extractor.command: required key is missing",
+        f"{suite}:6: targets.extractor.comand: unknown key 'comand'; did you mean 'command'?",
+        f"{suite}:7: targets.chat.modle: unknown key 'modle'; did you mean 'model'?",
+        f"{suite}:8: targets.bare: missing `type` (one of: {', '.join(TYPES)})",
+        f"{suite}:10: evaluators[0]: missing `type` (one of: {', '.join(BUILT_IN)})",
+    ]
+    assert list(TYPES)[:3] == ["recorded", "command", "openai"]
+
+
+def test_a_target_built_in_python_is_taken_as_it_is(tmp_path):
+    from agenteval.suite.loader import load_suite_data
+
+    target = CommandTarget(type="command", command=["python", "x.py"])
+    loaded = load_suite_data({"name": "demo", "target": target, "evaluators": [{"type": "equals"}], "cases": [{"id": "a"}]}, tmp_path)
+    assert loaded.suite.target is target
+    with pytest.raises(SuiteInvalid) as caught:
+        load_suite_data({"name": "demo", "target": FieldAccuracy(type="field_accuracy", fields=[{"path": "a"}]),
+                         "evaluators": [{"type": "equals"}], "cases": [{"id": "a"}]}, tmp_path)
+    assert [(problem.key, problem.message[:47]) for problem in caught.value.problems] == [
+        (("target",), "expected a mapping, got FieldAccuracy(type='fie"),  # (an evaluator is no target)
+    ]
+
+
 def test_command_target_accepts_a_string_or_a_list(tmp_path):
     suite = write(tmp_path, "s.yaml", """
         name: demo

@@ -9,10 +9,10 @@ from numbers import Real
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, PrivateAttr, ValidationInfo, field_validator
-from pydantic_core import PydanticKnownError, core_schema
+from pydantic import Field, GetJsonSchemaHandler, PrivateAttr, field_validator
+from pydantic_core import core_schema
 
-from agenteval.config import StrictModel
+from agenteval.config import ByType, StrictModel
 from agenteval.extras import MissingDependency
 from agenteval.limits import DEFAULT_LIMITS, Limits
 from agenteval.evaluators.transform import TRANSFORM_DESCRIPTION, Transform, TransformFailed, check_expression
@@ -145,13 +145,21 @@ class EvaluatorConfig(StrictModel):
         return EvaluatorResult(self.label, self.type, 0.0, "error", error=message, **fields)
 
 
-class _ByType:
-    """Validates an evaluator's mapping with the one config class its `type` names, imported on
-    first use (agenteval.evaluators.evaluator_type), so a suite builds only the models it uses.
-    Errors read as a discriminated union's would; the JSON schema is the union of every type."""
+class _ByType(ByType):
+    """An evaluator, by the config class its `type` names (agenteval.evaluators.evaluator_type)."""
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        return core_schema.with_info_plain_validator_function(_validate_by_type)
+    def member(self, data: Any) -> type[EvaluatorConfig] | None:
+        from agenteval.evaluators import evaluator_type
+
+        return evaluator_type(data["type"]) if isinstance(data, dict) and isinstance(data.get("type"), str) else None
+
+    def kept(self, value: Any) -> bool:
+        return isinstance(value, EvaluatorConfig)
+
+    def names(self) -> list[str]:
+        from agenteval.evaluators import type_names
+
+        return type_names()
 
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> Any:
         from agenteval.evaluators import registry
@@ -174,25 +182,6 @@ def _reference(cls: type[EvaluatorConfig]) -> core_schema.CoreSchema:
     inner = schema if "ref" in schema else schema["schema"]  # a model, or its definitions (a reference, or a validated model)
     ref = inner["ref"] if "ref" in inner else inner["schema_ref"]
     return core_schema.definition_reference_schema(ref)
-
-
-def _validate_by_type(value: Any, info: ValidationInfo) -> EvaluatorConfig:
-    if isinstance(value, EvaluatorConfig):
-        return value
-    if not isinstance(value, dict):
-        raise PydanticKnownError("model_attributes_type")
-    if "type" not in value:
-        raise PydanticKnownError("union_tag_not_found", {"discriminator": "'type'"})
-    from agenteval.evaluators import evaluator_type, type_names
-
-    tag = value["type"]
-    cls = evaluator_type(tag) if isinstance(tag, str) else None
-    if cls is None:
-        expected = ", ".join(repr(name) for name in type_names())
-        raise PydanticKnownError("union_tag_invalid", {"discriminator": "'type'", "tag": str(tag), "expected_tags": expected})
-    # A ValidationError raised here joins the outer one, each error's location under this evaluator's.
-    validated: EvaluatorConfig = cls.__pydantic_validator__.validate_python(value, context=info.context)
-    return validated
 
 
 EvaluatorSpec = Annotated[EvaluatorConfig, _ByType()]

@@ -14,8 +14,9 @@ from agenteval.evaluators.transform import Transform, check_expression
 from agenteval.limits import Limits
 from agenteval.suite.conversation import ScriptedTurn, SimulatedUser, one_kind, turn_label
 from agenteval.endpoints.templates import Prompt
-from agenteval.targets import RecordedTarget, TargetSpec
-from agenteval.targets.model_entries import entry_annotation
+from agenteval.targets import TargetSpec
+from agenteval.targets.model_entries import ModelEntry
+from agenteval.targets.recorded import RecordedTarget
 from agenteval.usage import Price
 
 
@@ -205,7 +206,6 @@ class CaseDefaults(StrictModel):
         return case
 
 
-ModelEntry = entry_annotation()  # one `models:` entry: chat completions, or any model target type (agenteval.targets.model_entries)
 CELL_NAME = r"^[^/\x00-\x1f]+$"  # a prompt's name: a cell's label joins target and prompt names with "/"
 TARGET_NAME = r"^[^\x00-\x1f]+$"  # may hold "/" (`openai/gpt-4.1`): the label's last "/" starts the prompt
 

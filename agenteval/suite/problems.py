@@ -140,9 +140,9 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
         return f"unknown key {key!r}" + hint
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
-        what = "evaluator" if "evaluators" in path else "target" if "target" in path else "model" if path[:1] == ("models",) else ""
+        what = "evaluator" if "evaluators" in path else "target" if path[:1] in (("target",), ("targets",)) else "model" if path[:1] == ("models",) else ""
         if kind == "union_tag_not_found":
-            return f"missing `type` (one of: {', '.join(expected)})"
+            return f"missing `type` (one of: {', '.join(expected or _type_names(what))})"
         tag = ctx.get("tag")
         if what == "model":
             from agenteval.targets.model_entries import type_problem
@@ -171,6 +171,19 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     return str(error["msg"])
+
+
+def _type_names(what: str) -> list[str]:
+    """The types an evaluator, a target or a `models:` entry may have (pydantic names none for a missing `type`)."""
+    if what == "evaluator":
+        from agenteval.evaluators import type_names
+
+        return type_names()
+    if what == "target":
+        from agenteval.targets import TYPES
+
+        return list(TYPES)
+    return []
 
 
 def misspells(word: Any, option: str) -> bool:
@@ -228,9 +241,12 @@ def _known_keys(model: type[BaseModel], data: Any, path: KeyPath) -> list[str]:
             field = annotation.model_fields.get(str(part))
             if field is None:
                 return []
-            annotation = field.annotation
+            by_type = [mark for mark in field.metadata if hasattr(mark, "member")]  # (pydantic keeps a field's own marks here)
+            annotation = typing.Annotated[field.annotation, *by_type] if by_type else field.annotation
         elif typing.get_origin(annotation) is list:
             annotation = typing.get_args(annotation)[0]
+        elif typing.get_origin(annotation) is dict:
+            annotation = typing.get_args(annotation)[1]
         else:
             return []
         node = node[part] if isinstance(node, (dict, list)) else None
@@ -240,18 +256,18 @@ def _known_keys(model: type[BaseModel], data: Any, path: KeyPath) -> list[str]:
 
 
 def _concrete(annotation: Any, node: Any) -> Any:
-    """Strip Annotated/Optional, and pick the union member (or the evaluator type) whose `type` matches the data."""
-    from agenteval.evaluators import EvaluatorConfig, evaluator_type
-
+    """Strip Annotated/Optional, and pick the union member (or the evaluator, target or model type:
+    an annotation whose `member(data)` names the class its `type` picks) that matches the data."""
     while True:
         origin = typing.get_origin(annotation)
         if origin is typing.Annotated:
-            annotation = typing.get_args(annotation)[0]
+            annotation, *marks = typing.get_args(annotation)
+            by_type = next((mark for mark in marks if hasattr(mark, "member")), None)
+            if by_type is not None:
+                return by_type.member(node) or annotation
         elif origin in (typing.Union, types.UnionType):
             members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
             annotation = _pick_member(members, node)
-        elif annotation is EvaluatorConfig and isinstance(node, dict) and isinstance(node.get("type"), str):
-            return evaluator_type(node["type"]) or annotation
         else:
             return annotation
 

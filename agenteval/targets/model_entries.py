@@ -6,8 +6,8 @@ other type is that model target's own configuration (`type: anthropic` is an `an
 without messages), and a judge, a claim-level judge or a simulated user naming it asks through
 the target's `step()` (agenteval.agents.protocol), with no tools.
 
-How a new model target joins `models:`: nothing here. Every member of `TargetSpec`
-(agenteval/targets/__init__.py) whose class has `step()` is a model type, read from that one
+How a new model target joins `models:`: nothing here. Every target type in the registry
+(`TYPES` in agenteval/targets/__init__.py) whose class has `step()` is a model type, read from that one
 list; one with `embed()` also serves `semantic_similarity`; one with
 `credential_problem(environ, models) -> str | None` (see `credential_problem` below) has its
 missing credential refused before any case. What its `step()` should honour for judges
@@ -20,10 +20,12 @@ import inspect
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
+from pydantic import Field, ValidationInfo, model_validator
+from pydantic_core import core_schema
 
+from agenteval.config import ByType
 from agenteval.endpoints.settings import ModelEndpoint
 
 if TYPE_CHECKING:
@@ -56,21 +58,30 @@ class ChatModel(ModelEndpoint):
 @lru_cache(maxsize=1)
 def model_types() -> dict[str, type]:
     """Every target type that can be asked a conversation (its class has `step()`), by type name;
-    `openai` first. Read from the target registry, so a new model target is here when it is there."""
-    from agenteval.targets import TargetSpec
+    `openai` first. Read from the target registry, so a new model target is here when it is there
+    (this imports every target type: for listings and messages; one type is asked by `is_model_type`)."""
+    from agenteval.targets import TYPES
 
-    found: dict[str, type] = {}
-    for cls in get_args(get_args(TargetSpec)[0]):
-        name = get_args(cls.model_fields["type"].annotation)[0]
-        if callable(getattr(cls, "step", None)) and name != CHAT:
-            found[name] = cls
-    return {CHAT: ChatModel, **found}
+    return {CHAT: ChatModel, **{name: target_type(name) for name in TYPES if name != CHAT and is_model_type(name)}}
+
+
+def is_model_type(kind: str) -> bool:
+    """Whether `type: KIND` can be a `models:` entry, importing only that type's module."""
+    from agenteval.targets import TYPES
+
+    return kind == CHAT or (kind in TYPES and callable(getattr(target_type(kind), "step", None)))
+
+
+def target_type(kind: str) -> type:
+    from agenteval.targets import target_type as of
+
+    return of(kind)
 
 
 def target_types() -> list[str]:
-    from agenteval.targets import TargetSpec
+    from agenteval.targets import TYPES
 
-    return [get_args(cls.model_fields["type"].annotation)[0] for cls in get_args(get_args(TargetSpec)[0])]
+    return list(TYPES)
 
 
 def embedding_types() -> list[str]:
@@ -90,11 +101,10 @@ def is_chat(entry: Any) -> bool:
 
 def type_problem(kind: str) -> str | None:
     """Why `type: KIND` cannot be a `models:` entry (a did-you-mean comes from the suite's problem rendering)."""
-    known = ", ".join(model_types())
-    if kind in model_types():
+    if is_model_type(kind):
         return None
     if kind in target_types():
-        return f"a {kind} target cannot be asked a conversation (it has no step()): a model type is one of {known}"
+        return f"a {kind} target cannot be asked a conversation (it has no step()): a model type is one of {', '.join(model_types())}"
     return None
 
 
@@ -114,12 +124,32 @@ def _tag(value: Any) -> str:
     return CHAT if kind is None else str(kind)
 
 
-def entry_annotation() -> Any:
-    """The type of one `models:` entry: a union over model_types(), told apart by `type` (none: openai)."""
-    members = [Annotated[ChatModel, Tag(CHAT)]] + [
-        Annotated[cls, AfterValidator(_no_answer_keys), Tag(name)] for name, cls in model_types().items() if name != CHAT
-    ]
-    return Annotated[Union[tuple(members)], Discriminator(_tag)]  # noqa: UP007 - built from the registry at import
+class _ByType(ByType):
+    """One `models:` entry: chat completions, or the model target its `type` names (imported on
+    first use), told apart by `type` (none: openai)."""
+
+    discriminator = staticmethod(_tag)
+
+    def member(self, data: Any) -> type | None:
+        kind = _tag(data)
+        return (ChatModel if kind == CHAT else target_type(kind)) if is_model_type(kind) else None
+
+    def names(self) -> list[str]:
+        return list(model_types())
+
+    def choices(self) -> dict[str, core_schema.CoreSchema]:
+        return {name: cls.__pydantic_core_schema__ for name, cls in model_types().items()}  # type: ignore[attr-defined]
+
+    def validate(self, value: Any, info: ValidationInfo) -> Any:
+        cls: Any = self.member(value)  # (a value that is no mapping is ChatModel's to refuse, or take: a ModelEndpoint)
+        if cls is None:
+            raise self.unknown(_tag(value), "_tag()")
+        entry = cls.__pydantic_validator__.validate_python(value, context=info.context)
+        return entry if cls is ChatModel else _no_answer_keys(entry)
+
+
+ModelEntry = Annotated[Any, _ByType()]
+"""One `models:` entry, by its `type`."""
 
 
 # --- asking a model target ---------------------------------------------------------------------
@@ -128,10 +158,10 @@ def use_problem(entry: Any, name: str, needs: str) -> str | None:
     """Why `endpoint: NAME` (its entry) cannot serve a user that `needs` one of: `step` (a judge or
     simulated user), `embed` (semantic_similarity) or a target type (a target reaching it by name)."""
     kind = entry_type(entry)
-    if needs == "step" or kind not in model_types():
+    if needs == "step" or not is_model_type(kind):
         return None
     if needs == "embed":
-        if kind in embedding_types():
+        if kind == CHAT or callable(getattr(target_type(kind), "embed", None)):
             return None
         return f"{name!r} is a model of type {kind}, which has no embeddings: semantic_similarity needs a model of type {' or '.join(embedding_types())}"
     # an entry as written (a mapping), or validated (a model); anything else is refused by validation, not here
