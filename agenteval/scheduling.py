@@ -135,8 +135,9 @@ class _Worker:
 
 
 class CaseThreads(Generic[Item, Result]):
-    """`run(item)` for each item on `workers` daemon threads, at most a few items ahead; results
-    are yielded in the caller's thread as they finish. `on_given_up(item)` makes the result of an
+    """`run(item)` for each item on up to `workers` daemon threads (one started with each of the first
+    items that go to a thread), at most a few items ahead; results are yielded in the caller's thread
+    as they finish. `on_given_up(item)` makes the result of an
     item whose thread was given up (see `Watchdog.overdue`). `before_threads()` is called in the
     caller's thread once, before the first item goes to a thread (none may: `inline` answers all)."""
 
@@ -160,9 +161,7 @@ class CaseThreads(Generic[Item, Result]):
 
     def results(self, items: Iterable[Item]) -> Iterator[Result]:
         items = iter(items)
-        for _ in range(self._workers):
-            self._start_worker()
-        in_flight = 0
+        in_flight = started = 0
         inline, skip, backoff = self._inline, 0, 1
         try:
             while True:
@@ -193,6 +192,9 @@ class CaseThreads(Generic[Item, Result]):
                         self._before_threads = None
                     self._todo.put(item)
                     in_flight += 1
+                    if started < self._workers:  # a thread per item until there are `workers`: the first case starts at once
+                        self._start_worker()
+                        started += 1
                 if not in_flight:
                     return
                 try:

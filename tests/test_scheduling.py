@@ -78,3 +78,25 @@ def test_what_the_threads_finish_is_handed_over_between_the_callers_own_answers(
     assert order == [("inline", 2), ("thread", 0), ("thread", 1), ("inline", 3)] or order == [
         ("inline", 2), ("thread", 1), ("thread", 0), ("inline", 3)
     ]
+
+
+class CountedThreads(CaseThreads):
+    started = 0
+
+    def _start_worker(self):
+        self.started += 1
+        super()._start_worker()
+
+
+def test_threads_start_as_cases_go_to_them_up_to_the_workers():
+    """The first case goes to a thread at once (not after `workers` threads have started), no more
+    threads start than cases went to them, and a run the caller answers whole starts none."""
+    def run(item):
+        return ("thread", item)
+
+    few = CountedThreads(run, 8, None, lambda item, slot: ("given up", item))
+    assert sorted(few.results(range(3))) == [("thread", 0), ("thread", 1), ("thread", 2)] and few.started == 3
+    many = CountedThreads(run, 4, None, lambda item, slot: ("given up", item))
+    assert sorted(many.results(range(40))) == [("thread", item) for item in range(40)] and many.started == 4
+    answered = CountedThreads(run, 4, None, lambda item, slot: ("given up", item), lambda item: ("inline", item))
+    assert list(answered.results(range(10))) == [("inline", item) for item in range(10)] and answered.started == 0
