@@ -352,10 +352,14 @@ class Runner:
         self._watched = any(evaluator.needs_watchdog for evaluator in self._evaluators)
         self._pure = not self._watched and self.predictions is None and self.traces is None and self.receiver is None
         cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
-        runs = (
-            (case, repetition, cell)
-            for case in cases for cell in cells if cell.names not in done.get(case.id, ()) for repetition in range(repeat)
-        )
+        if len(cells) == 1 and not done and repeat == 1:  # the usual run: each case once, in its one cell
+            (cell,) = cells
+            runs: Iterator[tuple[Case, int, Cell]] = ((case, 0, cell) for case in cases)
+        else:
+            runs = (
+                (case, repetition, cell)
+                for case in cases for cell in cells if cell.names not in done.get(case.id, ()) for repetition in range(repeat)
+            )
         self._watchdog = watchdog = Watchdog(self.loaded.suite.limits.case_seconds, start=self._watched)
         try:
             if workers <= 1:
