@@ -279,6 +279,32 @@ def test_target_and_model_entry_problems_name_the_keys_their_type_has(tmp_path):
     assert list(TYPES)[:3] == ["recorded", "command", "openai"]
 
 
+def test_a_type_that_is_no_name_is_one_problem_each(tmp_path):
+    """A list, a mapping or null as `type` (or no mapping at all) under models:, targets: and evaluators:
+    is a message at its line, never a crash of the lookup by type name."""
+    suite = write(tmp_path, "s.yaml", """
+        name: demo
+        models: {m: null, n: {type: [1, 2]}, o: {type: {x: 1}}}
+        targets: {a: {type: [1, 2]}, b: {type: null}, c: [1]}
+        evaluators: [{type: [1]}, 7]
+        cases: [{id: a, expected: 1}]
+    """)
+    from agenteval.evaluators import BUILT_IN
+    from agenteval.targets import TYPES
+
+    models, targets, evaluators = "openai, anthropic, bedrock, azure_openai, gemini", ", ".join(TYPES), ", ".join(BUILT_IN)
+    assert problems_of(suite) == [
+        f"{suite}:2: models.m: expected a mapping, got None",
+        f"{suite}:2: models.n.type: unknown model type '[1, 2]' (known: {models})",
+        f"{suite}:2: models.o.type: unknown model type \"{{'x': 1}}\" (known: {models})",
+        f"{suite}:3: targets.a.type: unknown target type '[1, 2]' (known: {targets})",
+        f"{suite}:3: targets.b.type: unknown target type 'None' (known: {targets})",
+        f"{suite}:3: targets.c: expected a mapping, got [1]",
+        f"{suite}:4: evaluators[0].type: unknown evaluator type '[1]' (known: {evaluators})",
+        f"{suite}:4: evaluators[1]: expected a mapping, got 7",
+    ]
+
+
 def test_a_target_built_in_python_is_taken_as_it_is(tmp_path):
     from agenteval.suite.loader import load_suite_data
 

@@ -70,8 +70,8 @@ class _ByType(ByType):
         return target_type(kind) if isinstance(kind, str) and kind in TYPES else None
 
     def kept(self, value: Any) -> bool:
-        name = _CLASSES.get(type(value).__name__) if isinstance(value, BaseModel) else None
-        return name is not None and isinstance(value, target_type(name))
+        kind = getattr(value, "type", None) if isinstance(value, BaseModel) else None
+        return isinstance(kind, str) and kind in TYPES and isinstance(value, target_type(kind))
 
     def names(self) -> list[str]:
         return list(TYPES)
