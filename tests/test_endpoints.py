@@ -271,6 +271,107 @@ def test_a_cache_empty_when_opened_reads_the_file_only_for_keys_it_stored(tmp_pa
     fresh.close()
 
 
+def traced_reads(monkeypatch) -> list[str]:
+    """The SELECTs every SQLite connection the cache opens from now on runs (its readers' included)."""
+    import sqlite3
+
+    statements: list[str] = []
+    real = sqlite3.connect
+
+    def connect(*args, **kwargs):
+        db = real(*args, **kwargs)
+        db.set_trace_callback(lambda sql: statements.append(sql) if sql.lstrip().upper().startswith("SELECT") else None)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    return statements
+
+
+def test_a_re_run_reads_the_records_after_each_one_it_looks_up_in_one_query(tmp_path, monkeypatch):
+    """Records asked for in the order they were stored come from one query per AHEAD_ROWS; in another
+    order each is read by its key, with a read ahead only now and then; every record is the stored one."""
+    import random
+
+    from agenteval.endpoints import cache as cache_module
+
+    path = tmp_path / "c.sqlite"
+    records = {f"k{i}": {"status": 200, "data": {"n": i}, "latency_ms": float(i)} for i in range(1000)}
+    first = ResponseCache(path)
+    for key, record in records.items():
+        first.put(key, record)
+    first.close()
+    reads = traced_reads(monkeypatch)
+
+    def looked_up(order):
+        cache = ResponseCache(path)
+        reads.clear()
+        found = [cache.get(key) for key in order]
+        cache.close()
+        return found, sum("WHERE key" in sql for sql in reads), sum("rowid >" in sql for sql in reads)
+
+    keys = list(records)
+    assert looked_up(keys) == ([records[key] for key in keys], 4, 4)  # k0, k257, k514, k771 by key; 256 after each
+    backwards, by_key, ahead = looked_up(keys[::-1])  # nothing read ahead is asked for: it soon reads ahead only to probe
+    assert backwards == [records[key] for key in keys[::-1]] and by_key == 1000 and ahead <= 2 + 1000 // cache_module.AHEAD_PROBE
+    shuffled = random.Random(7).sample(keys, len(keys))
+    assert looked_up(shuffled)[0] == [records[key] for key in shuffled]
+
+
+def test_a_record_put_after_it_was_read_ahead_is_read_as_put(tmp_path):
+    import sqlite3
+    import time
+
+    import orjson
+    import zlib
+
+    path = tmp_path / "c.sqlite"
+    old = {"status": 200, "data": {"v": "old"}, "latency_ms": 1.0}
+    new = {"status": 200, "data": {"v": "new"}, "latency_ms": 2.0}
+    first = ResponseCache(path)
+    for i in range(10):
+        first.put(f"k{i}", old)
+    first.close()
+    cache = ResponseCache(path)
+    assert cache.get("k0") == old  # k1..k9 read ahead
+    cache.put("k5", new)
+    assert cache.get("k5") == new  # queued
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the writer stores it (and lets it go from the queue)
+        db = sqlite3.connect(path)
+        (stored,) = db.execute("SELECT value FROM responses WHERE key = 'k5'").fetchone()
+        db.close()
+        if orjson.loads(zlib.decompress(stored)) == new and "k5" not in cache._queued:
+            break
+        time.sleep(0.01)
+    assert cache.get("k5") == new and cache.get("k6") == old
+    cache.close()
+
+
+def test_records_read_ahead_stay_within_their_bytes(tmp_path, monkeypatch):
+    import os
+    import sqlite3
+
+    from agenteval.endpoints import cache as cache_module
+
+    path = tmp_path / "c.sqlite"
+    big = {f"k{i}": {"status": 200, "data": {"blob": os.urandom(3000).hex()}, "latency_ms": 1.0} for i in range(40)}
+    first = ResponseCache(path)
+    for key, record in big.items():
+        first.put(key, record)
+    first.close()
+    db = sqlite3.connect(path)
+    sizes = [length for (length,) in db.execute("SELECT length(value) FROM responses WHERE key != 'k0' ORDER BY rowid")]
+    db.close()
+    fit = max(n for n in range(len(sizes) + 1) if sum(sizes[:n]) <= 20_000)  # of the 39 after k0 (about 3.3 KB each)
+    monkeypatch.setattr(cache_module, "AHEAD_BYTES", 20_000)
+    cache = ResponseCache(path)
+    assert cache.get("k0") == big["k0"]
+    kept = dict(cache._ahead)
+    assert 2 <= fit <= 10 and list(kept) == [f"k{i}" for i in range(1, fit + 1)] and sum(map(len, kept.values())) <= 20_000
+    assert [cache.get(key) for key in big] == list(big.values())
+    cache.close()
+
+
 def test_records_are_stored_as_zlib_streams_any_reader_inflates(tmp_path):
     """Records longer than the compressor's 4 KiB window come back whole, and each stored value is a
     plain zlib stream (what `zlib.decompress` reads, as earlier versions wrote and read them)."""

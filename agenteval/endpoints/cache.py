@@ -31,6 +31,10 @@ READERS = 8  # connections reading the file at once: a lookup borrows one, so th
 READER_CACHE_KIB = 256  # each one's page cache: the eight together hold what SQLite's default gives one (2 MiB)
 BATCH_WAIT_S = 0.05  # how long the writer, woken by a put, lets more puts join its transaction
 KNOWN_KEYS = 100_000  # a cache empty when opened knows its keys (every other one is a miss) up to this many
+AHEAD_ROWS = 256  # after a lookup that reads the file, the records stored after its record, read in the same query's wake
+AHEAD_BYTES = 8 << 20  # ... at most this many bytes of them (compressed): memory stays bounded whatever the replies' size
+AHEAD_WORTH = 8  # read ahead again while one record in this many read ahead was asked for; else once in AHEAD_PROBE lookups
+AHEAD_PROBE = 64
 
 
 class CacheError(Exception):
@@ -73,6 +77,11 @@ class ResponseCache:
     A cache that held nothing when it was opened (a first run) remembers the keys it stores, up to
     KNOWN_KEYS, and answers a lookup of any other key as a miss without reading the file (records
     another process stores meanwhile are not looked for: at worst a request is sent again).
+    A re-run asks for its records in about the order the run before stored them, so a lookup that
+    reads the file also reads the records stored after its own (AHEAD_ROWS, AHEAD_BYTES) and the
+    next lookups take theirs from those: one query for hundreds of replies instead of one each.
+    While too few of them are asked for (another order: a sample, another suite's cases) it stops
+    reading ahead but for a probe now and then.
     """
 
     def __init__(self, path: Path) -> None:
@@ -94,6 +103,11 @@ class ResponseCache:
         self._broken = False  # a write failed: no more writes this run
         self._unreadable = False  # the file was locked or damaged: no more reads this run (each would wait)
         self._warned: set[str] = set()
+        self._ahead: dict[str, bytes] = {}  # key -> compressed record, read ahead and not yet asked for
+        self._ahead_lock = threading.Lock()  # guards _ahead and the counts below
+        self._ahead_read = self._ahead_used = 0  # records read ahead, and of them asked for
+        self._puts = 0  # puts and stored batches so far: records read ahead while one happened may be older, and are not kept
+        self._lookups = 0  # lookups that read the file while reading ahead did not pay (every AHEAD_PROBE-th reads ahead)
         problem = _folder_problem(path.parent)
         if problem is None and path.exists() and not path.is_file():
             problem = f"{path} is not a file"
@@ -122,21 +136,55 @@ class ResponseCache:
         known = self._known
         if self._unreadable or not self._readable or (known is not None and key not in known):
             return None
+        with self._ahead_lock:
+            value = self._ahead.pop(key, None)
+            if value is not None:
+                self._ahead_used += 1
         try:
-            generation, reader = self._borrow()
-            try:
-                row = reader.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-            finally:
-                self._give_back(generation, reader)
-            if not row or not isinstance(row[0], bytes):
-                return None
-            record = orjson.loads(zlib.decompress(row[0]))
+            if value is None:
+                puts = self._puts
+                generation, reader = self._borrow()
+                try:
+                    row = reader.execute("SELECT rowid, value FROM responses WHERE key = ?", (key,)).fetchone()
+                    ahead = self._read_ahead(reader, row[0]) if row and self._reads_ahead() else None
+                finally:
+                    self._give_back(generation, reader)
+                if ahead is not None:
+                    with self._ahead_lock:
+                        if self._puts == puts:  # (a record put before, and still queued, is newer than the one read)
+                            ahead = {name: record for name, record in ahead.items() if name not in self._queued}
+                            self._ahead, self._ahead_read = ahead, self._ahead_read + len(ahead)
+                if not row or not isinstance(row[1], bytes):
+                    return None
+                value = row[1]
+            record = orjson.loads(zlib.decompress(value))
         except (sqlite3.Error, zlib.error, orjson.JSONDecodeError, OSError, MemoryError) as exc:
             if isinstance(exc, (sqlite3.OperationalError, sqlite3.DatabaseError, OSError)) and not isinstance(exc, sqlite3.DataError):
                 self._unreadable = True
             self._warn("read", f"a record could not be read ({type(exc).__name__}: {exc}); it counts as a miss")
             return None
         return record if isinstance(record, dict) else None
+
+    def _reads_ahead(self) -> bool:
+        """Whether this lookup reads ahead: while one record in AHEAD_WORTH read ahead was asked for, else once in AHEAD_PROBE."""
+        with self._ahead_lock:
+            if self._ahead_used * AHEAD_WORTH >= self._ahead_read:
+                return True
+            self._lookups += 1
+            return self._lookups % AHEAD_PROBE == 0
+
+    def _read_ahead(self, reader: sqlite3.Connection, rowid: int) -> dict[str, bytes]:
+        """The records stored after row `rowid`, in the order they were stored, up to AHEAD_ROWS and AHEAD_BYTES."""
+        ahead: dict[str, bytes] = {}
+        size = 0
+        for key, value in reader.execute("SELECT key, value FROM responses WHERE rowid > ? ORDER BY rowid LIMIT ?", (rowid, AHEAD_ROWS)):
+            if not isinstance(value, bytes):
+                continue  # (a damaged record: looked up by its key, and a miss there)
+            size += len(value)
+            if size > AHEAD_BYTES:
+                break
+            ahead[key] = value
+        return ahead
 
     def _borrow(self) -> tuple[int, sqlite3.Connection]:
         """An idle reading connection, a new one while there are fewer than READERS, else the next one given back."""
@@ -189,6 +237,9 @@ class ResponseCache:
                 self._writer.start()
             elif self._idle:
                 self._queue.notify()
+        with self._ahead_lock:  # (after queueing: records read ahead before lose the old one; a read ahead under way is not kept)
+            self._ahead.pop(key, None)
+            self._puts += 1
 
     def _write_queued(self) -> None:
         """The writer thread: stores what `put` queued, all of it in one transaction, until `close` asks it to end."""
@@ -205,6 +256,8 @@ class ResponseCache:
                     self._queue.wait(BATCH_WAIT_S)  # (close's notify ends it early)
                 batch = list(self._queued.items())
             self._store(batch)
+            with self._ahead_lock:  # (records read ahead while the batch was stored may be older than it: not kept)
+                self._puts += 1
             with self._queue:
                 for key, value in batch:
                     if self._queued.get(key) is value:
@@ -269,6 +322,8 @@ class ResponseCache:
         with self._read_lock:  # (closed first: the fold needs the file to itself)
             self._generation += 1
             self._readers_made = 0
+        with self._ahead_lock:
+            self._ahead = {}
         while True:
             try:
                 _, reader = self._readers.get_nowait()
