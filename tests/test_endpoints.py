@@ -347,6 +347,40 @@ def test_a_record_put_after_it_was_read_ahead_is_read_as_put(tmp_path):
     cache.close()
 
 
+def test_a_lookup_after_a_put_reads_what_was_put_while_other_threads_read_ahead(tmp_path):
+    """Four threads each put new versions of their own keys and read each back at once, while the
+    others' lookups read ahead over the whole file and the writer stores batches: no thread ever
+    reads an older version than the one it put."""
+    import threading
+
+    path = tmp_path / "c.sqlite"
+    first = ResponseCache(path)
+    for i in range(400):
+        first.put(f"k{i}", {"status": 200, "data": {"v": 0}, "latency_ms": 1.0})
+    first.close()
+    cache = ResponseCache(path)
+    stale: list[tuple[str, int, object]] = []
+
+    def churn(part: int) -> None:
+        mine = [f"k{i}" for i in range(part, 400, 4)]
+        for version in range(1, 6):
+            for key in mine:
+                cache.get(f"k{(int(key[1:]) + 37) % 400}")  # someone else's: reads ahead from there
+                cache.put(key, {"status": 200, "data": {"v": version}, "latency_ms": 1.0})
+                got = cache.get(key)
+                if got is None or got["data"]["v"] != version:
+                    stale.append((key, version, got))
+
+    threads = [threading.Thread(target=churn, args=(part,)) for part in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert stale == []
+    assert [cache.get(f"k{i}")["data"]["v"] for i in range(400)] == [5] * 400
+    cache.close()
+
+
 def test_records_read_ahead_stay_within_their_bytes(tmp_path, monkeypatch):
     import os
     import sqlite3
