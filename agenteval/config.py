@@ -56,16 +56,18 @@ class ByType:
             return value
         if not isinstance(value, dict):
             raise PydanticKnownError("model_attributes_type")
-        if "type" not in value:
-            raise PydanticKnownError("union_tag_not_found", {"discriminator": "'type'"})
+        if "type" not in value:  # (the types there are, which pydantic's own error does not name)
+            raise PydanticKnownError("union_tag_not_found", {"discriminator": "'type'", "expected_tags": self._expected()})
         cls = self.member(value)
         if cls is None:
             raise self.unknown(value["type"])
         return cls.__pydantic_validator__.validate_python(value, context=info.context)
 
     def unknown(self, tag: Any, discriminator: str = "'type'") -> PydanticKnownError:
-        expected = ", ".join(repr(name) for name in self.names())
-        return PydanticKnownError("union_tag_invalid", {"discriminator": discriminator, "tag": str(tag), "expected_tags": expected})
+        return PydanticKnownError("union_tag_invalid", {"discriminator": discriminator, "tag": str(tag), "expected_tags": self._expected()})
+
+    def _expected(self) -> str:
+        return ", ".join(repr(name) for name in self.names())
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.with_info_plain_validator_function(self.validate)

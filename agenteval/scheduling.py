@@ -137,9 +137,9 @@ class _Worker:
 class CaseThreads(Generic[Item, Result]):
     """`run(item)` for each item on up to `workers` daemon threads (one started with each of the first
     items that go to a thread), at most a few items ahead; results are yielded in the caller's thread
-    as they finish. `on_given_up(item)` makes the result of an
-    item whose thread was given up (see `Watchdog.overdue`). `before_threads()` is called in the
-    caller's thread once, before the first item goes to a thread (none may: `inline` answers all)."""
+    as they finish. `on_given_up(item)` makes the result of an item whose thread was given up (see
+    `Watchdog.overdue`). `before_threads()` is called in the caller's thread once, before the first
+    item goes to a thread (none may: `inline` answers all)."""
 
     def __init__(
         self, run: Callable[[Item], Result], workers: int, watchdog: Watchdog | None,

@@ -142,7 +142,7 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
         what = "evaluator" if "evaluators" in path else "target" if path[:1] in (("target",), ("targets",)) else "model" if path[:1] == ("models",) else ""
         if kind == "union_tag_not_found":
-            return f"missing `type` (one of: {', '.join(expected or _type_names(what))})"
+            return f"missing `type` (one of: {', '.join(expected)})"
         tag = ctx.get("tag")
         if what == "model":
             from agenteval.targets.model_entries import type_problem
@@ -171,19 +171,6 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     return str(error["msg"])
-
-
-def _type_names(what: str) -> list[str]:
-    """The types an evaluator, a target or a `models:` entry may have (pydantic names none for a missing `type`)."""
-    if what == "evaluator":
-        from agenteval.evaluators import type_names
-
-        return type_names()
-    if what == "target":
-        from agenteval.targets import TYPES
-
-        return list(TYPES)
-    return []
 
 
 def misspells(word: Any, option: str) -> bool:
