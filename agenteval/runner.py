@@ -241,23 +241,34 @@ class Runner:
         )
 
     def _run_case(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
+        if self._pure and type(cell.spec) is RecordedTarget and _offline(case):
+            return self._recorded(case, repetition, cell)
+        return self._answered(case, repetition, cell)
+
+    def _recorded(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
+        """The usual offline case (`_run_case` says which): the answer recorded in the case, admitted,
+        scored by the suite's evaluators, which read only the case's values (no run context to
+        build, no watchdog to arm). An answer admission refuses, or a conversation, goes the usual way."""
+        started = time.perf_counter()
+        output, suite = case.output, self.loaded.suite
+        limits = suite.limits
+        if problem(output, limits.answer_depth) is not None or is_conversation(output):
+            return self._answered(case, repetition, cell)
+        evaluators = self._evaluators
+        ctx = EvalContext(case.id, case.input, case.expected, output, case.metadata, self._base_dir, self.processes,
+                          self.endpoints, None, limits)
+        results = [run_evaluator(evaluator, ctx) for evaluator in evaluators]  # type: ignore[union-attr]
+        score, verdict = combine(evaluators, results, case.threshold if case.threshold is not None else suite.pass_score)  # type: ignore[arg-type]
+        return CaseResult(
+            self.run_id, suite.name, case.id, score, verdict, output, results, None,
+            (time.perf_counter() - started) * 1000, case.tags, case.metadata,
+            None, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt, None,
+        )
+
+    def _answered(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
+        """A case's result the general way: its answer from the target (or --predictions, --traces), scored."""
         started = time.perf_counter()
         suite_name, limits = self.loaded.suite.name, self.loaded.suite.limits
-        if self._pure and type(cell.spec) is RecordedTarget and not case.evaluators and not case.turns and case.has_output:
-            # the usual offline case: the answer recorded in the case, admitted, scored by the suite's evaluators,
-            # which read only the case's values (no run context to build, no watchdog to arm)
-            output = case.output
-            if problem(output, limits.answer_depth) is None and not is_conversation(output):
-                evaluators = self._evaluators
-                ctx = EvalContext(case.id, case.input, case.expected, output, case.metadata, self._base_dir, self.processes,
-                                  self.endpoints, None, limits)
-                results = [run_evaluator(evaluator, ctx) for evaluator in evaluators]  # type: ignore[union-attr]
-                score, verdict = combine(evaluators, results, case.threshold if case.threshold is not None else self.loaded.suite.pass_score)  # type: ignore[arg-type]
-                return CaseResult(
-                    self.run_id, suite_name, case.id, score, verdict, output, results, None,
-                    (time.perf_counter() - started) * 1000, case.tags, case.metadata,
-                    None, repetition, now(), case.input, *_who(case.metadata), case.expected, cell.target, cell.prompt, None,
-                )
         context = self.context(case, repetition, cell)
         try:
             answer = self.answer(case, repetition, cell, context)
@@ -352,9 +363,12 @@ class Runner:
         self._watched = any(evaluator.needs_watchdog for evaluator in self._evaluators)
         self._pure = not self._watched and self.predictions is None and self.traces is None and self.receiver is None
         cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
+        inline: Cell | None = None  # the one cell whose cases are scored by the loop below without `run_case`
         if len(cells) == 1 and not done and repeat == 1:  # the usual run: each case once, in its one cell
             (cell,) = cells
             runs: Iterator[tuple[Case, int, Cell]] = ((case, 0, cell) for case in cases)
+            if workers <= 1 and self._pure and type(cell.spec) is RecordedTarget and not tracing_cases():
+                inline = cell  # recorded answers, pure evaluators, no case span to open
         else:
             runs = (
                 (case, repetition, cell)
@@ -364,6 +378,11 @@ class Runner:
         try:
             if workers <= 1:
                 self.loaded.load_transport()
+                if inline is not None:
+                    recorded, run_case = self._recorded, self.run_case
+                    for case in cases:
+                        yield recorded(case, 0, inline) if _offline(case) else run_case(case, 0, inline)
+                    return
                 for case, repetition, cell in runs:
                     yield self.run_case(case, repetition, cell)
                 return
@@ -445,6 +464,11 @@ def provenance(case: Case, cell: Cell | None = None) -> dict[str, Any]:
         "target": None if cell is None else cell.target,
         "prompt": None if cell is None else cell.prompt,
     }
+
+
+def _offline(case: Case) -> bool:
+    """Whether a case (of a recorded target) is scored on its own `output` by the suite's evaluators alone."""
+    return not (case.evaluators or case.turns) and case.has_output
 
 
 def _who(metadata: dict[str, Any]) -> tuple[str | None, str | None]:
