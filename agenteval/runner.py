@@ -240,6 +240,11 @@ class Runner:
             repetition=repetition, expected=case.expected, **provenance(case, cell),
         )
 
+    def _inline(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
+        """`run_case` in one thread, for recorded answers scored by pure evaluators without case
+        spans (`score` says when): the usual case without its layers (no time limit to catch, no span)."""
+        return self._recorded(case, repetition, cell) if _offline(case) else self.run_case(case, repetition, cell)
+
     def _run_case(self, case: Case, repetition: int, cell: Cell) -> CaseResult:
         if self._pure and type(cell.spec) is RecordedTarget and _offline(case):
             return self._recorded(case, repetition, cell)
@@ -363,12 +368,9 @@ class Runner:
         self._watched = any(evaluator.needs_watchdog for evaluator in self._evaluators)
         self._pure = not self._watched and self.predictions is None and self.traces is None and self.receiver is None
         cells, done, repeat = self.loaded.cells, self.done or {}, self.repeat
-        inline: Cell | None = None  # the one cell whose cases are scored by the loop below without `run_case`
         if len(cells) == 1 and not done and repeat == 1:  # the usual run: each case once, in its one cell
             (cell,) = cells
             runs: Iterator[tuple[Case, int, Cell]] = ((case, 0, cell) for case in cases)
-            if workers <= 1 and self._pure and type(cell.spec) is RecordedTarget and not tracing_cases():
-                inline = cell  # recorded answers, pure evaluators, no case span to open
         else:
             runs = (
                 (case, repetition, cell)
@@ -378,13 +380,10 @@ class Runner:
         try:
             if workers <= 1:
                 self.loaded.load_transport()
-                if inline is not None:
-                    recorded, run_case = self._recorded, self.run_case
-                    for case in cases:
-                        yield recorded(case, 0, inline) if _offline(case) else run_case(case, 0, inline)
-                    return
+                inline = self._pure and all(type(cell.spec) is RecordedTarget for cell in cells) and not tracing_cases()
+                score_one = self._inline if inline else self.run_case
                 for case, repetition, cell in runs:
-                    yield self.run_case(case, repetition, cell)
+                    yield score_one(case, repetition, cell)
                 return
             threads = CaseThreads(
                 lambda item: self.run_case(*item), workers, watchdog,

@@ -1,8 +1,10 @@
-"""The usual offline run (recorded answers, pure evaluators, one worker, each case once) scores its
-cases in the runner's own loop, without `run_case`. Every kind of case must get the result the
+"""An offline run (recorded answers, pure evaluators, one worker) scores its usual cases in the
+runner's own loop, without `run_case`. Every kind of case must get the result the
 general path (`run_case`, here on threads) gives it."""
 
 from __future__ import annotations
+
+import pytest
 
 import agenteval
 from agenteval.runner import Runner
@@ -44,8 +46,9 @@ def _comparable(result) -> dict:
     return line
 
 
-def test_the_inline_loop_gives_every_kind_of_case_the_result_of_the_general_path(monkeypatch):
-    general = {result.case_id: _comparable(result) for result in agenteval.run_suite(SUITE, workers=2)}
+@pytest.mark.parametrize("repeat", [1, 2])
+def test_the_inline_loop_gives_every_kind_of_case_the_result_of_the_general_path(monkeypatch, repeat):
+    general = {(r.case_id, r.repetition): _comparable(r) for r in agenteval.run_suite(SUITE, workers=2, repeat=repeat)}
 
     through_run_case = []
     run_case = Runner.run_case
@@ -55,12 +58,15 @@ def test_the_inline_loop_gives_every_kind_of_case_the_result_of_the_general_path
         return run_case(self, case, *args, **kwargs)
 
     monkeypatch.setattr(Runner, "run_case", counted)
-    inline = {result.case_id: _comparable(result) for result in agenteval.run_suite(SUITE, workers=1)}
+    inline = {(r.case_id, r.repetition): _comparable(r) for r in agenteval.run_suite(SUITE, workers=1, repeat=repeat)}
 
-    assert through_run_case == ["no-output", "own-check"]  # the others were scored by the loop itself
+    assert through_run_case == [name for name in ("no-output", "own-check") for _ in range(repeat)]  # the others: the loop itself
     assert inline == general
-    assert list(inline) == ["hit", "miss", "7", "lenient", "deep", "played", "no-output", "own-check"]
-    assert [inline[name]["verdict"] for name in inline] == ["pass", "fail", "pass", "pass", "error", "fail", "error", "pass"]
-    assert inline["7"]["agent_id"] == "agent-1" and inline["7"]["session_id"] == "3" and inline["7"]["tags"] == ["int-id"]
-    assert "answer nested deeper than 4 levels" in inline["deep"]["error"]
-    assert inline["own-check"]["evaluator_results"][-1]["type"] == "contains"
+    names = ["hit", "miss", "7", "lenient", "deep", "played", "no-output", "own-check"]
+    assert list(inline) == [(name, repetition) for name in names for repetition in range(repeat)]
+    verdicts = ["pass", "fail", "pass", "pass", "error", "fail", "error", "pass"]
+    assert [line["verdict"] for line in inline.values()] == [verdict for verdict in verdicts for _ in range(repeat)]
+    seven = inline[("7", 0)]
+    assert seven["agent_id"] == "agent-1" and seven["session_id"] == "3" and seven["tags"] == ["int-id"]
+    assert "answer nested deeper than 4 levels" in inline[("deep", 0)]["error"]
+    assert inline[("own-check", 0)]["evaluator_results"][-1]["type"] == "contains"
