@@ -3,6 +3,7 @@
     python benchmarks/bench_endpoints.py                     # 250 and 1,000 cases, 50 ms per answer, concurrency 32 and 128
     python benchmarks/bench_endpoints.py --cases 1000 10000 --concurrency 32 128
     python benchmarks/bench_endpoints.py --cases 250 --delay 0.02
+    python benchmarks/bench_endpoints.py --guard             # the figures tests/test_speed_guard.py checks (JSON)
 
 A local OpenAI-compatible server (tests/llm_server.py, its own process) answers every chat
 request after `--delay` seconds. The real CLI runs N cases with an `openai` target at
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -133,21 +135,65 @@ def measure(base_url: str, cases: int, concurrency: int, delay: float) -> None:
     print("| " + " | ".join(cells) + " |", flush=True)
 
 
+GUARD = {"cases": 1000, "concurrency": 32, "delay": 0.02}
+"""The short run the CI guard measures (tests/test_speed_guard.py): about 0.6 s of answers a round."""
+
+
+def guard(base_url: str, cases: int, concurrency: int, delay: float, rounds: int) -> dict:
+    """The guard's figures over `rounds` in which the run and the bare loop take turns: `ratio_live`,
+    the seconds a run spends fetching every answer over the bare loop's seconds for the same
+    requests; `ratio_cached`, the seconds a re-run spends on the same cases with every answer in the
+    response cache over a run of them with the answers recorded in the cases (no target). Each is
+    the lowest of the rounds' ratios: other work on the machine only ever adds to a round, and a
+    slower agenteval is slower in every round. The seconds are medians, for the record."""
+    rows = []
+    for turn in range(rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            live, offline = Path(tmp) / "live", Path(tmp) / "offline"
+            live.mkdir()
+            offline.mkdir()
+            suite = write_suite(live, base_url, cases, concurrency, recorded=False)
+            if turn % 2:
+                bare = run_bare_loop(base_url, cases, concurrency)
+                fetched = run(suite)
+            else:
+                fetched = run(suite)
+                bare = run_bare_loop(base_url, cases, concurrency)
+            offline_suite = write_suite(offline, base_url, cases, concurrency, recorded=True)
+            cached = [run(suite), run(suite)]  # (the quicker of two: a tenth of a second is easily disturbed)
+            baseline = [run(offline_suite), run(offline_suite)]
+        assert fetched[3] == 0 and all(done[3] == 0 for done in cached + baseline), "a run did not pass every case"
+        rows.append({"fetched": fetched[1], "bare": bare, "cached": min(done[1] for done in cached),
+                     "no_target": min(done[1] for done in baseline)})
+    return {
+        "aim": "live", "cases": cases, "concurrency": concurrency, "delay_s": delay, "rounds": rounds,
+        "ideal_s": cases * delay / concurrency, **{f"{side}_s": statistics.median(row[side] for row in rows) for side in rows[0]},
+        "ratio_live": min(row["fetched"] / row["bare"] for row in rows),
+        "ratio_cached": min(row["cached"] / row["no_target"] for row in rows),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, nargs="+", default=[250, 1000])
     parser.add_argument("--delay", type=float, default=0.05, help="seconds the server takes per answer")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--guard", action="store_true", help="the CI guard's figures, as one JSON object (see `guard`)")
+    parser.add_argument("--rounds", type=int, default=3, help="with --guard: rounds of the run and the bare loop in turns")
     parser.add_argument("--bare-loop", metavar="BASE_URL", help=argparse.SUPPRESS)  # (the child that times the bare loop)
     args = parser.parse_args()
     if args.bare_loop:
         print(bare_loop(args.bare_loop, args.cases[0], args.concurrency[0]))
         return
+    delay = GUARD["delay"] if args.guard else args.delay
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--delay", str(args.delay)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--delay", str(delay)], stdout=subprocess.PIPE, text=True
     )
     try:
         base_url = server.stdout.readline().strip()
+        if args.guard:
+            print(json.dumps(guard(base_url, int(GUARD["cases"]), int(GUARD["concurrency"]), delay, args.rounds)), flush=True)
+            return
         print(f"server: {args.delay * 1000:.0f} ms per answer; s = seconds running cases "
               "(the summary's duration_s), wall = the whole command")
         print("| concurrency | cases | ideal s | fetched s | ratio to ideal | wall | peak MB | cached s | wall | peak MB "
