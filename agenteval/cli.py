@@ -6,6 +6,7 @@ Heavy modules (pydantic models, rapidfuzz, rich) are imported inside the command
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -795,12 +796,28 @@ def _plain_argument_help() -> None:
         TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
 
 
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app holding only the command `args` start with: typer builds the options of every
+    command it holds at each start (about 15 ms for them all), and a command line runs one. Any
+    other line (no command, an option first, a name that is no command) gets the whole app, so the
+    top-level help, --version and "No such command" with its suggestion are unchanged."""
+    if not args:
+        return app
+    commands = [info for info in app.registered_commands if (info.name or info.callback.__name__.replace("_", "-")) == args[0]]
+    groups = [info for info in app.registered_groups if info.typer_instance.info.name == args[0]]
+    if not commands and not groups:
+        return app
+    narrowed = copy.copy(app)  # (the same settings and callback; the lists are replaced, not changed)
+    narrowed.registered_commands, narrowed.registered_groups = commands, groups
+    return narrowed
+
+
 def main() -> None:
     from agenteval.evaluators.plugin_registry import PluginError
 
     _plain_argument_help()
     try:
-        app(prog_name="agenteval")
+        _app_for(sys.argv[1:])(prog_name="agenteval")
     except PluginError as exc:  # a broken plugin stops only the commands that need evaluator types
         typer.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from None

@@ -176,6 +176,37 @@ def test_the_help_imports_no_evaluator_and_no_pydantic():
     assert loaded(modules, ["agenteval.evaluators", "agenteval.suite", "pydantic"]) == []
 
 
+def test_a_command_line_builds_the_options_of_its_own_command_only():
+    import typer.main
+
+    from agenteval.cli import _app_for, app
+
+    names = sorted(typer.main.get_command(app).commands)
+    assert {"run", "validate", "report", "import", "feedback", "evaluators"} <= set(names)
+    for name in names:
+        assert sorted(typer.main.get_command(_app_for([name, "--help"])).commands) == [name]
+    for line in ([], ["--help"], ["--version"], ["rn", "suite.yaml"], ["suite.yaml"]):
+        assert _app_for(line) is app  # the top-level help, --version, and "No such command" with its suggestion
+
+
+def test_each_command_says_and_does_the_same_with_only_itself_built():
+    from typer.testing import CliRunner
+
+    from agenteval.cli import _app_for, _plain_argument_help, app
+
+    _plain_argument_help()  # (as `main` does)
+    runner = CliRunner()
+    lines = [[name, "--help"] for name in ("run", "validate", "schema", "report", "compare", "init", "history", "view",
+                                            "evaluators", "import", "feedback")]
+    lines += [["import", "promptfoo", "--help"], ["feedback", "--help"], ["run", "--bogus", "x"], ["run"], ["schema", "suite"]]
+    for line in lines:
+        whole = runner.invoke(app, line, prog_name="agenteval")
+        alone = runner.invoke(_app_for(line), line, prog_name="agenteval")
+        assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), line
+        assert whole.output.strip(), line
+    assert "Usage: agenteval run [OPTIONS] [SUITE.yaml|DIR]" in runner.invoke(_app_for(["run", "--help"]), ["run", "--help"], prog_name="agenteval").output
+
+
 LIVE_RUN = (
     "import runpy, sys, threading\n"
     "late = []\n"
