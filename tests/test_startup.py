@@ -207,6 +207,26 @@ def test_each_command_says_and_does_the_same_with_only_itself_built():
     assert "Usage: agenteval run [OPTIONS] [SUITE.yaml|DIR]" in runner.invoke(_app_for(["run", "--help"]), ["run", "--help"], prog_name="agenteval").output
 
 
+def test_a_command_ends_without_the_collector_walking_what_it_built(tmp_path):
+    """The exit: every object is frozen out of the collector's last walk, after the other exit
+    handlers, and the command's files and exit code are whole."""
+    suite = field_suite(tmp_path)
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'frozen at exit: {gc.get_freeze_count()}\\n'))  # (runs after main's)\n"
+        "from agenteval.cli import main\n"
+        "sys.argv = ['agenteval', 'run', sys.argv[1], '-o', sys.argv[2], '-q']\n"
+        "main()\n"
+    )
+    out = tmp_path / "r.jsonl"
+    done = subprocess.run([sys.executable, "-c", probe, str(suite), str(out)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr  # case b fails its `name` check
+    frozen = int(done.stderr.rsplit("frozen at exit: ", 1)[1].split()[0])
+    assert frozen > 10_000  # start-up alone makes tens of thousands of objects
+    assert [line["case_id"] for line in read_jsonl(out)] == ["a", "b"]
+    assert json.loads(out.with_suffix(".summary.json").read_text())["counts"]["total"] == 2
+
+
 LIVE_RUN = (
     "import runpy, sys, threading\n"
     "late = []\n"
