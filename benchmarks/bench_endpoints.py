@@ -61,13 +61,17 @@ cases: cases.jsonl
     return suite
 
 
+NO_PROXIES = {name: value for name, value in os.environ.items() if not name.lower().endswith("_proxy")}
+"""The runs' environment: the server is on 127.0.0.1, and a machine's proxy settings would put a proxy between."""
+
+
 def run(suite: Path, *args: str) -> tuple[float, float, float, int, float]:
     """(wall seconds, seconds running cases, peak RSS MB, exit code, CPU seconds) of one `agenteval run`."""
     results = suite.parent / f"r{time.time_ns()}.jsonl"
     started = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(results), "-q", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=NO_PROXIES,
     )
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
