@@ -1,6 +1,7 @@
 """An offline run (recorded answers, pure evaluators, one worker) scores its usual cases in the
-runner's own loop, without `run_case`. Every kind of case must get the result the
-general path (`run_case`, here on threads) gives it."""
+runner's own loop, without `run_case`, and each with the lean `_recorded`. Every kind of case must
+get the result the general path gives it: `run_case` on threads, with every case answered and
+scored the general way (`_answered`: the target's answer, its admission, a run context)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ def _comparable(result) -> dict:
 
 @pytest.mark.parametrize("repeat", [1, 2])
 def test_the_inline_loop_gives_every_kind_of_case_the_result_of_the_general_path(monkeypatch, repeat):
-    general = {(r.case_id, r.repetition): _comparable(r) for r in agenteval.run_suite(SUITE, workers=2, repeat=repeat)}
+    with monkeypatch.context() as patched:
+        patched.setattr(Runner, "_recorded", Runner._answered)
+        general = {(r.case_id, r.repetition): _comparable(r) for r in agenteval.run_suite(SUITE, workers=2, repeat=repeat)}
 
     through_run_case = []
     run_case = Runner.run_case
