@@ -189,11 +189,12 @@ def test_a_command_line_builds_the_options_of_its_own_command_only():
         assert _app_for(line) is app  # the top-level help, --version, and "No such command" with its suggestion
 
 
-def test_each_command_says_and_does_the_same_with_only_itself_built():
+def test_each_command_says_and_does_the_same_with_only_itself_built(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from agenteval.cli import _app_for, _plain_argument_help, app
 
+    monkeypatch.chdir(tmp_path)  # (`run` alone looks for a suite in the current folder: there is none)
     _plain_argument_help()  # (as `main` does)
     runner = CliRunner()
     lines = [[name, "--help"] for name in ("run", "validate", "schema", "report", "compare", "init", "history", "view",
@@ -204,6 +205,7 @@ def test_each_command_says_and_does_the_same_with_only_itself_built():
         alone = runner.invoke(_app_for(line), line, prog_name="agenteval")
         assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), line
         assert whole.output.strip(), line
+    assert "no suite.yaml in the current folder" in runner.invoke(_app_for(["run"]), ["run"], prog_name="agenteval").output
     assert "Usage: agenteval run [OPTIONS] [SUITE.yaml|DIR]" in runner.invoke(_app_for(["run", "--help"]), ["run", "--help"], prog_name="agenteval").output
 
 
