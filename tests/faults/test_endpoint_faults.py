@@ -645,18 +645,23 @@ def _cached_run(tmp_path: Path, server: LLMServer, cases: int, *args: str) -> tu
 
 def test_records_of_another_version_or_damaged_ones_are_misses(tmp_path):
     with LLMServer() as server:
-        _, first = _cached_run(tmp_path, server, 3)
+        # one request at a time: the records are stored in the cases' order, so a replay's first lookup
+        # reads the three after its own ahead, the damaged ones among them
+        suite = chat_suite(tmp_path, openai_target(server, temperature=0, concurrency=1), "  - {type: equals, path: content, reference_path: a}",
+                           [{"id": f"c{i}", "input": f"q{i}", "expected": {"a": f"echo: q{i}"}} for i in range(4)])
+        first = agenteval("run", suite, "-o", "r0.jsonl", "-q", cwd=tmp_path)
         db = sqlite3.connect(tmp_path / ".agenteval/cache/responses.sqlite")
-        keys = [row[0] for row in db.execute("SELECT key FROM responses ORDER BY key")]
-        db.execute("UPDATE responses SET value = ? WHERE key = ?", (zlib.compress(json.dumps({"v": 2, "reply": {}}).encode()), keys[0]))
-        db.execute("UPDATE responses SET value = ? WHERE key = ?", (b"not zlib at all", keys[1]))
+        keys = [row[0] for row in db.execute("SELECT key FROM responses ORDER BY rowid")]
+        db.execute("UPDATE responses SET value = ? WHERE key = ?", (zlib.compress(json.dumps({"v": 2, "reply": {}}).encode()), keys[1]))
+        db.execute("UPDATE responses SET value = ? WHERE key = ?", (b"not zlib at all", keys[2]))
+        db.execute("UPDATE responses SET value = ? WHERE key = ?", ("text, not bytes", keys[3]))
         db.commit()
         db.close()
-        out, again = _cached_run(tmp_path, server, 3)
-        assert server.count() == 5  # the two spoiled records were asked for again, the third was not
+        again = agenteval("run", suite, "-o", "r1.jsonl", "-q", cwd=tmp_path)
+        assert server.count() == 7  # the three spoiled records were asked for again, the first was not
     assert_clean(first, 0)
     assert_clean(again, 0)
-    assert [line["verdict"] for line in read_jsonl(out)] == ["pass"] * 3
+    assert [line["verdict"] for line in read_jsonl(tmp_path / "r1.jsonl")] == ["pass"] * 4
     warnings = [line for line in one_line(again.stderr) if line.startswith("warning:")]
     assert len(warnings) == 1 and warnings[0].startswith("warning: response cache ") and warnings[0].endswith(
         "responses.sqlite: a record could not be read (error: Error -3 while decompressing data: incorrect header check); "
