@@ -86,7 +86,12 @@ def target_types() -> list[str]:
 
 def embedding_types() -> list[str]:
     """The model types `semantic_similarity` can use: openai (its `/embeddings`) and each whose target has `embed()`."""
-    return [CHAT, *(name for name, cls in model_types().items() if name != CHAT and callable(getattr(cls, "embed", None)))]
+    return [name for name in model_types() if is_embedding_type(name)]
+
+
+def is_embedding_type(kind: str) -> bool:
+    """Whether a model of `type: KIND` serves `semantic_similarity`, importing only that type's module."""
+    return kind == CHAT or (is_model_type(kind) and callable(getattr(target_type(kind), "embed", None)))
 
 
 def entry_type(entry: Any) -> str:
@@ -161,7 +166,7 @@ def use_problem(entry: Any, name: str, needs: str) -> str | None:
     if needs == "step" or not is_model_type(kind):
         return None
     if needs == "embed":
-        if kind == CHAT or callable(getattr(target_type(kind), "embed", None)):
+        if is_embedding_type(kind):
             return None
         return f"{name!r} is a model of type {kind}, which has no embeddings: semantic_similarity needs a model of type {' or '.join(embedding_types())}"
     # an entry as written (a mapping), or validated (a model); anything else is refused by validation, not here
