@@ -113,6 +113,8 @@ class RequestAuth(Protocol):
         ...
 
 
+_ADDRESS_FIELDS = ("base_url", "url")  # a transport's fields that may read secrets (`${NAME}`) into its address
+
 # Whether an error reply may succeed when sent again: (status, body, response headers) -> bool.
 RetryRule = Callable[[int, bytes, Mapping[str, str]], bool]
 
@@ -366,7 +368,8 @@ class Endpoints:
         found = []
         for template in settings.headers.values():
             found.extend(substituted_values(template, self._environ))
-        for template in (getattr(settings, "base_url", None), getattr(settings, "url", None)):
+        declared = type(settings).model_fields  # (a transport lacking one of them: no AttributeError raised and caught per request)
+        for template in (getattr(settings, name) for name in _ADDRESS_FIELDS if name in declared):
             if template:
                 found.extend(part for value in substituted_values(template, self._environ) for part in _url_secrets(value))
         if settings.api_key_env:
