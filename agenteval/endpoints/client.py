@@ -368,7 +368,7 @@ class Endpoints:
         found = []
         for template in settings.headers.values():
             found.extend(substituted_values(template, self._environ))
-        declared = type(settings).model_fields  # (a transport lacking one of them: no AttributeError raised and caught per request)
+        declared = type(settings).model_fields  # (only those its class has: a getattr default would raise and catch per request)
         for template in (getattr(settings, name) for name in _ADDRESS_FIELDS if name in declared):
             if template:
                 found.extend(part for value in substituted_values(template, self._environ) for part in _url_secrets(value))
