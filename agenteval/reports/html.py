@@ -13,6 +13,7 @@ case rows (each row names its cell), so the writer holds no more than before: a 
 from __future__ import annotations
 
 import base64
+import re
 import tempfile
 import zlib
 from html import escape
@@ -28,6 +29,7 @@ from agenteval.reports.cell_table import cell_table, comparison_lines, gate_line
 from agenteval.reports.failures import FieldRow, field_rows
 from agenteval.reports.numbers import num, pct, smoke_words
 from agenteval.reports.spans import span_tree
+from agenteval.reports.terminal import BIDI_PATTERN, bidi_escaped
 from agenteval.reports.transcript import chat, transcript, verdict_marks
 from agenteval.results import CaseResult
 
@@ -43,6 +45,7 @@ _EVALUATOR_VERDICTS = {"pass": 0, "partial": 1, "fail": 2, "error": 3}
 _CHUNK = 3 * (1 << 18)  # base64 works on 3-byte groups
 _SCALARS = (int, float, bool, type(None))
 _STATUS = {"hit": 0, "miss": 1, "skipped": 2}
+_TAG = re.compile("(<[^>]*>)")
 
 
 def clip(value: Any, limit: int) -> Any:
@@ -191,7 +194,7 @@ class HtmlWriter:
     def write(self, out: IO[bytes], summary: dict[str, Any]) -> None:
         """The page: static sections rendered here, the cases table by the inline script."""
         types = {name: stats["type"] for name, stats in summary.get("evaluators", {}).items()}
-        out.write(page_head(summary, self._bins, matrix=len(self._cells.index) > 1).encode())
+        out.write(unreordered(page_head(summary, self._bins, matrix=len(self._cells.index) > 1)).encode())
         out.write(b'<script id="agenteval-data" type="application/gzip;base64">\n')
         self._write_data(out, types, [cell.get("label") for cell in summary.get("cells") or () if isinstance(cell, dict)])
         out.write(b"\n</script>\n<script>\n")
@@ -279,6 +282,16 @@ CLAIMS_SHOWN = 200
 
 def _asset(name: str) -> str:
     return resources.files("agenteval.reports").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def unreordered(page: str) -> str:
+    """A page with each bidirectional mark, override or isolate in its text shown as an escape
+    (`\\u202e`), as every report shows it, so no value reorders what follows it on screen. The
+    tags, attributes included, keep the data as it is (a form's values, a link): every value in
+    the page was escaped, so each `<` and `>` in it is the markup's own."""
+    if not BIDI_PATTERN.search(page):  # (the usual page)
+        return page
+    return "".join(part if part.startswith("<") else bidi_escaped(part) for part in _TAG.split(page))
 
 
 def page_head(summary: dict[str, Any], bins: list[list[int]], matrix: bool = False) -> str:

@@ -20,10 +20,11 @@ if TYPE_CHECKING:  # rich is imported when a table is drawn: `visible` alone sta
 
 # C0 and C1 controls and DEL (ESC among them), line and paragraph separators, and the bidirectional
 # marks, embeddings, overrides and isolates that reorder what is shown ("Trojan Source"). Every
-# report (terminal, Markdown, JUnit) shows these as escapes: `BIDI` is the part of them that is
-# printable elsewhere, for reports whose own escaping knows the rest.
+# report (terminal, Markdown, JUnit, HTML pages) shows these as escapes: `BIDI` is the part of them
+# that is printable elsewhere, for reports whose own escaping knows the rest (a page: `bidi_escaped`).
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
+BIDI_PATTERN = re.compile(f"[{BIDI}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -36,6 +37,13 @@ def _escape(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """`text` with each control character written as an escape (ESC as `\\x1b`, LF as `\\n`)."""
     return _CONTROLS.sub(_escape, text) if _CONTROLS.search(text) else text
+
+
+def bidi_escaped(text: str) -> str:
+    """`text` with each bidirectional mark, embedding, override and isolate written as an escape
+    (`\\u202e`), and every other character kept: for a page, where the rest is HTML's to escape and
+    line breaks are the data's own (in a JSON value shown there, the escape is JSON's own)."""
+    return BIDI_PATTERN.sub(_escape, text) if BIDI_PATTERN.search(text) else text
 
 
 def visible_lines(text: str) -> str:

@@ -29,6 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from agenteval.reports.cell_table import cell_table, comparison_lines
+from agenteval.reports.html import unreordered
 from agenteval.reports.numbers import num, pct
 from agenteval.results import ResultsFileError, read_results
 from agenteval.stores.history import folder_runs, trends
@@ -105,7 +106,7 @@ def create_app(settings: Settings) -> Any:
                 return _static_name(path, kept)
             return path + (f"?{urlencode(kept)}" if kept else "")
 
-        body = env.get_template(template).render(csrf=settings.csrf, static=settings.static, link=link, **values)
+        body = unreordered(env.get_template(template).render(csrf=settings.csrf, static=settings.static, link=link, **values))
         return HTMLResponse(body, status_code=status, headers=_SECURITY_HEADERS)
 
     def missing(request: Request, what: str) -> HTMLResponse:

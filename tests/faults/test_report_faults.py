@@ -308,6 +308,71 @@ def test_html_viewer_cannot_be_steered_by_prototype_keys(tmp_path, browser):
         page.close()
 
 
+def test_bidirectional_overrides_are_escaped_on_the_html_report_and_the_viewer(tmp_path, browser):
+    """G27 on the pages a person reads: the HTML report (its header, tables and comparisons, and the
+    cases its script draws) and `agenteval view` show every bidirectional override, isolate and mark
+    as `\\u202e`, so no value reorders what follows it; form values keep the data, so a filter on
+    such a tag still finds its cases."""
+    import re
+    import subprocess
+    import sys
+    from urllib.parse import urlencode
+
+    cases = [{"id": "case\u2067id", "output": "y\u202eright", "expected": "x", "tags": ["t\u202e1"]}, {"id": "other", "output": "x", "expected": "x"}]
+    write(tmp_path, "cases.jsonl", "".join(json.dumps(case) + "\n" for case in cases))
+    suite = write(tmp_path, "suite.yaml", (
+        'name: "bidi\u202esuite"\ntargets:\n  "ok\u202eevil": {type: recorded}\n  plain: {type: recorded}\n'
+        'evaluators: [{name: "eq\u200fname", type: equals}, {type: contains, reference: "x\u202d"}]\ncases: cases.jsonl\n'
+    ))
+    results = tmp_path / "results"
+    done = run_cli("run", suite, "-o", results / "r.jsonl", "--html", tmp_path / "r.html")
+    assert done.returncode == 1, done.stderr
+    escapes = ["bidi\\u202esuite", "ok\\u202eevil", "eq\\u200fname", "case\\u2067id"]
+
+    page, problems = _open(browser, tmp_path / "r.html")
+    try:
+        page.click("tr.case[data-index='0']")
+        page.wait_for_selector("td.detail pre")
+        shown = page.inner_text("body")
+        options = page.eval_on_selector_all("option", "options => options.map(option => option.textContent)")
+        assert not [char for char in BIDI_CHARS if char in shown + "".join(options)]
+        assert all(text in shown for text in escapes) and "y\\u202eright" in shown, shown
+        assert "t\\u202e1" in options and "ok\\u202eevil" in options, options
+        assert problems == []
+    finally:
+        page.close()
+
+    viewer = subprocess.Popen([sys.executable, "-m", "agenteval", "view", str(results), "--no-open"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", viewer.stdout.readline())
+        assert found, viewer.stderr.read()
+        tab = browser.new_page()
+        try:
+            tab.goto(f"{found.group(1)}/?token={found.group(2)}")
+            tab.goto(f"{found.group(1)}/runs/r")
+            tab.wait_for_selector("body[data-ready=true]")
+            run_page = tab.inner_text("body")
+            tag_values = tab.eval_on_selector_all("select[name=tag] option", "options => options.map(option => option.value)")
+            tab.goto(f"{found.group(1)}/runs/r?{urlencode({'tag': tag_values[-1]})}")  # the filter the option sends
+            tab.wait_for_selector("body[data-ready=true]")
+            filtered = tab.eval_on_selector_all("tr.case-row", "rows => rows.map(row => row.dataset.case)")
+            tab.click("a.case-link")
+            tab.wait_for_selector("pre.candidate")
+            case_page = tab.inner_text("body")
+        finally:
+            tab.close()
+    finally:
+        viewer.terminate()
+        _, errors = viewer.communicate(timeout=10)
+    for text in (run_page, case_page):
+        assert not [char for char in BIDI_CHARS if char in text], text
+    assert "bidi\\u202esuite" in run_page and "case\\u2067id" in run_page and "t\\u202e1" in run_page, run_page
+    assert "y\\u202eright" in case_page and "ok\\u202eevil" in case_page and "eq\\u200fname" in case_page, case_page
+    assert "t\u202e1" in tag_values and filtered == ["case\u2067id"], (tag_values, filtered)
+    assert "Traceback" not in errors, errors
+
+
 def test_html_report_rounds_scores_once_like_the_terminal(tmp_path, browser):
     """0.97949 reads 0.979 everywhere (the page once rounded to 4 places, then to 3: 0.980)."""
     scores = {"a": 0.97949, "b": 0.8125, "c": 0.0005}  # a half-way 0.8125 is 0.812, as Python prints it

@@ -26,7 +26,11 @@
   // Keys from the data never reach an object's prototype chain: objects built from data have none.
   const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
   const fixed = (value, digits) => (typeof value === "number" && Number.isFinite(value) ? value.toFixed(digits) : "n/a");
-  const esc = (text) => String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  // Bidirectional marks, overrides and isolates in the data are shown as escapes (\u202e), as in
+  // every other report: a case id or an answer cannot reorder what follows it on the page.
+  const unreordered = (text) => String(text).replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  const esc = (text) => unreordered(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
   async function loadData() {
     const binary = atob(byId("agenteval-data").textContent.replace(/\s+/g, ""));
@@ -51,7 +55,7 @@
     (order || names.map((_, index) => index)).forEach((index) => {
       const option = document.createElement("option");
       option.value = String(index);
-      option.textContent = label(names[index]);
+      option.textContent = unreordered(label(names[index]));
       select.appendChild(option);
     });
   }
