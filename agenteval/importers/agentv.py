@@ -17,7 +17,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from agenteval.importers import ImportFailed, Imported, Names, Parsed, Skipped, Source, slug
+from agenteval.importers import ImportFailed, Imported, Names, Parsed, Skipped, Source, slug, strip_file_prefix
 from agenteval.importers.promptfoo import OPENAI_URL, GRADER_MODEL, PromptfooImporter, finish_references
 from agenteval.suite.yaml_nodes import KeyPath
 
@@ -94,7 +94,7 @@ class AgentVImporter:
             if why is not None:
                 raise ImportFailed(f"{self.config.name}:{self.config.line((tests_key,))}: tests file {why}")
             if raw_tests.endswith(".jsonl"):
-                shown = Parsed(raw_tests, None, {})
+                shown = Parsed(strip_file_prefix(raw_tests), None, {})  # (named as messages name the file: `tests.jsonl`)
                 for line, value in self.source.jsonl(raw_tests):
                     shown.lines[(line,)] = line
                     tests.append((shown, (line,), value))

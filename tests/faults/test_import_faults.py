@@ -146,6 +146,14 @@ def test_import_reads_no_file_outside_the_config_folder(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "g.eval.yaml:5: tests[0].assertions[0].prompt: grader prompt ../../private/secret.txt is outside" in done.stderr
     assert not [name for name, text in _everything_under(tmp_path / "out3").items() if secret in text]
+    # ... and from a tests file the eval names as `file://`: the message names that file as it is
+    write(tmp_path, "av/evals/tests.jsonl", json.dumps({"id": "t1", "input": "hi", "expected_output": "x", "assertions": [
+        {"name": "r", "type": "llm-grader", "prompt": "file://../../private/secret.txt"}, {"name": "c", "type": "contains", "value": "hi"}]}) + "\n")
+    eval_file = write(tmp_path, "av/evals/h.eval.yaml", "description: av\ntests: file://tests.jsonl\n")
+    done = run_cli("import", "agentv", eval_file, "-o", tmp_path / "out4")
+    assert done.returncode == 0, done.stderr
+    assert "av/evals/tests.jsonl:1: [1].assertions[0].prompt: grader prompt ../../private/secret.txt is outside" in done.stderr, done.stderr
+    assert "file:" not in done.stderr and not [name for name, text in _everything_under(tmp_path / "out4").items() if secret in text]
 
 
 def test_a_literal_secret_in_a_config_goes_to_the_private_env_file_never_a_suite(tmp_path):
