@@ -23,6 +23,7 @@ import os
 import re
 import time
 import uuid
+from collections import ChainMap
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -229,7 +230,7 @@ def _check_credentials(loaded: LoadedSuite, settings: RunSettings) -> None:
     from agenteval.suite.problems import Problem
     from agenteval.targets.model_entries import credential_problem, replies_cached
 
-    environ = {**loaded.env_values, **os.environ}
+    environ = ChainMap(os.environ, loaded.env_values)  # (the environment wins, as over `env_file:` everywhere; read by name, not copied)
     cached = settings.cache and not settings.refresh_cache and cache_path(loaded.base_dir, settings.cache_dir).exists()
     problems = []
     for cell in loaded.cells:

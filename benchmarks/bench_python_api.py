@@ -12,8 +12,10 @@ the same task side by side with pydantic-evals.
    comparisons), through agenteval and through pydantic-evals' `Dataset.evaluate` (8 evaluators
    each comparing one field). pydantic-evals is a dev-only dependency of this script
    (`pip install pydantic-evals`); without it that row is skipped.
+4. One answer a call, as a service scoring each answer as it comes: `evaluate()` of one case (a
+   plain dict) with the checks of 2, read to its summary, `--calls` times; CPU time a call.
 
-Each figure is wall time of the whole run, best of the rounds; every run's verdicts are checked.
+Each figure of 1-3 is wall time of the whole run, best of the rounds; every run's verdicts are checked.
 """
 
 from __future__ import annotations
@@ -134,6 +136,22 @@ def models_vs_dicts(count: int, rounds: int) -> tuple[float, float]:
     return best(rounds, lambda: run(models)), best(rounds, lambda: run(dicts))
 
 
+# -- 4. one answer a call ------------------------------------------------------------------------------------------------
+
+
+def per_call(calls: int, rounds: int) -> float:
+    """CPU seconds of one `evaluate()` of one case, read to its summary (best of the rounds)."""
+    case = [{"id": "c1", "expected": plain(invoice(1)), "output": plain(invoice(1))}]
+    assert agenteval.evaluate(case, CHECKS).summary["counts"]["passed"] == 1  # (first-use imports, outside the timing)
+    times = []
+    for _ in range(rounds):
+        started = time.process_time()
+        for _ in range(calls):
+            agenteval.evaluate(case, CHECKS).summary
+        times.append((time.process_time() - started) / calls)
+    return min(times)
+
+
 # -- 3. side by side with pydantic-evals ---------------------------------------------------------------------------------
 
 
@@ -185,6 +203,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=2000, help="4: evaluate() calls of one case a round")
     options = parser.parse_args()
     count, rounds = options.cases, options.rounds
 
@@ -206,6 +225,8 @@ def main() -> None:
     else:
         print(f"the task of 1 with 8 field checks, {count} cases, max_concurrency {CONCURRENCY}")
         print(f"  agenteval.evaluate {wall:.3f} s, pydantic-evals Dataset.evaluate {theirs:.3f} s: pydantic-evals takes {theirs / wall:.2f}x agenteval's time")
+
+    print(f"evaluate() of one case, 8 field checks, read to its summary: {per_call(options.calls, rounds) * 1e6:.0f} µs of CPU a call")
 
 
 if __name__ == "__main__":

@@ -280,6 +280,40 @@ def test_env_files_fill_the_environment_without_overriding_it_unless_asked(tmp_p
     assert rows[0]["evaluator_results"][0]["reasoning"] == "hello there|file"
 
 
+def test_a_key_in_the_env_file_satisfies_the_credential_checks_and_the_environment_still_wins(tmp_path):
+    """Validation asks for each `models:` entry's key, and a run for its target's, in the suite's
+    `env_file:` as well as the environment; a variable the environment sets, even empty, is its value."""
+    import os
+    import subprocess
+    import sys
+
+    write(tmp_path, "suite.yaml", """
+        name: keys
+        env_file: .env
+        models:
+          judge: {type: anthropic, model: claude, api_key_env: JUDGE_KEY}
+        target: {type: anthropic, model: claude, api_key_env: TARGET_KEY, base_url: "http://127.0.0.1:9", retries: 0}
+        evaluators: [{type: length, min: 0}]
+        cases: [{id: a, input: hi}]
+    """)
+    clean = {k: v for k, v in os.environ.items() if k not in ("JUDGE_KEY", "TARGET_KEY")}
+
+    def agenteval(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "agenteval", *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              env=clean | env)
+
+    write(tmp_path, ".env", "JUDGE_KEY=from-file\nTARGET_KEY=from-file\n")
+    assert agenteval("validate", "suite.yaml").returncode == 0
+    done = agenteval("run", "suite.yaml", "-o", "r.jsonl", "--no-cache")  # the key found: the request is made (and refused)
+    assert done.returncode == 3 and "Connection refused" in read_jsonl(tmp_path / "r.jsonl")[0]["error"], done.stderr
+    done = agenteval("run", "suite.yaml", "-o", "r2.jsonl", "--no-cache", TARGET_KEY="")  # the environment's own (empty) value
+    assert done.returncode == 2 and "target: environment variable TARGET_KEY is not set" in done.stderr, done.stderr
+    write(tmp_path, ".env", "TARGET_KEY=from-file\n")
+    done = agenteval("validate", "suite.yaml")
+    assert done.returncode == 2 and "environment variable JUDGE_KEY is not set" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert agenteval("validate", "suite.yaml", JUDGE_KEY="from-shell").returncode == 0
+
+
 def test_a_bad_env_file_names_its_line_and_never_shows_a_value(tmp_path):
     write(tmp_path, "bad.env", "API_TOKEN='sk-very-secret-value\nthis line is not an assignment\n")
     write(tmp_path, "suite.yaml", "name: env\nevaluators: [{type: length, min: 0}]\ncases: [{id: a, output: x}]\n")

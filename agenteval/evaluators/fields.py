@@ -82,10 +82,22 @@ class FieldSpec(ValueMatch):
     weight: float = Field(1.0, ge=0)
 
     def compile(self) -> CompiledField:
-        """The field with its path parsed and its comparison bound, ready for the per-case loop."""
-        field = CompiledField(self.path, compile_path(self.path), self.match, self.required, self.weight, self.comparison(), score_field)
-        object.__setattr__(field, "row", _row_function(self, field))
+        """The field with its path parsed and its comparison bound, ready for the per-case loop: the
+        same one for every spec of the same values (an `evaluate()` call per answer compiles its
+        fields once; a CompiledField and its functions are pure)."""
+        key = tuple(getattr(self, name) for name in type(self).model_fields)
+        field = _COMPILED.get(key)
+        if field is None:
+            field = CompiledField(self.path, compile_path(self.path), self.match, self.required, self.weight, self.comparison(), score_field)
+            object.__setattr__(field, "row", _row_function(self, field))
+            if len(_COMPILED) >= _COMPILED_KEPT:
+                _COMPILED.clear()
+            _COMPILED[key] = field
         return field
+
+
+_COMPILED: dict[tuple[Any, ...], CompiledField] = {}  # a FieldSpec's values -> its CompiledField
+_COMPILED_KEPT = 4096  # at most this many, so a process that scores ever new fields holds no more
 
 
 @dataclass(frozen=True, slots=True)

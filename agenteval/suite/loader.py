@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from array import array
 from itertools import islice
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,7 +296,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
         problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
     env_values = _load_env_files(suite.env_file, path, lines, problems) if suite is not None and suite.env_file is not None else {}
     if suite is not None:
-        problems += _credential_problems(suite.models, {**env_values, **os.environ}, path, lines)
+        problems += _credential_problems(suite.models, ChainMap(os.environ, env_values), path, lines)  # (no copy: read by name)
     if problems:
         raise SuiteInvalid(problems + warnings)
     assert suite is not None
