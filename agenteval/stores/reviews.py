@@ -88,13 +88,19 @@ def checked_review(record: Any) -> dict[str, Any]:
 
 
 def append_review(path: Path, record: Any, now: datetime | None = None) -> dict[str, Any]:
-    """Check a review, stamp its time, and append it to the reviews file (locked, flushed to disk)."""
+    """Check a review, stamp its time, and append it to the reviews file (locked, flushed to disk),
+    on a line of its own: a file whose last line has no newline (saved by an editor) gets one first."""
     review = checked_review(record)
     review["time"] = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
     line = orjson.dumps(review) + b"\n"
     try:
-        with path.open("ab") as handle:
+        with path.open("a+b") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            end = handle.seek(0, os.SEEK_END)
+            if end:
+                handle.seek(end - 1)
+                if handle.read(1) != b"\n":
+                    line = b"\n" + line
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())

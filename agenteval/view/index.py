@@ -16,6 +16,7 @@ import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ from agenteval.results import CaseResult, case_from_dict
 PAGE_SIZE = 50
 CHUNK_BYTES = 1 << 20
 """Indexed at once by the background reader: the lock is held for a few tens of ms, so pages stay responsive."""
+MARK_BYTES = 256
+"""Of the file's beginning and of its end as indexed, kept to tell a rewritten or replaced file from one that grew."""
 SORTS = ("file", "score", "-score", "latency", "-latency", "cost", "-cost")
 VERDICTS = ("pass", "fail", "error", "partial")
 _CODE = {name: code for code, name in enumerate(VERDICTS)}
@@ -106,6 +109,8 @@ class RunIndex:
         self.evaluator_verdicts: dict[str, array] = {}
         self.problems = []
         self.position = 0
+        self._head = self._tail = b""  # the file's first and last bytes indexed (up to MARK_BYTES): a rewrite changes them
+        self._identity: tuple[int, int] | None = None  # the file's device and inode: a file put in its place has others
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -115,12 +120,14 @@ class RunIndex:
         the index has caught up with the file."""
         with self._lock:
             try:
-                size = self.path.stat().st_size
+                stat = self.path.stat()
             except OSError as exc:
                 self._problem(f"{self.path.name}: cannot read: {exc.strerror or exc}")
                 return True
-            if size < self.position:  # rewritten (feedback folded in, --overwrite): start again
-                self._reset()
+            size, identity = stat.st_size, (stat.st_dev, stat.st_ino)
+            if self.position and S_ISREG(stat.st_mode) and (size < self.position or identity != self._identity or not self._same_ends()):
+                self._reset()  # rewritten (feedback folded in, --overwrite) or replaced by another file: start again
+            self._identity = identity  # (what is no file keeps the rows read so far: reading it fails, and says so)
             if size == self.position:
                 return True
             wanted = size - self.position if chunk is None else min(chunk, size - self.position)
@@ -133,6 +140,16 @@ class RunIndex:
             self._index(data[:end])
             return self.position >= size or end == 0
 
+    def _same_ends(self) -> bool:
+        """Whether the file still begins and ends (at the indexed position) with the bytes indexed there."""
+        try:
+            with self.path.open("rb") as handle:
+                head = handle.read(len(self._head))
+                handle.seek(self.position - len(self._tail))
+                return head == self._head and handle.read(len(self._tail)) == self._tail
+        except OSError:
+            return True  # (cannot tell: reading it fails, and says so)
+
     def _unlocked_whole_line(self, size: int) -> bool:
         with self.path.open("rb") as handle:
             handle.seek(self.position)
@@ -143,6 +160,10 @@ class RunIndex:
 
     def _index(self, data: bytes) -> None:
         offset = self.position
+        if offset == 0 and data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as `report` reads past it
+            data, offset = data[3:], 3
+            self.position = 3
+            self._head = b"\xef\xbb\xbf"
         collecting = gc.isenabled()
         gc.disable()  # the collector would walk every object kept so far, again and again
         try:
@@ -153,6 +174,9 @@ class RunIndex:
         finally:
             if collecting:
                 gc.enable()
+        if len(self._head) < MARK_BYTES:
+            self._head = (self._head + data)[:MARK_BYTES]
+        self._tail = (self._tail + data)[-MARK_BYTES:]
         self.position += len(data)
 
     def follow(self, wait: float) -> None:
@@ -190,12 +214,20 @@ class RunIndex:
             case_id = data["case_id"]
             if type(case_id) is not str:
                 raise ValueError("case_id is not a string")
+            if type(data.get("verdict")) is not str:
+                raise ValueError("verdict is not a text")
             usage = data.get("usage")
             usage = usage if type(usage) is dict else {}
             tags = data.get("tags") or ()
+            if type(tags) not in (list, tuple) or any(type(tag) is not str for tag in tags):
+                raise ValueError("tags is not a list of texts")
             evaluators = data.get("evaluator_results") or ()
+            if type(evaluators) not in (list, tuple) or any(type(item) is dict and type(item.get("name")) is not str for item in evaluators):
+                raise ValueError("evaluator_results is not a list of results with a name")
             cell_key = (data.get("target"), data.get("prompt"))
-        except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            if any(part is not None and type(part) is not str for part in cell_key):
+                raise ValueError("target or prompt is not a text")
+        except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:  # (checked before anything is indexed)
             self._problem(f"{self.path.name}: the line at byte {offset} is not a result ({type(exc).__name__}: {exc}); it is left out")
             return
         if self.run_id is None:
@@ -223,16 +255,16 @@ class RunIndex:
         for evaluator in evaluators:
             if type(evaluator) is not dict:
                 continue
-            column = self.evaluator_verdicts.get(evaluator.get("name"))
+            column = self.evaluator_verdicts.get(evaluator["name"])
             if column is None:
-                column = self.evaluator_verdicts[str(evaluator.get("name"))] = array("b")
+                column = self.evaluator_verdicts[evaluator["name"]] = array("b")
             if len(column) < number:
                 column.extend([_ABSENT] * (number - len(column)))
             if len(column) == number:
-                column.append(_CODE.get(evaluator.get("verdict"), _OTHER))
+                column.append(_code(evaluator.get("verdict")))
         self.offsets.append(offset)
         self.groups.append(group)
-        self.verdicts.append(_CODE.get(data.get("verdict"), _OTHER))
+        self.verdicts.append(_CODE.get(data["verdict"], _OTHER))
         self.scores.append(_nan(data.get("score")))
         latency = usage.get("latency_ms")
         self.latencies.append(_nan(latency if latency is not None else data.get("duration_ms")))
@@ -267,9 +299,12 @@ class RunIndex:
             handle.seek(row.offset)
             raw = handle.readline()
         try:
-            return case_from_dict(orjson.loads(raw))
+            result = case_from_dict(orjson.loads(raw))
         except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError) as exc:
             raise LineError(f"{self.path.name}: the line of case {row.case_id!r} is not a result: {exc}") from None
+        if result.case_id != row.case_id:  # (the file was rewritten since it was indexed: never another case's answer)
+            raise LineError(f"{self.path.name} changed since it was read: reload the page")
+        return result
 
     def case_order(self, not_passing: bool) -> list[str]:
         """Case ids in file order (only those with a result that did not pass, with `not_passing`)."""
@@ -398,6 +433,10 @@ class RunIndex:
         kept_set = keep
         found = [[self.row(number) for number in self.case_rows[int(group)] if kept_set[number]] for group in shown]
         return Page(total, page, pages, found, self.cells(), len(self))
+
+
+def _code(verdict: Any) -> int:
+    return _CODE.get(verdict, _OTHER) if type(verdict) is str else _OTHER
 
 
 def _verdict(code: int) -> str:

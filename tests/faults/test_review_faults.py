@@ -39,6 +39,19 @@ def test_a_damaged_reviews_file_is_a_file_line_error(tmp_path):
     assert "run.reviews.jsonl:2: not a review" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_review_appended_to_a_file_without_a_final_newline_starts_a_line_of_its_own(tmp_path):
+    """A reviews file saved by an editor without its last newline: the next review goes on a new
+    line, and every review reads back (glued on, it made the whole file unreadable)."""
+    from agenteval.stores.reviews import read_reviews
+
+    path = tmp_path / "run.reviews.jsonl"
+    path.write_text('{"case_id": "c1", "reviewer": "ana", "note": "first"}')
+    append_review(path, {"case_id": "c2", "reviewer": "bo", "note": "second"})
+    append_review(path, {"case_id": "c3", "reviewer": "bo", "note": "third"})
+    assert [review["note"] for review in read_reviews(path)] == ["first", "second", "third"]
+    assert path.read_text().count("\n") == 3 and path.read_text().endswith("\n")
+
+
 @pytest.mark.parametrize("value", ["nan", "2", "-1.5", "inf"])
 def test_a_min_agreement_outside_minus_one_to_one_is_refused(tmp_path, value):
     write(tmp_path, "suite.yaml", "name: s\nevaluators:\n  - {type: equals}\ncases:\n  - {id: c1, expected: a, output: a}\n")

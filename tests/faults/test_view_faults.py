@@ -71,3 +71,85 @@ def test_writing_cases_without_a_named_cases_file_is_refused(viewer):
     reply = client.post("/runs/run/cases-file", data={"csrf": csrf, "case_id": "c1"})
     assert reply.status_code == 404 and "--cases" in reply.text
     assert sorted(path.name for path in folder.iterdir()) == sorted(["suite.yaml", "run.jsonl", "run.summary.json"] + (["run.reviews.jsonl"] if (folder / "run.reviews.jsonl").exists() else []))
+
+
+def _viewer(source, cwd):
+    """`agenteval view SOURCE` in a child process: (the process, a client holding its cookie, the CSRF token getter)."""
+    process = subprocess.Popen([sys.executable, "-m", "agenteval", "view", str(source), "--no-open"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", process.stdout.readline())
+    assert found, process.stderr.read()
+    client = httpx.Client(base_url=found.group(1), timeout=30)
+    client.get("/", params={"token": found.group(2)})
+    return process, client
+
+
+def _stopped(process) -> str:
+    process.terminate()
+    _, errors = process.communicate(timeout=10)
+    return errors
+
+
+def _lines_of_one_length(results: list[dict]) -> list[bytes]:
+    """Result lines padded to one length: a file rewritten with them puts another case at each old offset."""
+    lines = [json.dumps(result | {"metadata": {"pad": ""}}) for result in results]
+    longest = max(map(len, lines))
+    return [line.replace('"pad": ""', '"pad": "' + "x" * (longest - len(line)) + '"').encode() + b"\n" for line in lines]
+
+
+def test_a_results_file_replaced_while_viewed_is_read_again_and_a_review_goes_to_the_case_shown(tmp_path):
+    """A results file copied over (`compare --update-baseline`, a `cp`) by a longer one with other
+    cases at the old offsets: the viewer reads it again, each case page shows that case's own
+    answer, and a review saved there names that case."""
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{name: same, type: equals}]\ncases: cases.jsonl\n")
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": f"c{i:02d}", "expected": "yes", "output": f"answer {i:02d}"}) + "\n" for i in range(21)))
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "all.jsonl", "-q").returncode == 1
+    lines = _lines_of_one_length([json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()])
+    (tmp_path / "view").mkdir()
+    viewed = tmp_path / "view" / "r.jsonl"
+    viewed.write_bytes(b"".join(lines[1:]))  # c01..c20
+    process, client = _viewer(tmp_path / "view", tmp_path)
+    try:
+        assert "answer 05" in client.get("/runs/r/cases/c05").text
+        viewed.write_bytes(b"".join(lines))  # the same file, now c00..c20: c04 where c05 was
+        shown = client.get("/runs/r/cases/c05").text
+        assert "answer 05" in shown and "answer 04" not in shown
+        csrf = re.search(r'data-csrf="([^"]+)"', shown).group(1)
+        reply = client.post("/runs/r/cases/c05/review", data={"csrf": csrf, "cell": "", "rep": "0", "reviewer": "ana",
+                                                               "verdict:same": "right", "note": "reviewing c05"})
+        assert reply.status_code == 303 and "saved=1" in reply.headers["location"], reply.text
+        assert "21 cases" in client.get("/runs/r").text
+    finally:
+        errors = _stopped(process)
+    saved = [json.loads(line) for line in (tmp_path / "view" / "r.reviews.jsonl").read_text().splitlines()]
+    assert [(review["case_id"], review["note"]) for review in saved] == [("c05", "reviewing c05")]
+    assert "Traceback" not in errors, errors
+
+
+def test_result_lines_with_wrongly_typed_fields_are_left_out_and_the_others_are_shown(tmp_path):
+    """One line whose tags, evaluator results, cell or verdict have the wrong type is a problem on
+    the page; every other line of the run is indexed, opens and pages."""
+    from agenteval.view.index import RunIndex
+
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{name: same, type: equals}]\ncases: cases.jsonl\n")
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": f"c{i}", "expected": "yes", "output": "yes"}) + "\n" for i in range(10)))
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q").returncode == 0
+    lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    broken = {1: {"tags": 5}, 2: {"tags": [{}]}, 3: {"evaluator_results": 5}, 4: {"target": ["a"]},
+              5: {"evaluator_results": [{"name": ["same"], "verdict": "pass"}]}, 6: {"verdict": ["pass"]}}
+    results = tmp_path / "view.jsonl"
+    results.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(line | broken.get(i, {})) + "\n" for i, line in enumerate(lines)).encode())
+    index = RunIndex(results)
+    index.follow(10)
+    assert index.case_ids == ["c0", "c7", "c8", "c9"]  # the first line too, after its byte-order mark
+    assert len(index.problems) == 6 and all("is not a result" in problem for problem in index.problems), index.problems
+    assert [index.result(row).case_id for row in index.all_rows()] == ["c0", "c7", "c8", "c9"]
+    assert index.page().total == 4 and index.counts()["verdicts"]["pass"] == 4
+    process, client = _viewer(results, tmp_path)
+    try:
+        page = client.get("/runs/view").text
+        assert "4 cases" in page and "is not a result" in page, page
+        assert client.get("/runs/view/cases/c9").status_code == 200 and client.get("/runs/view/cases/c1").status_code == 404
+    finally:
+        errors = _stopped(process)
+    assert "Traceback" not in errors, errors
