@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import math
 import random
+import re
 import secrets
 from dataclasses import dataclass, field
 from importlib import resources
@@ -103,7 +104,7 @@ def create_app(settings: Settings) -> Any:
         def link(path: str, **query: Any) -> str:
             kept = {key: value for key, value in query.items() if value not in (None, "") and not (key == "page" and value == 1)}
             if settings.static:
-                return _static_name(path, kept)
+                return _static_link(path, kept)
             return path + (f"?{urlencode(kept)}" if kept else "")
 
         body = unreordered(env.get_template(template).render(csrf=settings.csrf, static=settings.static, link=link, **values))
@@ -523,10 +524,33 @@ def _quote(text: str) -> str:
 
 def _static_name(path: str, query: dict[str, Any]) -> str:
     """The file --export writes for a page, all in one folder so links stay relative:
-    `/runs/x/cases/c1` -> `runs~x~cases~c1.html`, `/assets/view.css` -> `assets~view.css`."""
+    `/runs/x/cases/c1` -> `runs~x~cases~c1.html`, `/assets/view.css` -> `assets~view.css`. Each
+    part is its text (a case id as it is), with what a file name should not hold written `~XX` (its
+    UTF-8 bytes: `HumanEval/0` -> `HumanEval~2F0`); a name past 200 bytes is cut and ends in a hash
+    of the whole. A link to it is `_static_link` of the same path."""
     from urllib.parse import unquote
 
-    name = "~".join(_quote(unquote(part)) for part in path.strip("/").split("/")) or "index"
+    name = "~".join(_FILE_UNSAFE.sub(_escaped_bytes, unquote(part)) for part in path.strip("/").split("/")) or "index"
     if query.get("page") not in (None, 1, "1"):
         name += f"~page{query['page']}"
+    if len(name.encode()) > _NAME_BYTES:
+        import hashlib
+
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        name = name.encode()[: _NAME_BYTES - 17].decode(errors="ignore") + "~" + digest
     return name if name.startswith("assets~") else name + ".html"
+
+
+def _static_link(path: str, query: dict[str, Any]) -> str:
+    """The href of `_static_name`'s file: the browser reads it back to that very name."""
+    from urllib.parse import quote
+
+    return quote(_static_name(path, query), safe="~")
+
+
+_FILE_UNSAFE = re.compile(r"[^\w.\-]")  # (\w keeps letters and digits of any script; `~` is the parts' separator)
+_NAME_BYTES = 200
+
+
+def _escaped_bytes(match: re.Match[str]) -> str:
+    return "".join(f"~{byte:02X}" for byte in match.group(0).encode("utf-8", "surrogatepass"))

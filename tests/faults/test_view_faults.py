@@ -153,3 +153,56 @@ def test_result_lines_with_wrongly_typed_fields_are_left_out_and_the_others_are_
     finally:
         errors = _stopped(process)
     assert "Traceback" not in errors, errors
+
+
+ODD_IDS = ["HumanEval/0", "case 1", "café~%2F?#:", ".", "..", "中" * 90]
+
+
+def test_an_export_links_every_case_page_whatever_its_id_and_writes_through_no_symlink(tmp_path):
+    """Case ids with a slash, a space, `%`, `?`, `#`, `~`, non-ASCII letters, `.`/`..` or 270 bytes:
+    each gets a page whose link a browser follows to it (a file name without `%` escapes, and no
+    longer than a file system takes); a symlink where a page goes is refused, not written through."""
+    from playwright.sync_api import sync_playwright
+
+    from browsers import ARGS, chromium_or_skip
+
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{name: same, type: equals}]\ncases: cases.jsonl\n")
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": case_id, "expected": "a", "output": f"answer of {case_id}"}) + "\n" for case_id in ODD_IDS))
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "runs" / "r.jsonl", "-q").returncode == 1  # (every answer differs)
+    done = run_cli("view", tmp_path / "runs", "--export", tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    links = re.findall(r'class="case-link" href="([^"]+)"', (tmp_path / "site" / "runs~r.html").read_text())
+    assert len(links) == len(ODD_IDS) and all("%" not in unquote_plus(link) and len(unquote_plus(link).encode()) <= 205 for link in links), links
+    chromium = chromium_or_skip()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
+        page = browser.new_page()
+        shown = []
+        for number in range(len(ODD_IDS)):
+            page.goto((tmp_path / "site" / "runs~r.html").as_uri())
+            page.click(f"a.case-link >> nth={number}")
+            shown.append(page.inner_text("#case-id"))
+        browser.close()
+    assert sorted(shown) == sorted(ODD_IDS)
+    outside = write(tmp_path, "precious.txt", "keep me\n")
+    (tmp_path / "site" / "index.html").unlink()
+    (tmp_path / "site" / "index.html").symlink_to(outside)
+    done = run_cli("view", tmp_path / "runs", "--export", tmp_path / "site")
+    assert done.returncode == 2 and "index.html: not a regular file" in done.stderr and "<" not in done.stderr, done.stderr
+    assert outside.read_text() == "keep me\n"
+
+
+def test_an_export_waits_for_a_large_run_to_be_read_whole(tmp_path):
+    """A run the viewer takes over a second to index is exported whole: the page counts every case,
+    and says nothing is still being read."""
+    (tmp_path / "runs").mkdir()
+    with (tmp_path / "runs" / "big.jsonl").open("wb") as handle:
+        for i in range(60_000):
+            handle.write(json.dumps({"run_id": "big", "suite": "big", "case_id": f"case-{i:06d}", "score": 1.0, "verdict": "pass",
+                                     "output": f"answer {i}", "expected": f"answer {i}", "input": {"q": f"question {i}"} ,
+                                     "evaluator_results": [{"name": "same", "type": "equals", "score": 1.0, "verdict": "pass"}],
+                                     "tags": [f"t{i % 3}"], "duration_ms": 1.0}).encode() + b"\n")
+    done = run_cli("view", tmp_path / "runs", "--export", tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "runs~big.html").read_text()
+    assert "60000 cases · page 1 of 1200" in page and "reading the file" not in page, page[:2000]
