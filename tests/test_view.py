@@ -236,7 +236,7 @@ def test_the_keyboard_queue_reviews_failures_one_after_another(tab, runs):
 def test_a_write_without_the_csrf_token_or_from_another_site_is_refused(server, runs):
     with httpx.Client(base_url=server.base) as client:
         client.get("/", params={"token": server.token})
-        assert client.cookies.get("agenteval_view") == server.token
+        assert [(cookie.name.startswith("agenteval_view_"), cookie.value) for cookie in client.cookies.jar] == [(True, server.token)]
         page = client.get("/runs/b-new/cases/c01").text
         csrf = re.search(r'data-csrf="([^"]+)"', page).group(1)
         form = {"reviewer": "eve", "cell": "", "rep": "0", "note": "forged"}

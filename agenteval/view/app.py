@@ -36,10 +36,9 @@ from agenteval.results import ResultsFileError, read_results
 from agenteval.stores.history import folder_runs, trends
 from agenteval.stores.reviews import ReviewError, agreements, case_from_result, write_cases
 from agenteval.view.case_view import cell_view, criteria_of, scales_of, shown
-from agenteval.view.index import PAGE_SIZE, LineError, Row, RunIndex
+from agenteval.view.index import PAGE_SIZE, LineError, Row, RunIndex, cell_label
 from agenteval.view.runs import Run, Runs
 
-COOKIE = "agenteval_view"
 FORBIDDEN = "403 forbidden: open the address `agenteval view` printed (it carries the access token)\n"
 
 
@@ -50,7 +49,8 @@ class Settings:
     runs: Runs
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    hosts: tuple[str, ...] = ("127.0.0.1", "localhost")
+    hosts: tuple[str, ...] | None = ("127.0.0.1", "localhost")  # the Host headers answered; None: any (--allow-remote)
+    cookie: str = field(default_factory=lambda: f"agenteval_view_{secrets.token_hex(4)}")  # its own: viewers on other ports keep theirs
     cases_file: Path | None = None  # where "add to cases" writes (named by the user), else the button is absent
     static: bool = False  # rendering for --export: links to files, no forms
 
@@ -68,14 +68,15 @@ class TokenGate:
             return
         request = Request(scope)
         host = (request.headers.get("host") or "").rsplit(":", 1)[0].strip("[]")
-        given = request.query_params.get("token") or request.cookies.get(COOKIE) or ""
-        if host not in self.settings.hosts or not hmac.compare_digest(given.encode(), self.settings.token.encode()):
+        given = request.query_params.get("token") or request.cookies.get(self.settings.cookie) or ""
+        hosts = self.settings.hosts
+        if (hosts is not None and host not in hosts) or not hmac.compare_digest(given.encode(), self.settings.token.encode()):
             await PlainTextResponse(FORBIDDEN, status_code=403)(scope, receive, send)
             return
         if request.query_params.get("token"):
             target = request.url.remove_query_params("token")
             response = RedirectResponse(str(target.path) + (f"?{target.query}" if target.query else ""), status_code=303)
-            response.set_cookie(COOKIE, self.settings.token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(self.settings.cookie, self.settings.token, httponly=True, samesite="strict", path="/")
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -187,7 +188,7 @@ def create_app(settings: Settings) -> Any:
         reviews, review_problem = run.reviews()
         own = [review for review in reviews if review["case_id"] == case_id]
         queue = request.query_params.get("queue", "")
-        next_key = _queue_next(run, queue, case_id, {review["case_id"] for review in reviews}) if queue else None
+        next_key = _queue_next(run, queue, (case_id, rows[position].cell, rows[position].repetition), reviews) if queue else None
         return page(
             request, "case.html", run=run, case_id=case_id, first=results[0], cells=cells, chosen=chosen,
             chosen_cell=cells[position], criteria=criteria_of(chosen, scales_of(run.summary())), reviews=own,
@@ -222,9 +223,9 @@ def create_app(settings: Settings) -> Any:
             return RedirectResponse(back + "?" + urlencode({"cell": row.cell, "rep": row.repetition, "error": str(exc), "queue": queue}), status_code=303)
         if queue:
             reviews, _ = run.reviews()
-            following = _queue_next(run, queue, case_id, {review["case_id"] for review in reviews})
+            following = _queue_next(run, queue, (case_id, row.cell, row.repetition), reviews)
             if following:
-                return RedirectResponse(f"/runs/{run.key}/cases/{_quote(following)}?" + urlencode({"queue": queue}), status_code=303)
+                return RedirectResponse(_queue_address(run, following, queue), status_code=303)
         return RedirectResponse(back + "?" + urlencode({"cell": row.cell, "rep": row.repetition, "saved": "1", "queue": queue}), status_code=303)
 
     async def queue_start(request: Request) -> Response:
@@ -233,10 +234,10 @@ def create_app(settings: Settings) -> Any:
             return missing(request, f"run {request.path_params['key']}")
         kind = request.query_params.get("kind", "failures")
         reviews, _ = run.reviews()
-        first = _queue_next(run, kind, None, {review["case_id"] for review in reviews})
+        first = _queue_next(run, kind, None, reviews)
         if first is None:
             return page(request, "missing.html", status=200, what=f"an unreviewed case in the {kind} queue (every one is reviewed)")
-        return RedirectResponse(f"/runs/{run.key}/cases/{_quote(first)}?" + urlencode({"queue": kind}), status_code=303)
+        return RedirectResponse(_queue_address(run, first, kind), status_code=303)
 
     async def agreement_page(request: Request) -> Response:
         run = runs.get(request.path_params["key"])
@@ -397,16 +398,28 @@ def _review_from_form(form: Any, result: Any, scales: dict[str, str] | None = No
     return record
 
 
-def _queue_next(run: Run, kind: str, after: str | None, reviewed: set[str]) -> str | None:
-    """The next unreviewed case of a queue: `failures` (not passing, file order) or `sample` (a seeded shuffle)."""
-    ids = run.index.case_order(not_passing=kind == "failures")
+QueueItem = tuple[str, str, int]
+"""A result to review: its case id, cell (as `Row.cell` names it) and repetition."""
+
+
+def _queue_next(run: Run, kind: str, after: QueueItem | None, reviews: list[dict[str, Any]]) -> QueueItem | None:
+    """The next unreviewed result of a queue: `failures` (each case, cell and repetition that did not
+    pass, file order) or `sample` (every result, a seeded shuffle). A review of another cell of the
+    case does not count: in a run of several cells each is reviewed on its own."""
+    items = run.index.results_order(not_passing=kind == "failures")
     if kind == "sample":
-        random.Random(run.key).shuffle(ids)
-    start = ids.index(after) + 1 if after in ids else 0
-    for case_id in ids[start:] + ids[:start]:
-        if case_id not in reviewed and case_id != after:
-            return case_id
+        random.Random(run.key).shuffle(items)
+    reviewed = {(review["case_id"], cell_label(review.get("target"), review.get("prompt")), review.get("repetition", 0)) for review in reviews}
+    start = items.index(after) + 1 if after in items else 0
+    for item in items[start:] + items[:start]:
+        if item not in reviewed and item != after:
+            return item
     return None
+
+
+def _queue_address(run: Run, item: QueueItem, queue: str) -> str:
+    case_id, cell, repetition = item
+    return f"/runs/{run.key}/cases/{_quote(case_id)}?" + urlencode({"cell": cell, "rep": repetition, "queue": queue})
 
 
 def _group_view(index: RunIndex, group: list[Row], cells: list[str]) -> dict[str, Any]:

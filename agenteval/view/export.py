@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from agenteval.view.app import COOKIE, Settings, _quote, _static_name, create_app
+from agenteval.view.app import Settings, _quote, _static_name, create_app
 from agenteval.view.runs import Run, Runs
 
 CASES_PER_RUN = 50
@@ -25,7 +25,7 @@ def export(runs: Runs, folder: Path) -> list[Path]:
     written: list[Path] = []
 
     def save(path: str) -> None:
-        status, body = asyncio.run(_get(app, path, settings.token))
+        status, body = asyncio.run(_get(app, path, f"{settings.cookie}={settings.token}"))
         if status != 200:
             raise ExportError(f"{unquote(path)}: {status} {_text_of(body.decode(errors='replace'))}")
         target = folder / _static_name(path, {})
@@ -48,12 +48,12 @@ def export(runs: Runs, folder: Path) -> list[Path]:
     return written
 
 
-async def _get(app: Any, path: str, token: str) -> tuple[int, bytes]:
+async def _get(app: Any, path: str, cookie: str) -> tuple[int, bytes]:
     """GET `path` (percent-encoded) from the app, as a server would hand it the request: the status and the body."""
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
         "path": unquote(path), "raw_path": path.encode(), "root_path": "", "query_string": b"",
-        "headers": [(b"host", b"testserver"), (b"cookie", f"{COOKIE}={token}".encode())],
+        "headers": [(b"host", b"testserver"), (b"cookie", cookie.encode())],
         "client": ("127.0.0.1", 0), "server": ("testserver", 80),
     }
     status, parts = 500, []

@@ -306,13 +306,14 @@ class RunIndex:
             raise LineError(f"{self.path.name} changed since it was read: reload the page")
         return result
 
-    def case_order(self, not_passing: bool) -> list[str]:
-        """Case ids in file order (only those with a result that did not pass, with `not_passing`)."""
+    def results_order(self, not_passing: bool) -> list[tuple[str, str, int]]:
+        """Each result's case id, cell and repetition in file order (only those that did not pass, with `not_passing`)."""
         with self._lock:
-            if not not_passing:
-                return list(self.case_ids)
-            verdicts = self.verdicts
-            return [case_id for case_id, rows in zip(self.case_ids, self.case_rows) if any(verdicts[n] != 0 for n in rows)]
+            passed = _CODE["pass"]
+            return [
+                (self.case_ids[self.groups[n]], self.cell_names[self.cell_codes[n]], self.repetitions[n])
+                for n in range(len(self)) if not not_passing or self.verdicts[n] != passed
+            ]
 
     def cells(self) -> list[str]:
         return list(self.cell_names)
@@ -451,6 +452,11 @@ def _plain(value: Any) -> str:
     if isinstance(value, list):
         return " ".join(_plain(item) for item in value)
     return "" if value is None else str(value)
+
+
+def cell_label(target: Any, prompt: Any) -> str:
+    """The label a result's cell has in the index (what `Row.cell` holds)."""
+    return _cell_label(target, prompt)
 
 
 def _cell_label(target: Any, prompt: Any) -> str:

@@ -40,7 +40,9 @@ def serve(runs: Runs, *, host: str, port: int, open_browser: bool, cases_file: P
 
     sock = listen(host, port)
     bound = sock.getsockname()[1]
-    hosts = tuple(dict.fromkeys([host, *(LOOPBACK if is_loopback(host) else ())]))
+    # on loopback, only its own names (a page elsewhere cannot reach it by DNS rebinding); opened to
+    # other machines (--allow-remote), any name they reach it by: the token guards it
+    hosts = tuple(dict.fromkeys([host, *LOOPBACK])) if is_loopback(host) else None
     settings = Settings(runs, hosts=hosts, cases_file=cases_file)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/?token={settings.token}"

@@ -206,3 +206,85 @@ def test_an_export_waits_for_a_large_run_to_be_read_whole(tmp_path):
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "site" / "runs~big.html").read_text()
     assert "60000 cases · page 1 of 1200" in page and "reading the file" not in page, page[:2000]
+
+
+def test_the_failures_queue_of_a_matrix_run_reviews_each_failing_cell_and_skips_none(tmp_path):
+    """In a run of several cells the failures queue opens each result that did not pass at its own
+    cell (not the case's first, which may have passed), and a review of one cell of a case leaves
+    the case's other failing cells in the queue."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from conftest import EXAMPLES, read_jsonl
+
+    results = tmp_path / "runs" / "m.jsonl"
+    assert run_cli("run", EXAMPLES / "compare-models" / "suite.yaml", "-o", results, "-q").returncode == 1
+    labels = {}  # (target, prompt) -> the cell's label
+    failing = []
+    for line in read_jsonl(results):
+        label = f"{line['target']}/{line['prompt']}"
+        labels[(line["target"], line["prompt"])] = label
+        if line["verdict"] != "pass":
+            failing.append((line["case_id"], label))
+    assert len({case_id for case_id, _ in failing}) < len(failing)  # some case fails in more than one cell
+    process, client = _viewer(tmp_path / "runs", tmp_path)
+    visited = []
+    try:
+        location = client.get("/runs/m/queue", params={"kind": "failures"}).headers["location"]
+        while "saved=1" not in location and len(visited) <= len(failing):  # (saved=1: back on its own page, nothing left)
+            address = urlsplit(location)
+            case_id = unquote_plus(address.path.rsplit("/", 1)[1])
+            cell = parse_qs(address.query)["cell"][0]
+            page = client.get(location).text
+            assert f"Reviewing {cell}" in page, page
+            visited.append((case_id, cell))
+            csrf = re.search(r'data-csrf="([^"]+)"', page).group(1)
+            reply = client.post(f"/runs/m/cases/{case_id}/review", data={
+                "csrf": csrf, "cell": cell, "rep": "0", "reviewer": "ana", "note": "seen", "queue": "failures"})
+            assert reply.status_code == 303, reply.text
+            location = reply.headers["location"]
+    finally:
+        errors = _stopped(process)
+    assert visited == failing
+    assert "Traceback" not in errors, errors
+
+
+def test_two_viewers_open_in_one_browser_keep_their_own_access(tmp_path):
+    """A browser keeps one cookie jar for every port of 127.0.0.1: opening a second viewer must not
+    log the first one out (its review form would then be refused)."""
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{type: equals}]\ncases: [{id: c1, expected: a, output: a}]\n")
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "a" / "r.jsonl", "-q").returncode == 0
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "b" / "r.jsonl", "-q").returncode == 0
+    first, browser = _viewer(tmp_path / "a", tmp_path)
+    second = None
+    try:
+        second = subprocess.Popen([sys.executable, "-m", "agenteval", "view", str(tmp_path / "b"), "--no-open"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", second.stdout.readline())
+        assert browser.get(f"{found.group(1)}/", params={"token": found.group(2)}, follow_redirects=True).status_code == 200
+        assert browser.get("/runs/r").status_code == 200  # the first viewer, in the same jar, still lets it in
+        assert browser.get(f"{found.group(1)}/runs/r").status_code == 200
+        assert httpx.get(f"{found.group(1)}/runs/r").status_code == 403  # and without its token, no one gets in
+    finally:
+        errors = _stopped(first) + (_stopped(second) if second is not None else "")
+    assert "Traceback" not in errors, errors
+
+
+def test_a_viewer_opened_to_other_machines_answers_them_by_any_name_with_the_token(tmp_path):
+    """`--host 0.0.0.0 --allow-remote`: other machines reach it by this machine's address or name,
+    never `0.0.0.0`; each of those is answered with the token, and refused without it."""
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{type: equals}]\ncases: [{id: c1, expected: a, output: a}]\n")
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q").returncode == 0
+    process = subprocess.Popen([sys.executable, "-m", "agenteval", "view", str(tmp_path / "r.jsonl"), "--no-open", "--host", "0.0.0.0",
+                                "--allow-remote"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        found = re.search(r"http://0\.0\.0\.0:(\d+)/\?token=(\S+)", process.stdout.readline())
+        assert found
+        port, token = found.groups()
+        for name in ("127.0.0.1", "localhost", "viewer.example.internal"):  # (the name a remote browser would send)
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"host": f"{name}:{port}"}) as client:
+                assert client.get("/runs/r").status_code == 403
+                assert client.get("/", params={"token": token}, follow_redirects=True).status_code == 200, name
+                assert client.get("/runs/r").status_code == 200
+    finally:
+        errors = _stopped(process)
+    assert "Traceback" not in errors, errors
