@@ -22,10 +22,17 @@ CLAIM_CLASS = {"supported": "pass", "relevant": "pass", "contradicted": "fail", 
 _SCALE = re.compile(r"^(\w+) \((-?[\d.e+]+) to (-?[\d.e+]+)\)$")
 
 
+TEXT_SHOWN = 100_000
+"""Characters of a text answer the case page shows (the results file has the whole of it)."""
+
+
 def shown(value: Any) -> str:
-    """A value as indented JSON text (a string as itself); a value cut for size ends with `… (cut)`."""
+    """A value as indented JSON text (a string as itself, its first TEXT_SHOWN characters); a value
+    cut for size ends with `… (cut)`."""
     if isinstance(value, str):
-        return value
+        if len(value) <= TEXT_SHOWN:
+            return value
+        return value[:TEXT_SHOWN] + f"… (cut: {len(value):,} characters in all; the results file has the whole text)"
     value = clip(value, OUTPUT_CHARS)
     if isinstance(value, dict) and set(value) == {"$clip"}:
         return value["$clip"] + "… (cut)"

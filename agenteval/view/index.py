@@ -345,6 +345,7 @@ class RunIndex:
         case), streaming the file: only lines holding the bytes are parsed."""
         needle = text.lower()
         encoded = [needle.encode(), orjson.dumps(needle)[1:-1]]
+        plain = needle.isascii()  # (bytes.lower folds ASCII letters only: other text is compared as text)
         offsets = np.frombuffer(self.offsets, dtype=np.int64) if len(self) else np.zeros(0, dtype=np.int64)
         found = []
         offset = 0
@@ -353,8 +354,11 @@ class RunIndex:
                 start, offset = offset, offset + len(raw)
                 if start >= self.position:
                     break
-                lowered = raw.lower()
-                if not any(part in lowered for part in encoded):
+                if plain:
+                    lowered = raw.lower()
+                    if not any(part in lowered for part in encoded):
+                        continue
+                elif b"\\u" not in raw and needle not in raw.decode(errors="replace").lower():  # (a line with \u escapes is read below)
                     continue
                 number = int(np.searchsorted(offsets, start))
                 if number >= offsets.size or offsets[number] != start:

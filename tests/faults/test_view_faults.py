@@ -288,3 +288,33 @@ def test_a_viewer_opened_to_other_machines_answers_them_by_any_name_with_the_tok
     finally:
         errors = _stopped(process)
     assert "Traceback" not in errors, errors
+
+
+def test_a_huge_answer_is_cut_on_its_case_page_and_a_search_finds_text_in_any_case(tmp_path):
+    """A 2,000,000-character answer: its case page shows the first 100,000 characters and says how
+    long it is (it was 2 MB of page). Searching `ÉCOLE`, `école`, `привет` or `ПРИВЕТ` finds the
+    answer `Straße ÉCOLE Привет`, also in a line written with \\u escapes."""
+    from agenteval.view.index import RunIndex
+
+    def line(case_id: str, output: str) -> dict:
+        return {"run_id": "r", "suite": "s", "case_id": case_id, "score": 1.0, "verdict": "pass", "output": output,
+                "evaluator_results": [{"name": "same", "type": "equals", "score": 1.0, "verdict": "pass"}]}
+
+    results = tmp_path / "r.jsonl"
+    results.write_text(
+        json.dumps(line("huge", "<b>x</b>" * 250_000), ensure_ascii=False) + "\n"
+        + json.dumps(line("words", "Straße ÉCOLE Привет"), ensure_ascii=False) + "\n"
+        + json.dumps(line("escaped", "Straße ÉCOLE Привет")) + "\n"  # (\\u00c9COLE ...)
+        + json.dumps(line("other", "nothing here"), ensure_ascii=False) + "\n", encoding="utf-8")
+    index = RunIndex(results)
+    index.follow(10)
+    for text in ("ÉCOLE", "école", "привет", "ПРИВЕТ", "straße"):
+        found = [group[0].case_id for group in index.page(text=text).groups]
+        assert found == ["words", "escaped"], (text, found)
+    process, client = _viewer(results, tmp_path)
+    try:
+        page = client.get("/runs/r/cases/huge").text
+    finally:
+        errors = _stopped(process)
+    assert len(page) < 500_000 and "(cut: 2,000,000 characters in all" in page, len(page)  # (was over 4 MB of escaped text)
+    assert "Traceback" not in errors, errors
