@@ -299,24 +299,28 @@ def _mention_reviews(results: list[Path]) -> None:
 
 def _report_agreement(results: list[Path], store: str | None, fmt: str, minimum: float | None) -> int:
     """Print the agreement of every reviewed judge with people; 1 when one misses --min-agreement."""
-    import itertools
-
     from agenteval.reports.agreement import agreement_json, agreement_text
+    from agenteval.reports.inputs import ResultInputs
     from agenteval.results import ResultsFileError
-    from agenteval.stores import read_source
-    from agenteval.stores.reviews import ReviewError, agreements, below, read_reviews, reviews_path, stored_reviews
+    from agenteval.stores.reviews import ReviewError, agreements, below, key_of, read_reviews, reviews_path, stored_reviews
 
     if fmt not in ("table", "json"):
         raise _fail(f"--agreement prints a table or json, not {fmt!r}")
     try:
         sources, opened = _stored_runs(results, store)
-        reviews = [review for source in sources for review in
-                   (read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source))]
-        found = agreements(itertools.chain.from_iterable(read_source(source) for source in sources), reviews)
+        inputs = ResultInputs(sources, repetitions=True)  # (as `report` reads several files: each result once)
+        latest: dict[tuple[Any, ...], dict[str, Any]] = {}  # each reviewer's latest review of a result, however often its file is given
+        for source in dict.fromkeys(source.resolve() if isinstance(source, Path) else source for source in sources):
+            for review in read_reviews(reviews_path(source)) if isinstance(source, Path) else stored_reviews(source):
+                latest[(*key_of(review), review["reviewer"])] = review
+        reviews = list(latest.values())
+        found = agreements(inputs, reviews)
     except (ResultsFileError, ReviewError) as exc:
         raise _fail(str(exc)) from None
     if opened is not None:
         opened.close()
+    if inputs.warning():
+        typer.echo(f"warning: {inputs.warning()}", err=True)
     sys.stdout.write(agreement_json(found, len(reviews)) if fmt == "json" else agreement_text(found, len(reviews)))
     if minimum is None:
         return 0

@@ -214,11 +214,10 @@ def create_app(settings: Settings) -> Any:
             result = run.index.result(row)
         except LineError as exc:
             return PlainTextResponse(f"{exc}\n", status_code=422)
-        record = _review_from_form(form, result, scales_of(run.summary()))
         queue = str(form.get("queue") or "")
         back = f"/runs/{run.key}/cases/{_quote(case_id)}"
         try:
-            run.save_review(record)
+            run.save_review(_review_from_form(form, result, scales_of(run.summary())))
         except ReviewError as exc:
             return RedirectResponse(back + "?" + urlencode({"cell": row.cell, "rep": row.repetition, "error": str(exc), "queue": queue}), status_code=303)
         if queue:
@@ -383,6 +382,11 @@ def _review_from_form(form: Any, result: Any, scales: dict[str, str] | None = No
                 number = float(value)
             except ValueError:
                 number = math.nan
+            scale = criterion["input"]
+            low, high = (float(scale[key]) if scale.get(key) is not None else None for key in ("min", "max"))
+            if math.isfinite(number) and ((low is not None and number < low) or (high is not None and number > high)
+                                          or (scale.get("step") == 1 and not number.is_integer())):
+                raise ReviewError(f"scores.{name}: {value} is not on its scale ({scale['text']})")
             scores[name] = int(number) if number.is_integer() else number
     record: dict[str, Any] = {
         "run_id": result.run_id, "case_id": result.case_id, "repetition": result.repetition, "target": result.target,

@@ -3,6 +3,7 @@ file is a file:line error for `report --agreement`, never a traceback."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -89,3 +90,24 @@ def test_a_store_keeps_a_hostile_note_as_given_and_a_damaged_review_row_is_a_one
         done = run_cli(*command, "--store", url)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert done.stderr.strip().splitlines()[-1].endswith("reviews row 1 is not a review: reviewer must be a non-empty string of at most 200 characters"), done.stderr
+
+
+def test_a_results_file_given_twice_to_report_agreement_is_counted_once(tmp_path):
+    """`report RUN RUN --agreement` (a file named twice, or a copy beside it): the same figures as
+    the file once, with the warning `report` gives; counting its results twice made up a second
+    reviewer and a perfect self-consistency over repeats that were never run."""
+    import shutil
+
+    from conftest import EXAMPLES
+
+    shutil.copytree(EXAMPLES / "review" / "run", tmp_path / "run")
+    results = tmp_path / "run" / "run.jsonl"
+    once = run_cli("report", results, "--agreement", "--format", "json")
+    assert once.returncode == 0, once.stderr
+    for again in (results, tmp_path / "run" / ".." / "run" / "run.jsonl"):
+        twice = run_cli("report", results, again, "--agreement", "--format", "json")
+        assert twice.returncode == 0, twice.stderr
+        assert twice.stdout == once.stdout
+        assert "30 duplicate results skipped" in twice.stderr and "given twice" in twice.stderr, twice.stderr
+    figures = json.loads(once.stdout)
+    assert figures["reviews"] == 50 and all(entry["self_consistency"] is None for entry in figures["agreement"])

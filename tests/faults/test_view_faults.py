@@ -318,3 +318,29 @@ def test_a_huge_answer_is_cut_on_its_case_page_and_a_search_finds_text_in_any_ca
         errors = _stopped(process)
     assert len(page) < 500_000 and "(cut: 2,000,000 characters in all" in page, len(page)  # (was over 4 MB of escaped text)
     assert "Traceback" not in errors, errors
+
+
+def test_a_score_off_its_criterions_scale_is_refused_from_the_review_form(tmp_path):
+    """The form's number field keeps a likert5 score within 1-5 in a browser; a request that sends 99
+    or 3.5 anyway (the browser's checks bypassed) is refused by the server, and nothing is written."""
+    import shutil
+
+    from conftest import EXAMPLES
+
+    shutil.copytree(EXAMPLES / "review" / "run", tmp_path / "run")
+    reviews = tmp_path / "run" / "run.reviews.jsonl"
+    before = reviews.read_bytes()
+    process, client = _viewer(tmp_path / "run", tmp_path)
+    try:
+        csrf = re.search(r'data-csrf="([^"]+)"', client.get("/runs/run/cases/ticket-05").text).group(1)
+        form = {"csrf": csrf, "cell": "", "rep": "0", "reviewer": "carol"}
+        for value in ("99", "0", "3.5"):
+            reply = client.post("/runs/run/cases/ticket-05/review", data={**form, "score:empathy": value})
+            assert reply.status_code == 303 and "not on its scale (1 to 5)" in unquote_plus(reply.headers["location"]), reply.headers
+        assert reviews.read_bytes() == before
+        reply = client.post("/runs/run/cases/ticket-05/review", data={**form, "score:empathy": "4"})
+        assert "saved=1" in reply.headers["location"]
+    finally:
+        errors = _stopped(process)
+    assert json.loads(reviews.read_text().splitlines()[-1])["scores"] == {"empathy": 4}
+    assert "Traceback" not in errors, errors
