@@ -296,9 +296,12 @@ def test_a_run_being_written_grows_on_the_page_without_a_reload(browser, tmp_pat
         page.evaluate("window.sameDocument = true")
         with results.open("ab") as handle:
             handle.write(b'", "score": 1.0, "verdict": "pass", "evaluator_results": []}\n')
-            handle.write(b"".join(orjson.dumps({**line, "case_id": f"d{i}"}) + b"\n" for i in range(4)))
+            handle.write(b"".join(orjson.dumps({**line, "case_id": f"d{i}", **({"verdict": "fail", "score": 0.0} if i < 2 else {})}) + b"\n"
+                                  for i in range(4)))
         expect(page.locator("#count-total")).to_have_text("8", timeout=15_000)
         expect(page.locator("#case-count")).to_have_text(re.compile(r"^8 cases"), timeout=15_000)
+        for card, text in (("passed", "6"), ("failed", "2"), ("errored", "0"), ("pass-rate", "75.0%"), ("mean-score", "0.750")):
+            expect(page.locator(f"#count-{card}")).to_have_text(text, timeout=15_000)  # every card follows, not only the total
         assert page.evaluate("window.sameDocument") is True  # no reload
         assert tab.problems == []
         with results.open("ab") as handle:  # the file changes shape: an error on the page, the server goes on

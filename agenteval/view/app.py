@@ -164,7 +164,11 @@ def create_app(settings: Settings) -> Any:
         run = runs.get(request.path_params["key"])
         if run is None:
             return JSONResponse({"error": "no such run"}, status_code=404)
-        return JSONResponse({"cases": len(run.index), "finished": run.summary() is not None and not run.loading,
+        summary = run.summary()
+        overview = _overview(run.index, summary)
+        cards = {"passed": str(overview["passed"]), "failed": str(overview["failed"]), "errored": str(overview["errored"]),
+                 "pass-rate": pct(overview["pass_rate"]), "mean-score": num(overview["mean_score"])}  # (as the cards show them)
+        return JSONResponse({"cases": len(run.index), "finished": summary is not None and not run.loading, "cards": cards,
                              "reading": run.loading, "problems": run.index.problems + ([run.problem] if run.problem else [])})
 
     async def case_page(request: Request) -> Response:

@@ -18,6 +18,10 @@
         const reply = await fetch(cards.dataset.countUrl, { credentials: "same-origin", cache: "no-store" });
         if (reply.ok) {  // (a reply that is not: asked again at the next tick)
           const state = await reply.json();
+          for (const [name, text] of Object.entries(state.cards || {})) {  // the verdicts so far, as text
+            const card = byId(`count-${name}`);
+            if (card) card.textContent = String(text);
+          }
           if (state.cases !== shown()) {
             const fragment = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin", cache: "no-store" });
             if (fragment.ok) {  // (a failed fetch is made again at the next tick)
