@@ -288,7 +288,7 @@ def create_app(settings: Settings) -> Any:
         shown_rows = rows[(number - 1) * PAGE_SIZE: number * PAGE_SIZE]
         for item in shown_rows:
             item["old_miss"] = _first_miss(base.index, item["old"])
-            item["new_miss"] = _first_miss(new.index, item["new"])
+            item["new_miss"] = "missing from this run" if item["new"] is None else _first_miss(new.index, item["new"])
         return page(request, "compare.html", runs=listed, base=base, new=new, rows=shown_rows, line=line, counts=counts,
                     page_number=number, pages=pages)
 
@@ -505,8 +505,13 @@ def _compare(base: Run, new: Run) -> tuple[list[dict[str, Any]], dict[str, int],
         counts["regressions" if kind == "regression" else "improvements" if kind == "improvement" else "unchanged"] += 1
         items.append({"case_id": row.case_id, "cell": row.cell, "old": old, "new": row, "kind": kind, "delta": row.score - old.score})
     counts["only_old"] = len(old_rows)
+    for old in old_rows.values():  # passed in BASE and missing from NEW: also a regression, as `agenteval compare` counts it
+        if old.verdict == "pass":
+            counts["regressions"] += 1
+            items.append({"case_id": old.case_id, "cell": old.cell, "old": old, "new": None, "kind": "regression", "delta": None})
     order = {"regression": 0, "improvement": 1, "same": 2}
-    items.sort(key=lambda item: (order[item["kind"]], item["delta"] if item["kind"] != "improvement" else -item["delta"]))
+    items.sort(key=lambda item: (order[item["kind"]], item["delta"] is None,
+                                 (item["delta"] or 0.0) if item["kind"] != "improvement" else -item["delta"]))
     line = None
     if paired:
         from agenteval.statistics import compare_cells

@@ -344,3 +344,25 @@ def test_a_score_off_its_criterions_scale_is_refused_from_the_review_form(tmp_pa
         errors = _stopped(process)
     assert json.loads(reviews.read_text().splitlines()[-1])["scores"] == {"empathy": 4}
     assert "Traceback" not in errors, errors
+
+
+def test_the_viewers_compare_counts_a_case_missing_from_the_new_run_as_agenteval_compare_does(tmp_path):
+    """Cases that passed in BASE and are missing from NEW are regressions in `agenteval compare`; the
+    viewer's side by side lists and counts them the same way (it left them out of its count)."""
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{name: same, type: equals}]\ncases: cases.jsonl\n")
+    for name, size, wrong_every in (("old", 9, 3), ("new", 6, 2)):
+        write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": f"c{i}", "expected": "a", "output": "b" if i % wrong_every == 0 else "a"}) + "\n"
+                                               for i in range(size)))
+        assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "runs" / f"{name}.jsonl", "-q").returncode == 1
+    printed = run_cli("compare", tmp_path / "runs" / "old.jsonl", tmp_path / "runs" / "new.jsonl")
+    assert "Regressions (4)" in printed.stdout and "Only in base (3)" in printed.stdout, printed.stdout
+    process, client = _viewer(tmp_path / "runs", tmp_path)
+    try:
+        page = client.get("/compare", params={"base": "old", "new": "new"}).text
+    finally:
+        errors = _stopped(process)
+    assert re.search(r'id="compare-counts">4 regressions, 1 improvement, 3 unchanged verdicts, 3 only in old</p>', page), page
+    rows = re.findall(r'<tr class="regression"><td><a href="/runs/(\w+)/cases/(\w+)">', page)
+    assert sorted(rows) == [("new", "c2"), ("new", "c4"), ("old", "c7"), ("old", "c8")]  # (a missing case opens in the run that has it)
+    assert page.count('<span class="v missing">missing</span>') == 2
+    assert "Traceback" not in errors, errors
