@@ -89,8 +89,19 @@ def _cases_digest(loaded: LoadedSuite) -> str:
             digest.update(f"unreadable: {exc.strerror}".encode())
     if not files:
         for case in loaded.cases or ():
-            digest.update(orjson.dumps(case.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=repr))
+            digest.update(_case_bytes(case.model_dump(mode="json")))
     return digest.hexdigest()[:16]
+
+
+def _case_bytes(case: Any) -> bytes:
+    """An inline case as bytes to hash: orjson's, or (an integer past 64 bits, which YAML allows)
+    Python's json, which writes any value."""
+    try:
+        return orjson.dumps(case, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=repr)
+    except orjson.JSONEncodeError:
+        import json
+
+        return json.dumps(case, sort_keys=True, default=repr).encode()
 
 
 def _listed(cells: Any) -> str:

@@ -367,3 +367,22 @@ def test_a_yaml_tag_no_reader_knows_is_a_file_line_error(tmp_path, value, shown)
     assert_no_traceback(done)
     assert done.returncode == 2
     assert done.stderr.splitlines()[0].startswith(f"{suite}:4: invalid YAML") and shown in done.stderr
+
+
+def test_an_integer_past_64_bits_in_an_inline_case_runs_and_resumes(tmp_path):
+    """YAML reads 18446744073709551616 (2**64) as an integer: a suite's inline case holding one ran
+    into a traceback (exit 1, nothing written) when the run hashed its cases for --resume."""
+    write(tmp_path, "suite.yaml", """
+        name: big
+        evaluators:
+          - {type: retrieval, path: hits, score_key: score, metrics: [{metric: ndcg, k: 3, min: 0.5}]}
+        cases:
+          - {id: c1, expected: [a], output: {hits: [{id: a, score: 18446744073709551616}]}}
+          - {id: c2, expected: [a], output: {hits: [{id: a, score: 1}]}}
+    """)
+    done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q")
+    assert_no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    assert [row["verdict"] for row in read_jsonl(tmp_path / "r.jsonl")] == ["pass", "pass"]
+    again = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q", "--resume")
+    assert again.returncode == 0 and len(read_jsonl(tmp_path / "r.jsonl")) == 2, again.stderr  # the same digest: nothing to run again
