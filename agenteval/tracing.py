@@ -29,6 +29,8 @@ from agenteval.version import __version__
 
 FEATURE = "--otel"
 EVALUATION_EVENT = "gen_ai.evaluation.result"  # the conventions' event (the semconv package names no events)
+QUEUE_SPANS = 16_384  # spans that wait for a slow collector; past them a span is dropped, and counted in the warning
+FLUSH_SECONDS = 10  # how long the end of a run waits for the collector to take the spans still waiting
 
 
 class CollectorUnreachable(Exception):
@@ -106,7 +108,13 @@ class RunTracer:
         if not self._owned:
             self._provider.force_flush()
             return None
-        self._provider.shutdown()  # exports what the batch processor still holds
+        flushing = threading.Thread(target=self._provider.force_flush, name="agenteval-otel-flush", daemon=True)
+        flushing.start()  # (the SDK's flush exports every batch in turn, each waiting out the exporter's timeout)
+        flushing.join(FLUSH_SECONDS)
+        if flushing.is_alive() and self._exporter is not None:
+            self._exporter.give_up()  # a collector that takes no more: what is left fails at once, and is counted
+            flushing.join()
+        self._provider.shutdown()
         return self._exporter.warning() if self._exporter is not None else None
 
 
@@ -151,7 +159,17 @@ def run_tracer() -> RunTracer:
     logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # failed exports: one line at the end, not a log per retry
     counting = _CountingExporter(exporter, address)
     provider = sdk_trace.TracerProvider(resource=resource)
-    provider.add_span_processor(BatchSpanProcessor(counting))
+
+    class CountingBatch(BatchSpanProcessor):  # type: ignore[misc,valid-type]
+        """The SDK's batch processor, counting the spans it is given: those the exporter never
+        saw were dropped from a full queue (the SDK drops them without a word)."""
+
+        def on_end(self, span: Any) -> None:
+            if span.context and span.context.trace_flags.sampled:
+                counting.ended()
+            super().on_end(span)
+
+    provider.add_span_processor(CountingBatch(counting, max_queue_size=QUEUE_SPANS))
     return RunTracer(provider, owned=True, exporter=counting)
 
 
@@ -184,23 +202,39 @@ def _check_reachable(address: str) -> None:
 
 
 class _CountingExporter:
-    """The OTLP exporter, counting the spans it could not deliver (said in one line at the end)."""
+    """The OTLP exporter, counting the spans the run made, those it was given and those it could
+    not deliver: every span that did not reach the collector is said in one line at the end."""
 
     def __init__(self, inner: Any, address: str) -> None:
         self._inner = inner
         self._address = address
-        self.failed = 0
+        self._lock = threading.Lock()
+        self.made = self.given = self.failed = 0
+        self._gave_up = False
+
+    def ended(self) -> None:
+        with self._lock:
+            self.made += 1
 
     def export(self, spans: Any) -> Any:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
-        try:
-            outcome = self._inner.export(spans)
-        except Exception:  # noqa: BLE001 - a collector problem must not stop the run
+        if self._gave_up:
             outcome = SpanExportResult.FAILURE
-        if outcome != SpanExportResult.SUCCESS:
-            self.failed += len(spans)
+        else:
+            try:
+                outcome = self._inner.export(spans)
+            except Exception:  # noqa: BLE001 - a collector problem must not stop the run
+                outcome = SpanExportResult.FAILURE
+        with self._lock:
+            self.given += len(spans)
+            if outcome != SpanExportResult.SUCCESS:
+                self.failed += len(spans)
         return outcome
+
+    def give_up(self) -> None:
+        """Send nothing more (the end of the run waited long enough): later exports fail at once."""
+        self._gave_up = True
 
     def shutdown(self) -> None:
         self._inner.shutdown()
@@ -209,7 +243,12 @@ class _CountingExporter:
         return bool(self._inner.force_flush(timeout_millis))
 
     def warning(self) -> str | None:
-        return f"warning: --otel: {self.failed} spans could not be exported to {self._address}" if self.failed else None
+        dropped = max(0, self.made - self.given)  # never given to the exporter: dropped from a full queue
+        lost = self.failed + dropped
+        if not lost:
+            return None
+        why = f" ({dropped} of them dropped while the collector was too slow to keep up)" if dropped else ""
+        return f"warning: --otel: {lost} of {self.made} spans could not be exported to {self._address}{why}"
 
 
 def evaluation_attributes(evaluator: Any, response_id: str | None = None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -42,6 +43,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.server.bodies.append(body)
+        time.sleep(self.server.delay)  # (a slow collector: it has the spans, and answers late)
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
@@ -52,11 +54,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class OTLPReceiver:
-    """`with OTLPReceiver() as receiver:` then `receiver.env` for the run, `receiver.spans()` after."""
+    """`with OTLPReceiver() as receiver:` then `receiver.env` for the run, `receiver.spans()` after;
+    `delay`: seconds it takes to answer each request."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
 
     def __enter__(self) -> OTLPReceiver:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.bodies = []
+        self._server.delay = self.delay
         threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
         return self
 

@@ -48,3 +48,27 @@ def test_hostile_self_descriptions_are_left_out_of_the_spans_and_the_cases_are_s
     assert "gen_ai.usage.input_tokens" not in second.attributes  # past what an OTLP integer holds
     assert "gen_ai.usage.output_tokens" not in second.attributes  # text, not a count
     assert "gen_ai.usage.input_tokens" not in third.attributes and "gen_ai.response.id" not in third.attributes
+
+
+def test_a_slow_collector_gets_every_span_and_one_that_never_answers_is_counted_whole(tmp_path):
+    """3,000 cases make 6,000 spans in about a second. A collector answering each request after
+    0.3 s gets all of them (the SDK's queue of 2,048 dropped the rest without a word); one that
+    takes the requests and never answers holds the run's end about 20 s, and the warning counts
+    every span (it counted the 1,536 it had been handed)."""
+    import time
+
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": f"c{i}", "expected": "x", "output": "x"}) + "\n" for i in range(3000)))
+    suite = write(tmp_path, "suite.yaml", "name: o\nevaluators: [{type: equals}]\ncases: cases.jsonl\n")
+    with OTLPReceiver(delay=0.3) as receiver:
+        done = run_traced(suite, receiver, tmp_path, "-o", "slow.jsonl")
+        assert_no_traceback(done)
+        assert done.returncode == 0 and "could not be exported" not in done.stderr, done.stderr
+        assert len(receiver.spans()) == 6000
+    with OTLPReceiver(delay=1000) as receiver:
+        started = time.monotonic()
+        done = run_traced(suite, receiver, tmp_path, "-o", "hung.jsonl")
+        took = time.monotonic() - started
+    assert_no_traceback(done)
+    assert done.returncode == 0 and len(read_jsonl(tmp_path / "hung.jsonl")) == 3000
+    assert "warning: --otel: 6000 of 6000 spans could not be exported" in done.stderr, done.stderr
+    assert took < 60, took
