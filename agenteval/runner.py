@@ -30,7 +30,7 @@ from agenteval.results import CaseResult, CaseVerdict
 from agenteval.run_context import RunContext
 from agenteval.scheduling import CaseThreads, CaseTimeout, Slot, Watchdog
 from agenteval.suite.loader import LoadedSuite
-from agenteval.suite.models import Case
+from agenteval.suite.models import Case, TracesSettings
 from agenteval.targets import Answer, TargetRun
 from agenteval.targets.recorded import RecordedTarget
 from agenteval.usable import problem
@@ -215,7 +215,7 @@ class Runner:
 
     def _wait_seconds(self) -> float:
         settings = self.loaded.suite.traces
-        return settings.wait_seconds if settings is not None else 5.0
+        return settings.wait_seconds if settings is not None else TracesSettings.model_fields["wait_seconds"].default
 
     def run_case(self, case: Case, repetition: int = 0, cell: Cell | None = None) -> CaseResult:
         cell = cell or self.loaded.cells[0]

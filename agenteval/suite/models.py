@@ -233,9 +233,10 @@ class TracesSettings(StrictModel):
         "a service behind an http target must be started with it (http://127.0.0.1:PORT/v1/traces).",
     )
     wait_seconds: float = Field(
-        5.0, gt=0, le=600, allow_inf_nan=False,
+        10.0, gt=0, le=600, allow_inf_nan=False,
         description="How long after its answer a case waits for the system's first span (its parent is the case's "
-        "`traceparent`) to arrive; none by then is the case's error.",
+        "`traceparent`) to arrive; none by then is the case's error. Above the 5 s an OpenTelemetry SDK's batch "
+        "processor waits by default before it exports.",
     )
 
 
