@@ -364,12 +364,14 @@ def test_retriever_documents_become_the_contexts_a_faithfulness_judge_reads(tmp_
     ]
     verdicts = {"claims": ["Returns take 30 days."], "verdicts": [{"claim": 1, "verdict": "supported", "evidence": "Returns within 30 days."}]}
     with LLMServer(chat=lambda body: {"role": "assistant", "content": json.dumps(verdicts)}) as server:
-        judge = evaluator_type("faithfulness").model_validate(
-            {"type": "faithfulness", "base_url": server.base_url, "model": "grader", "backoff": 0.01, "retries": 0, "path": "content"})
-        result = judge.evaluate(EvalContext("c", {"question": "How long do returns take?"}, None, answer, {}, tmp_path, None, Endpoints()))
-        prompt = server.received[0].body["messages"][1]["content"]
-    assert result.verdict == "pass" and result.score == 1.0
-    assert "# Retrieved context\n[1] Returns within 30 days.\n\n[2] Refunds go to the card.\n\n[3] Shipping is free over $50." in prompt
+        for path in ({"path": "content"}, {}):  # (without `path`, a trace's answer is read at `content`: its reply)
+            judge = evaluator_type("faithfulness").model_validate(
+                {"type": "faithfulness", "base_url": server.base_url, "model": "grader", "backoff": 0.01, "retries": 0, **path})
+            result = judge.evaluate(EvalContext("c", {"question": "How long do returns take?"}, None, answer, {}, tmp_path, None, Endpoints()))
+            assert result.verdict == "pass" and result.score == 1.0, (path, result)
+        prompts = [request.body["messages"][1]["content"] for request in server.received]
+    assert len(prompts) == 2 and prompts[0] == prompts[1]
+    assert "# Retrieved context\n[1] Returns within 30 days.\n\n[2] Refunds go to the card.\n\n[3] Shipping is free over $50." in prompts[0]
 
 
 def test_a_genai_retrieval_span_gives_its_documents_as_contexts():

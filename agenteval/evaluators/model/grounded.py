@@ -118,10 +118,17 @@ class GroundedJudge(EvaluatorConfig, CandidateAndReference, ModelEndpoint, Endpo
         return "(none)" if found is MISSING or found is None else show(found)
 
     def answer(self, ctx: EvalContext) -> Any:
-        """The generated answer; MISSING where `path` finds nothing."""
+        """The generated answer; MISSING where `path` finds nothing. A trace's answer (`--traces`,
+        `traces: {receive: true}`) keeps the reply in `content`: read there when `path` is not given."""
         from agenteval.targets.openai import what_was_said
 
-        return resolve(ctx.output, self._keys) if self._keys else what_was_said(ctx.output)
+        if not self._keys:
+            return what_was_said(ctx.output)
+        found = resolve(ctx.output, self._keys)
+        output = ctx.output
+        if found is MISSING and "path" not in self.model_fields_set and isinstance(output, dict) and "trace_id" in output and "spans" in output:
+            return output.get("content", MISSING)
+        return found
 
     def reference(self, ctx: EvalContext) -> Any:
         if ctx.expected is None:
