@@ -11,11 +11,14 @@ Two pieces, used by `agenteval.runner`:
   `CaseTimeout` (stuck in a blocking call) is given up after a grace period: its case is recorded
   as timed out and a fresh thread takes its place.
   Because the threads are daemons and the caller never joins them, Ctrl-C and SIGTERM end a run
-  at once whatever a case is doing; results that finished are handed over first.
+  at once whatever a case is doing; results that finished are handed over first. Each case runs
+  in a copy of the caller's context as it was when the case was handed over (an application's
+  OpenTelemetry span, so the case joins its trace, as on one thread).
 """
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import time
@@ -190,7 +193,7 @@ class CaseThreads(Generic[Item, Result]):
                     if self._before_threads is not None:
                         self._before_threads()
                         self._before_threads = None
-                    self._todo.put(item)
+                    self._todo.put((contextvars.copy_context(), item))  # (the caller's context: an application's span, say)
                     in_flight += 1
                     if started < self._workers:  # a thread per item until there are `workers`: the first case starts at once
                         self._start_worker()
@@ -232,12 +235,13 @@ class CaseThreads(Generic[Item, Result]):
     def _serve(self, worker: _Worker) -> None:
         ident = threading.get_ident()
         while True:
-            item = self._todo.get()
-            if item is _END:
+            given = self._todo.get()
+            if given is _END:
                 return
+            context, item = given
             self._running[ident] = (worker, item)
             try:
-                outcome: tuple[str, Any] = ("result", self._run(item))
+                outcome: tuple[str, Any] = ("result", context.run(self._run, item))  # as if run where it was handed over
             except BaseException as exc:  # noqa: BLE001 - a bug in the runner: re-raised in the caller's thread
                 outcome = ("error", exc)
             with worker.lock:

@@ -118,6 +118,35 @@ def test_inside_an_active_opentelemetry_span_a_case_joins_its_trace():
         assert parent_id_of(traceparent) != f"{span.get_span_context().span_id:016x}"  # each case its own parent id
 
 
+def test_cases_run_on_threads_inside_an_applications_span_join_its_trace(tmp_path):
+    """`run_suite` iterated inside the application's span: every case joins that trace, also when the
+    cases run on worker threads (the default for a command target), as with one worker."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    import agenteval
+
+    write(tmp_path, "agent.py", "import os, sys, json\nsys.stdin.read()\nprint(json.dumps({'content': os.environ['TRACEPARENT']}))\n")
+    suite = write(tmp_path, "s.yaml", f"""
+name: joined
+target: {{type: command, command: [{sys.executable}, agent.py]}}
+evaluators: [{{type: contains, path: content, reference: "00-"}}]
+cases: [{{id: a, input: q}}, {{id: b, input: q}}, {{id: c, input: q}}, {{id: d, input: q}}]
+""")
+    tracer = TracerProvider().get_tracer("app")
+    with tracer.start_as_current_span("nightly eval") as span:
+        mine = f"{span.get_span_context().trace_id:032x}"
+        for workers in (1, 4):
+            results = list(agenteval.run_suite(suite, workers=workers))
+            assert [result.verdict for result in results] == ["pass"] * 4
+            assert {result.trace_id for result in results} == {mine}, workers
+            assert {trace_id_of(result.output["content"]) for result in results} == {mine}
+    outside = list(agenteval.run_suite(suite, workers=4))  # outside it, each case its own trace
+    assert len({result.trace_id for result in outside}) == 4 and mine not in {result.trace_id for result in outside}
+    assert trace.get_current_span().get_span_context().is_valid is False
+
+
 class _Echo(BaseHTTPRequestHandler):
     seen: list[str | None] = []
 
