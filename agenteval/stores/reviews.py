@@ -47,6 +47,11 @@ def reviews_path(results: Path) -> Path:
     return results.with_name(name + SUFFIX)
 
 
+def names_one(value: Any) -> bool:
+    """Whether a review can hold `value` as its case id or reviewer: a text, not blank, of at most 200 characters."""
+    return isinstance(value, str) and bool(value.strip()) and len(value) <= 200
+
+
 def checked_review(record: Any) -> dict[str, Any]:
     """A review record with its types checked, or ReviewError saying what is wrong with it."""
     if not isinstance(record, dict):
@@ -56,7 +61,7 @@ def checked_review(record: Any) -> dict[str, Any]:
         raise ReviewError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
     review = dict(record)
     for key in ("case_id", "reviewer"):
-        if not isinstance(review.get(key), str) or not review[key].strip() or len(review[key]) > 200:
+        if not names_one(review.get(key)):
             raise ReviewError(f"{key} must be a non-empty string of at most 200 characters")
     for key in ("run_id", "target", "prompt", "time", "note"):
         if review.get(key) is not None and not isinstance(review[key], str):

@@ -34,7 +34,7 @@ from agenteval.reports.html import unreordered
 from agenteval.reports.numbers import num, pct
 from agenteval.results import ResultsFileError, read_results
 from agenteval.stores.history import folder_runs, trends
-from agenteval.stores.reviews import ReviewError, agreements, case_from_result, write_cases
+from agenteval.stores.reviews import ReviewError, agreements, case_from_result, names_one, write_cases
 from agenteval.view.case_view import cell_view, criteria_of, scales_of, shown
 from agenteval.view.index import PAGE_SIZE, LineError, Row, RunIndex, cell_label
 from agenteval.view.runs import Run, Runs
@@ -198,7 +198,7 @@ def create_app(settings: Settings) -> Any:
             chosen_cell=cells[position], criteria=criteria_of(chosen, scales_of(run.summary())), reviews=own,
             problem=review_problem, queue=queue, next_case=next_key, cases_file=settings.cases_file,
             input=shown(results[0].input), expected=None if results[0].expected is None else shown(results[0].expected),
-            saved=request.query_params.get("saved"), error=request.query_params.get("error"),
+            saved=request.query_params.get("saved"), error=request.query_params.get("error"), reviewable=names_one(case_id),
         )
 
     async def review_post(request: Request) -> Response:

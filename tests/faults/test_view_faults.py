@@ -366,3 +366,27 @@ def test_the_viewers_compare_counts_a_case_missing_from_the_new_run_as_agenteval
     assert sorted(rows) == [("new", "c2"), ("new", "c4"), ("old", "c7"), ("old", "c8")]  # (a missing case opens in the run that has it)
     assert page.count('<span class="v missing">missing</span>') == 2
     assert "Traceback" not in errors, errors
+
+
+def test_a_case_whose_id_a_review_cannot_hold_says_so_instead_of_a_form_that_always_fails(tmp_path):
+    """Case ids of 201 characters or of spaces only run and show, but no review can name them: the
+    case page says so instead of offering a form whose every save was refused."""
+    ids = ["x" * 201, "   ", "fine"]
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{name: same, type: equals}]\ncases: cases.jsonl\n")
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": case_id, "expected": "a", "output": "a"}) + "\n" for case_id in ids))
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q").returncode == 0
+    process, client = _viewer(tmp_path / "r.jsonl", tmp_path)
+    try:
+        pages = {case_id: client.get(f"/runs/r/cases/{_quote(case_id)}").text for case_id in ids}
+    finally:
+        errors = _stopped(process)
+    for case_id in ids[:2]:
+        assert 'id="unreviewable"' in pages[case_id] and 'id="review-form"' not in pages[case_id]
+    assert 'id="review-form"' in pages["fine"] and 'id="unreviewable"' not in pages["fine"]
+    assert "Traceback" not in errors, errors
+
+
+def _quote(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="")
