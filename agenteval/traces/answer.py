@@ -49,7 +49,7 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
     no span follows either convention)."""
     if not spans:
         raise TraceError("the trace has no spans")
-    ordered = sorted(spans, key=lambda span: (span.start_ns, span.end_ns))  # start order: parent ids may form cycles
+    ordered = start_order(spans)
     kinds = [kind_of(span) for span in ordered]
     if all(kind is None for kind in kinds):
         names = ", ".join(sorted({span.name for span in ordered})[:5]) or "(unnamed)"
@@ -102,9 +102,10 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
         content = next((message.get("content") for message in reversed(outputs) if message.get("role") == "assistant"), None)
     else:
         content = _root_output(ordered)
-    start = min(span.start_ns for span in ordered)
-    end = max(span.end_ns for span in ordered)
-    total["latency_ms"] = round(max(0, end - start) / 1e6, 3)
+    starts = [span.start_ns for span in ordered if span.start_ns]  # 0: unknown, left out
+    ends = [span.end_ns for span in ordered if span.end_ns]
+    start = min(starts) if starts else None
+    total["latency_ms"] = round(max(0, max(ends) - start) / 1e6, 3) if start is not None and ends else None
     answer = {
         "content": content,
         "messages": messages,
@@ -118,6 +119,17 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
     if contexts:
         answer["contexts"] = contexts
     return answer
+
+
+def start_order(spans: list[Span]) -> list[Span]:
+    """The spans in the order they started (not by parent ids: they may form cycles). A span whose
+    start is unknown (0 in OTLP) takes its place by its end, else stays after the span before it in
+    the file, so an unknown time never moves it to the front."""
+    keys, previous = [], 0
+    for span in spans:
+        previous = span.start_ns or span.end_ns or previous
+        keys.append((previous, span.end_ns or previous))
+    return [span for _, span in sorted(zip(keys, spans), key=lambda pair: pair[0])]
 
 
 def _documents(span: Span) -> list[dict[str, Any]]:
@@ -355,7 +367,7 @@ def _root_output(ordered: list[Span]) -> Any:
     return None
 
 
-def _compact(span: Span, kind: str | None, start: int) -> dict[str, Any]:
+def _compact(span: Span, kind: str | None, start: int | None) -> dict[str, Any]:
     """What the `spans` evaluator reads of a span: no message or document content."""
     attributes: dict[str, Any] = {}
     documents = 0
@@ -369,7 +381,8 @@ def _compact(span: Span, kind: str | None, start: int) -> dict[str, Any]:
         attributes[key] = value[:SPAN_ATTRIBUTE_CHARS] if isinstance(value, str) else value
     compact: dict[str, Any] = {
         "name": span.name, "kind": kind or "other", "span_id": span.span_id, "parent_id": span.parent_id,
-        "start_ms": round(max(0, span.start_ns - start) / 1e6, 3), "duration_ms": span.duration_ms,
+        "start_ms": round(max(0, span.start_ns - start) / 1e6, 3) if span.start_ns and start is not None else None,
+        "duration_ms": span.duration_ms,
         "error": span.error, "attributes": attributes,
     }
     if kind == "retriever" or documents:

@@ -36,7 +36,7 @@ class Span:
     span_id: str
     parent_id: str | None
     name: str
-    start_ns: int
+    start_ns: int  # 0: unknown (OTLP's own meaning of 0; also a time that is missing or does not read)
     end_ns: int
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -44,7 +44,10 @@ class Span:
     status_message: str | None = None
 
     @property
-    def duration_ms(self) -> float:
+    def duration_ms(self) -> float | None:
+        """The span's duration; None when its start or end is unknown."""
+        if not self.start_ns or not self.end_ns:
+            return None
         return round(max(0, self.end_ns - self.start_ns) / 1e6, 3)
 
 
@@ -164,14 +167,18 @@ def _text(value: str) -> str:
     return value if len(value) <= MAX_VALUE_CHARS else value[:MAX_VALUE_CHARS] + CUT_MARK
 
 
+def is_digits(text: str) -> bool:
+    """Whether `text` is ASCII digits only (`str.isdigit` also takes `²` and `١`, which `int` may refuse)."""
+    return text.isascii() and text.isdigit()
+
+
 def _nanos(value: Any) -> int:
-    """A `*TimeUnixNano` (a string or a number in OTLP/JSON); 0 when it does not read."""
+    """A `*TimeUnixNano` (a fixed64: a string or a number in OTLP/JSON); 0, which OTLP reads as
+    unknown, when it is missing, does not read or is past 64 bits."""
     if isinstance(value, bool):
         return 0
-    if isinstance(value, int):
-        return max(0, value)
-    if isinstance(value, str) and value.isdigit() and len(value) < 25:
-        return int(value)
-    if isinstance(value, float) and value == value and 0 <= value < 1e25:
-        return int(value)
-    return 0
+    if isinstance(value, str) and is_digits(value) and len(value) <= 20:
+        value = int(value)
+    if isinstance(value, float) and value == value and 0 <= value < 2.0**64:
+        value = int(value)
+    return value if type(value) is int and 0 <= value < 2**64 else 0

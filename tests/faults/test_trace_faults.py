@@ -135,3 +135,61 @@ def test_a_traces_file_outside_the_suite_folder_or_missing_is_each_cases_error(t
     result = run_cli("run", suite_dir / "s.yaml", "-o", tmp_path / "b.jsonl", "-q")
     assert result.returncode == 3
     assert read_jsonl(tmp_path / "b.jsonl")[0]["error"] == "traces target: cannot read `file` <suite dir>/missing.jsonl: No such file or directory"
+# -- OTLP parts that are legal, missing or of the wrong type ----------------------------------------
+
+T0 = 1_700_000_000_000_000_000  # a start time, in ns
+
+
+def op_span(trace_id: str, span_id: str, name: str, operation: str, start: object, end: object, *attributes: dict, **extra: object) -> dict:
+    return {"traceId": trace_id, "spanId": span_id, "name": name, "startTimeUnixNano": start, "endTimeUnixNano": end,
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": operation}}, *attributes], **extra}
+
+
+def text(key: str, value: str) -> dict:
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def run_traces(tmp_path: Path, lines: list[str], suite: str, *options: str) -> tuple[object, dict]:
+    """`agenteval run suite.yaml --traces spans.jsonl`: every case written, no traceback."""
+    (tmp_path / "spans.jsonl").write_text("\n".join(lines) + "\n")
+    write(tmp_path, "suite.yaml", suite)
+    out = tmp_path / "out.jsonl"
+    done = run_cli("run", tmp_path / "suite.yaml", "--traces", tmp_path / "spans.jsonl", *options, "-o", out, "-q")
+    assert "Traceback" not in done.stderr, done.stderr
+    return done, {line["case_id"]: line for line in read_jsonl(out)}
+
+
+def test_an_unknown_or_unreadable_span_time_is_left_out_of_latency_and_does_not_move_the_span(tmp_path):
+    calling = json.dumps([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_order", "arguments": {"id": 7}}]}])
+    fine = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "fine"}]}])
+    ms = 10**6
+    lines = [document(
+        op_span(TRACE, "01" * 8, "invoke_agent", "invoke_agent", str(T0), str(T0 + 500 * ms)),
+        op_span(TRACE, "02" * 8, "chat 1", "chat", str(T0 + 10 * ms), str(T0 + 100 * ms), text("gen_ai.output.messages", calling)),
+        op_span(TRACE, "03" * 8, "execute_tool get_order", "execute_tool", str(T0 + 150 * ms), str(T0 + 200 * ms),
+                text("gen_ai.tool.name", "get_order"), text("gen_ai.tool.call.id", "c1")),
+        op_span(TRACE, "04" * 8, "chat 2", "chat", "0", str(T0 + 400 * ms), text("gen_ai.output.messages", fine)),  # 0: unknown (OTLP)
+        op_span(TRACE, "05" * 8, "chain", "other", str(T0 + 420 * ms), "99999999999999999999"),  # past 64 bits: unknown
+        op_span(TRACE, "06" * 8, "chain 2", "other", str(2**64), None),  # past 64 bits, and missing
+    )]
+    suite = f"""
+        name: times
+        evaluators:
+          - {{type: latency, max_ms: 2000}}
+          - {{type: spans, checks: [{{kind: model, max_ms: 1000}}]}}
+          - {{type: contains, path: content, reference: fine}}
+        cases:
+          - {{id: c1, metadata: {{trace_id: '{TRACE}'}}}}
+        """
+    done, cases = run_traces(tmp_path, lines, suite)
+    answer = cases["c1"]["output"]
+    assert done.returncode == 0 and cases["c1"]["verdict"] == "pass", cases["c1"]
+    assert answer["usage"]["latency_ms"] == 500.0 and cases["c1"]["usage"]["latency_ms"] == 500.0
+    assert [span["name"] for span in answer["spans"]] == ["invoke_agent", "chat 1", "execute_tool get_order", "chat 2", "chain", "chain 2"]
+    assert [span["duration_ms"] for span in answer["spans"]] == [500.0, 90.0, 50.0, None, None, None]
+    assert [span["start_ms"] for span in answer["spans"]] == [0.0, 10.0, 150.0, None, 420.0, None]
+    assert answer["tool_calls"] == [{"name": "get_order", "arguments": {"id": 7}, "result": None, "id": "c1", "step": 1}]
+    assert [(step["kind"], step["step"], step["latency_ms"]) for step in answer["steps"]] == [
+        ("model", 1, 90.0), ("tool", 1, 50.0), ("model", 2, None)]
+
+
