@@ -100,6 +100,15 @@ def hex_id(value: Any, size: int, key: str) -> str:
 
 def read_span(raw: dict[str, Any]) -> Span:
     """One raw span, flattened; TraceError naming what is wrong with it."""
+    try:
+        return _read_span(raw)
+    except TraceError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a shape no check here foresaw
+        raise TraceError(f"the span cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _read_span(raw: dict[str, Any]) -> Span:
     trace_id = trace_id_of(raw)
     span_id = hex_id(raw.get("spanId"), 8, "spanId")
     parent = raw.get("parentSpanId")
@@ -110,8 +119,9 @@ def read_span(raw: dict[str, Any]) -> Span:
     attributes = attributes_of(raw.get("attributes"))
     events = []
     for event in (raw.get("events") or [])[:MAX_ATTRIBUTES_PER_SPAN] if isinstance(raw.get("events"), list) else ():
-        if isinstance(event, dict):
-            events.append((_text(event.get("name")) or "", attributes_of(event.get("attributes"))))
+        if isinstance(event, dict):  # proto3 JSON leaves an empty name out: no name is an empty one
+            event_name = event.get("name")
+            events.append((_text(event_name) if isinstance(event_name, str) else "", attributes_of(event.get("attributes"))))
     message = status.get("message")
     return Span(
         trace_id=trace_id, span_id=span_id, parent_id=parent_id,
@@ -143,11 +153,10 @@ def _value(raw: Any, depth: int) -> Any:
         return raw["boolValue"] if isinstance(raw["boolValue"], bool) else None
     if "intValue" in raw:
         value = raw["intValue"]  # int64, written as a string in OTLP/JSON
-        if isinstance(value, str) and len(value) <= 20:
-            try:
-                value = int(value)
-            except ValueError:
+        if isinstance(value, str):
+            if len(value) > 20 or not is_digits(value.removeprefix("-")):
                 return None
+            value = int(value)
         return value if type(value) is int and -(2**63) <= value < 2**63 else None
     if "doubleValue" in raw:
         value = raw["doubleValue"]

@@ -193,3 +193,82 @@ def test_an_unknown_or_unreadable_span_time_is_left_out_of_latency_and_does_not_
         ("model", 1, 90.0), ("tool", 1, 50.0), ("model", 2, None)]
 
 
+def test_a_nameless_event_and_parts_of_the_wrong_type_are_read_by_run_and_import_without_a_crash(tmp_path):
+    nameless, calls, key, time = "01" * 16, "02" * 16, "03" * 16, "04" * 16
+    choice = {"name": "gen_ai.choice", "attributes": [text("message", json.dumps({"role": "assistant", "content": "fine", "tool_calls": 5}))]}
+    lines = [
+        # proto3 JSON leaves an empty event name out
+        document(op_span(nameless, "01" * 8, "chat m", "chat", str(T0), str(T0 + 10**8), events=[{"timeUnixNano": str(T0)}, choice])),
+        document(op_span(calls, "02" * 8, "chat m", "chat", str(T0), str(T0 + 10**8), events=[choice])),
+        document(
+            op_span(key, "03" * 8, "retrieve", "retrieval", str(T0), str(T0 + 10**7), text("openinference.span.kind", "RETRIEVER"),
+                    text("retrieval.documents.\u00b2.document.content", "superscript"), text("retrieval.documents.0.document.content", "fine doc")),
+            op_span(key, "04" * 8, "chat m", "chat", str(T0 + 2 * 10**7), str(T0 + 10**8), events=[choice])),
+        document(op_span(time, "05" * 8, "chat m", "chat", "\u00b2", str(T0 + 10**8), events=[choice]),
+                 op_span(time, "06" * 8, "execute_tool get_order", "execute_tool", str(T0 + 10**8), str(T0 + 3 * 10**8),
+                         text("gen_ai.tool.name", "get_order"), text("gen_ai.tool.call.arguments", '{"id": 7}'))),
+    ]
+    suite = ("name: s\nevaluators: [{type: contains, path: content, reference: fine}]\ncases:\n"
+             + "".join(f"  - {{id: c{n}, metadata: {{trace_id: '{trace}'}}}}\n" for n, trace in enumerate([nameless, calls, key, time])))
+    done, cases = run_traces(tmp_path, lines, suite)
+    assert done.returncode == 0, cases
+    assert [cases[f"c{n}"]["verdict"] for n in range(4)] == ["pass"] * 4
+    assert cases["c1"]["output"]["tool_calls"] == []  # `tool_calls: 5` is no list of calls
+    assert cases["c1"]["output"]["messages"] == [{"role": "assistant", "content": "fine"}]
+    assert cases["c2"]["output"]["contexts"] == [{"text": "fine doc", "retriever": "retrieve"}]
+    assert cases["c2"]["output"]["spans"][0]["documents"] == 1
+    assert cases["c3"]["output"]["spans"][0]["duration_ms"] is None  # a start of "²" is unknown
+    assert cases["c3"]["output"]["usage"]["latency_ms"] == 200.0
+    assert cases["c3"]["output"]["tool_calls"][0]["arguments"] == {"id": 7}
+    done = run_cli("import", "traces", tmp_path / "spans.jsonl", "-o", tmp_path / "imported")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "0 keys not carried over" in done.stdout + done.stderr
+    imported = read_jsonl(tmp_path / "imported" / "cases.jsonl")
+    assert [case["id"] for case in imported] == [nameless, calls, key, time]
+    assert [case["output"]["content"] for case in imported] == ["fine"] * 4
+
+
+RECEIVED = r'''
+"""A system under test exporting one model span with a nameless event and a choice whose tool_calls is 5,
+after a request whose Content-Length is a superscript digit."""
+import json, os, socket, sys, urllib.request
+from urllib.parse import urlsplit
+endpoint = os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+_, trace_id, parent_id, _ = os.environ["TRACEPARENT"].split("-")
+where = urlsplit(endpoint)
+with socket.create_connection((where.hostname, where.port), timeout=10) as raw:
+    raw.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \xb2\r\n\r\n{}")
+    status = raw.recv(100).split(b" ")[1:2]
+choice = {"name": "gen_ai.choice", "attributes": [{"key": "message", "value": {"stringValue": json.dumps(
+    {"role": "assistant", "content": "fine", "tool_calls": 5})}}]}
+span = {"traceId": trace_id, "spanId": "01" * 8, "parentSpanId": parent_id, "name": "chat m", "startTimeUnixNano": "1000",
+        "endTimeUnixNano": "2000", "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
+        "events": [{"timeUnixNano": "1500"}, choice]}
+body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+urllib.request.urlopen(urllib.request.Request(endpoint, data=body, headers={"Content-Type": "application/json"}), timeout=30).read()
+print(json.dumps({"status": status[0].decode() if status else None}))
+'''
+
+
+def test_received_spans_with_a_nameless_event_and_a_superscript_content_length_are_read(tmp_path):
+    import sys
+
+    write(tmp_path, "sender.py", RECEIVED)
+    write(tmp_path, "s.yaml", f"""
+        name: received
+        target: {{type: command, command: [{sys.executable}, sender.py]}}
+        traces: {{receive: true, wait_seconds: 5}}
+        evaluators:
+          - {{type: spans, checks: [{{kind: model, count: 1}}]}}
+        cases:
+          - {{id: one, input: go}}
+        """)
+    done = run_cli("run", tmp_path / "s.yaml", "-o", tmp_path / "out.jsonl", "-q")
+    assert "Traceback" not in done.stderr, done.stderr
+    [line] = read_jsonl(tmp_path / "out.jsonl")
+    assert line["verdict"] == "pass", line
+    assert line["output"]["status"] == "411"  # `Content-Length: ²` is no length: refused, not a ValueError in the handler
+    assert line["output"]["messages"] == [{"role": "assistant", "content": "fine"}]
+    assert line["output"]["tool_calls"] == []
+
+
