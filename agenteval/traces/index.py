@@ -45,8 +45,9 @@ class TraceIndex:
         return self.keys.get(key, [])
 
     def spans(self, key: str, max_spans: int = MAX_SPANS_PER_TRACE) -> list[Span]:
-        """Every span of the trace(s) `key` names; TraceError when there is none, or more than `max_spans`
-        (the suite's `limits.trace_spans`)."""
+        """Every span of the trace(s) `key` names, once each (a span exported twice, by a retry or
+        two exports in one file, is read once: the first); TraceError when there is none, or more
+        than `max_spans` (the suite's `limits.trace_spans`)."""
         ids = self.trace_ids(key)
         if not ids:
             raise TraceError(f"no trace with {self._key_name()} {key!r} in {self.path.name}{self._problems()}")
@@ -57,16 +58,20 @@ class TraceIndex:
                 f"a trace may have to be read into an answer (limit `limits.trace_spans: {max_spans}`; raise it in the suite's `limits:` if this is expected)"
             )
         wanted = set(ids)
-        spans = []
+        spans, seen = [], set()
         with self.path.open("rb") as file:
             for offset, length in sorted({item for trace_id in ids for item in self.ranges[trace_id]}):
                 file.seek(offset)
                 for raw in raw_spans(orjson.loads(file.read(length))):
                     try:
-                        if trace_id_of(raw) in wanted:
-                            spans.append(read_span(raw))
+                        if trace_id_of(raw) not in wanted:
+                            continue
+                        span = read_span(raw)
                     except TraceError:
                         continue  # named when the file was indexed
+                    if (span.trace_id, span.span_id) not in seen:
+                        seen.add((span.trace_id, span.span_id))
+                        spans.append(span)
         return spans
 
     def _key_name(self) -> str:

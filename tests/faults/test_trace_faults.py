@@ -272,3 +272,26 @@ def test_received_spans_with_a_nameless_event_and_a_superscript_content_length_a
     assert line["output"]["tool_calls"] == []
 
 
+def test_a_span_exported_twice_is_read_once(tmp_path):
+    chat = op_span(TRACE, "01" * 8, "chat m", "chat", str(T0), str(T0 + 10**8), text("session.id", "s1"),
+                   text("gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "fine"}]}])))
+    tool = op_span(TRACE, "02" * 8, "execute_tool refund", "execute_tool", str(T0 + 2 * 10**8), str(T0 + 3 * 10**8),
+                   text("gen_ai.tool.name", "refund"), text("gen_ai.tool.call.arguments", '{"id": 7}'))
+    other = "cd" * 16  # a second trace of the session whose span ids are the same: other spans, both kept
+    second = [dict(span, traceId=other, startTimeUnixNano=str(T0 + 10**9), endTimeUnixNano=str(T0 + 2 * 10**9)) for span in (chat, tool)]
+    lines = [document(chat, tool), document(tool), document(*second), document(*second)]  # a retry; two exports concatenated
+    suite = f"""
+        name: dup
+        evaluators:
+          - {{type: spans, checks: [{{kind: tool, count: 2}}, {{kind: model, count: 2}}]}}
+          - {{type: tool_calls, path: tool_calls, calls: [{{name: refund, arguments: {{id: 7}}}}, {{name: refund, arguments: {{id: 7}}}}], order: exact}}
+        cases:
+          - {{id: c1, metadata: {{session_id: s1}}}}
+        """
+    done, cases = run_traces(tmp_path, lines, suite, "--traces-match", "session_id")
+    assert done.returncode == 0 and cases["c1"]["verdict"] == "pass", cases["c1"]["evaluator_results"]
+    assert [(span["span_id"], span["name"]) for span in cases["c1"]["output"]["spans"]] == [
+        ("01" * 8, "chat m"), ("02" * 8, "execute_tool refund"), ("01" * 8, "chat m"), ("02" * 8, "execute_tool refund")]
+    assert len(cases["c1"]["output"]["tool_calls"]) == 2
+
+
