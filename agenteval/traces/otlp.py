@@ -133,14 +133,15 @@ def _read_span(raw: dict[str, Any]) -> Span:
     )
 
 
-def attributes_of(raw: Any) -> dict[str, Any]:
-    """OTLP `[{key, value: {stringValue|intValue|...}}]` as a plain mapping (bounded)."""
+def attributes_of(raw: Any, depth: int = 0) -> dict[str, Any]:
+    """OTLP `[{key, value: {stringValue|intValue|...}}]` as a plain mapping (bounded); `depth` is how
+    deep inside an attribute value the list is (a `kvlistValue`'s), so nesting is bounded as a whole."""
     found: dict[str, Any] = {}
     if not isinstance(raw, list):
         return found
     for item in raw[:MAX_ATTRIBUTES_PER_SPAN]:
         if isinstance(item, dict) and isinstance(item.get("key"), str):
-            found[_text(item["key"])] = _value(item.get("value"), 0)
+            found[_text(item["key"])] = _value(item.get("value"), depth)
     return found
 
 
@@ -166,7 +167,7 @@ def _value(raw: Any, depth: int) -> Any:
         return [_value(value, depth + 1) for value in values[:MAX_ATTRIBUTES_PER_SPAN]] if isinstance(values, list) else []
     if "kvlistValue" in raw:
         values = raw["kvlistValue"].get("values") if isinstance(raw["kvlistValue"], dict) else None
-        return attributes_of(values) if depth < MAX_VALUE_DEPTH else None
+        return attributes_of(values, depth + 1)
     if "bytesValue" in raw:
         return _text(raw["bytesValue"]) if isinstance(raw["bytesValue"], str) else None
     return None

@@ -295,3 +295,23 @@ def test_a_span_exported_twice_is_read_once(tmp_path):
     assert len(cases["c1"]["output"]["tool_calls"]) == 2
 
 
+def test_a_map_attribute_nested_200_deep_is_cut_at_20_levels_in_run_and_import(tmp_path):
+    value = {"stringValue": "x"}
+    for _ in range(200):
+        value = {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
+    span = chat_span(TRACE, "01" * 8, "fine")
+    span["attributes"].append({"key": "deep", "value": value})
+    suite = f"name: deep\nevaluators: [{{type: contains, path: content, reference: fine}}]\ncases:\n  - {{id: c1, metadata: {{trace_id: '{TRACE}'}}}}\n"
+    done, cases = run_traces(tmp_path, [document(span)], suite)
+    assert done.returncode == 0 and cases["c1"]["verdict"] == "pass", cases["c1"]
+    deep, levels = cases["c1"]["output"]["spans"][0]["attributes"]["deep"], 0
+    while isinstance(deep, dict):
+        deep, levels = deep["k"], levels + 1
+    assert (levels, deep) == (21, None)  # the value and 20 levels inside it; deeper is null
+    done = run_cli("import", "traces", tmp_path / "spans.jsonl", "-o", tmp_path / "imported")
+    assert done.returncode == 0, done.stderr
+    done = run_cli("run", tmp_path / "imported", "-o", tmp_path / "imported.jsonl", "-q")
+    assert done.returncode == 0, done.stderr
+    assert [line["verdict"] for line in read_jsonl(tmp_path / "imported.jsonl")] == ["pass"]
+
+
