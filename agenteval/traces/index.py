@@ -27,7 +27,7 @@ MAX_PROBLEMS = 20
 class TraceIndex:
     path: Path
     match: str  # trace_id, session_id, or attribute NAME
-    ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # trace id -> (offset, length) of its documents
+    ranges: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # trace id -> (offset, length, line) of its documents
     counts: dict[str, int] = field(default_factory=dict)  # trace id -> spans
     keys: dict[str, list[str]] = field(default_factory=dict)  # key value -> trace ids, in file order
     max_document_bytes: int = MAX_DOCUMENT_BYTES  # the suite's `limits.trace_document_mb`
@@ -46,8 +46,8 @@ class TraceIndex:
 
     def spans(self, key: str, max_spans: int = MAX_SPANS_PER_TRACE) -> list[Span]:
         """Every span of the trace(s) `key` names, once each (a span exported twice, by a retry or
-        two exports in one file, is read once: the first); TraceError when there is none, or more
-        than `max_spans` (the suite's `limits.trace_spans`)."""
+        two exports in one file, is read once: the first); TraceError when there is none, more than
+        `max_spans` (the suite's `limits.trace_spans`), or a span of it that cannot be read."""
         ids = self.trace_ids(key)
         if not ids:
             raise TraceError(f"no trace with {self._key_name()} {key!r} in {self.path.name}{self._problems()}")
@@ -60,15 +60,20 @@ class TraceIndex:
         wanted = set(ids)
         spans, seen = [], set()
         with self.path.open("rb") as file:
-            for offset, length in sorted({item for trace_id in ids for item in self.ranges[trace_id]}):
+            for offset, length, number in sorted({item for trace_id in ids for item in self.ranges[trace_id]}):
                 file.seek(offset)
-                for raw in raw_spans(orjson.loads(file.read(length))):
+                for position, raw in enumerate(raw_spans(orjson.loads(file.read(length))), 1):
                     try:
                         if trace_id_of(raw) not in wanted:
                             continue
-                        span = read_span(raw)
                     except TraceError:
-                        continue  # named when the file was indexed
+                        continue  # a span of no trace: named when the file was indexed
+                    try:
+                        span = read_span(raw)
+                    except TraceError as exc:  # a span of this trace dropped unseen could pass a check it fails
+                        name = raw.get("name")
+                        shown = f" ({name[:100]!r})" if isinstance(name, str) and name else ""
+                        raise TraceError(f"a span of the trace cannot be read: line {number}, span {position}{shown}: {exc}") from None
                     if (span.trace_id, span.span_id) not in seen:
                         seen.add((span.trace_id, span.span_id))
                         spans.append(span)
@@ -147,7 +152,7 @@ def _add(index: TraceIndex, number: int, offset: int, length: int, document: Any
             continue
         ranges = index.ranges.setdefault(trace_id, [])
         if not ranges or ranges[-1][0] != offset:
-            ranges.append((offset, length))
+            ranges.append((offset, length, number))
         index.counts[trace_id] = index.counts.get(trace_id, 0) + 1
         if index.match == "trace_id":
             continue

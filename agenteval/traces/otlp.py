@@ -94,6 +94,8 @@ def hex_id(value: Any, size: int, key: str) -> str:
             decoded = b""
         if len(decoded) == size:
             return decoded.hex()
+    if value is None:
+        raise TraceError(f"`{key}` is missing")
     shown = repr(value)[:60]
     raise TraceError(f"`{key}` {shown} is not a {size}-byte id in hex or base64")
 

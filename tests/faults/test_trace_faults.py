@@ -135,6 +135,8 @@ def test_a_traces_file_outside_the_suite_folder_or_missing_is_each_cases_error(t
     result = run_cli("run", suite_dir / "s.yaml", "-o", tmp_path / "b.jsonl", "-q")
     assert result.returncode == 3
     assert read_jsonl(tmp_path / "b.jsonl")[0]["error"] == "traces target: cannot read `file` <suite dir>/missing.jsonl: No such file or directory"
+
+
 # -- OTLP parts that are legal, missing or of the wrong type ----------------------------------------
 
 T0 = 1_700_000_000_000_000_000  # a start time, in ns
@@ -315,3 +317,20 @@ def test_a_map_attribute_nested_200_deep_is_cut_at_20_levels_in_run_and_import(t
     assert [line["verdict"] for line in read_jsonl(tmp_path / "imported.jsonl")] == ["pass"]
 
 
+def test_a_span_without_a_span_id_is_named_not_dropped(tmp_path):
+    good = "cd" * 16
+    tool = {"traceId": TRACE, "name": "execute_tool refund", "startTimeUnixNano": "5",
+            "attributes": [text("gen_ai.operation.name", "execute_tool"), text("gen_ai.tool.name", "refund")]}
+    lines = [document(chat_span(TRACE, "01" * 8, "fine"), tool), document(chat_span(good, "02" * 8, "fine"))]
+    suite = (f"name: n\nevaluators: [{{type: spans, checks: [{{kind: tool, count: 0}}]}}]\ncases:\n"
+             f"  - {{id: refund, metadata: {{trace_id: '{TRACE}'}}}}\n  - {{id: good, metadata: {{trace_id: '{good}'}}}}\n")
+    done, cases = run_traces(tmp_path, lines, suite)
+    assert done.returncode == 3
+    assert cases["refund"]["error"] == (
+        "--traces: a span of the trace cannot be read: line 1, span 2 ('execute_tool refund'): `spanId` is missing")
+    assert cases["good"]["verdict"] == "pass"
+    done = run_cli("import", "traces", tmp_path / "spans.jsonl", "-o", tmp_path / "imported")
+    assert done.returncode == 0, done.stderr
+    assert (f"not carried over: {tmp_path / 'spans.jsonl'}: trace {TRACE}: a span of the trace cannot be read: "
+            "line 1, span 2 ('execute_tool refund'): `spanId` is missing") in done.stderr
+    assert [case["id"] for case in read_jsonl(tmp_path / "imported" / "cases.jsonl")] == [good]
