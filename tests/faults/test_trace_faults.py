@@ -334,3 +334,36 @@ def test_a_span_without_a_span_id_is_named_not_dropped(tmp_path):
     assert (f"not carried over: {tmp_path / 'spans.jsonl'}: trace {TRACE}: a span of the trace cannot be read: "
             "line 1, span 2 ('execute_tool refund'): `spanId` is missing") in done.stderr
     assert [case["id"] for case in read_jsonl(tmp_path / "imported" / "cases.jsonl")] == [good]
+
+
+def test_one_document_of_2000_traces_is_read_in_about_the_time_of_the_same_traces_as_jsonl(tmp_path):
+    import time
+
+    from agenteval.traces.index import index_file
+
+    def span(number: int) -> dict:
+        reply = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": f"answer {number}"}]}])
+        return op_span(f"{number + 1:032x}", f"{number + 1:016x}", "chat m", "chat", str(T0), str(T0 + 10**8),
+                       text("gen_ai.output.messages", reply), text("pad", "p" * 800))
+
+    count = 2_000
+    spans = [span(number) for number in range(count)]
+    del spans[7]["spanId"]  # the 8th span of the document: named by its place in it
+    (tmp_path / "one.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, indent=1))
+    (tmp_path / "lines.jsonl").write_text("".join(document(item) + "\n" for item in spans))
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": f"c{n}", "metadata": {"trace_id": f"{n + 1:032x}"}}) + "\n" for n in range(count)))
+    write(tmp_path, "s.yaml", "name: q\nevaluators: [{type: contains, path: content, reference: answer}]\ncases: cases.jsonl\n")
+    seconds = {}
+    for name in ("lines.jsonl", "one.json"):
+        started = time.monotonic()
+        done = run_cli("run", tmp_path / "s.yaml", "--traces", tmp_path / name, "-o", tmp_path / f"{name}.out", "-q", timeout=300)
+        seconds[name] = time.monotonic() - started
+        assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+        results = {line["case_id"]: line for line in read_jsonl(tmp_path / f"{name}.out")}
+        assert [results[f"c{n}"]["verdict"] for n in range(count)] == ["pass"] * 7 + ["error"] + ["pass"] * (count - 8)
+        assert results["c1999"]["output"]["content"] == "answer 1999"
+    assert read_jsonl(tmp_path / "one.json.out")[7]["error"] == (
+        "--traces: a span of the trace cannot be read: line 1, span 8 ('chat m'): `spanId` is missing")
+    assert seconds["one.json"] < 2 * seconds["lines.jsonl"] + 3, seconds  # each case read the whole document: 25 times slower
+    index = index_file(tmp_path / "one.json")  # each trace is read from its own part, never the whole document again
+    assert max(length for ranges in index.ranges.values() for _, _, length, _ in ranges) < 3_000
