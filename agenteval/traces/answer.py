@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from agenteval.traces.otlp import CUT_MARK, MAX_VALUE_CHARS, MAX_VALUE_DEPTH, Span, TraceError
+from agenteval.traces.otlp import CUT_MARK, MAX_VALUE_CHARS, MAX_VALUE_DEPTH, Span, TraceError, is_digits
 
 _OPENINFERENCE_KINDS = {
     "LLM": "model", "TOOL": "tool", "RETRIEVER": "retriever", "CHAIN": "chain", "AGENT": "agent",
@@ -46,10 +46,19 @@ def kind_of(span: Span) -> str | None:
 def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dict[str, Any]:
     """The answer of one trace: `content`, `messages`, `tool_calls`, `steps`, `usage`, `model`,
     `trace_id`, `spans`, and `contexts` when a retriever span returned documents (TraceError when
-    no span follows either convention)."""
+    no span follows either convention, or a part of a span that cannot be read)."""
+    try:
+        return _trace_answer(spans, prices)
+    except TraceError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a shape no check here foresaw
+        raise TraceError(f"the trace cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _trace_answer(spans: list[Span], prices: dict[str, Any] | None) -> dict[str, Any]:
     if not spans:
         raise TraceError("the trace has no spans")
-    ordered = sorted(spans, key=lambda span: (span.start_ns, span.end_ns))  # start order: parent ids may form cycles
+    ordered = start_order(spans)
     kinds = [kind_of(span) for span in ordered]
     if all(kind is None for kind in kinds):
         names = ", ".join(sorted({span.name for span in ordered})[:5]) or "(unnamed)"
@@ -102,9 +111,10 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
         content = next((message.get("content") for message in reversed(outputs) if message.get("role") == "assistant"), None)
     else:
         content = _root_output(ordered)
-    start = min(span.start_ns for span in ordered)
-    end = max(span.end_ns for span in ordered)
-    total["latency_ms"] = round(max(0, end - start) / 1e6, 3)
+    starts = [span.start_ns for span in ordered if span.start_ns]  # 0: unknown, left out
+    ends = [span.end_ns for span in ordered if span.end_ns]
+    start = min(starts) if starts else None
+    total["latency_ms"] = round(max(0, max(ends) - start) / 1e6, 3) if start is not None and ends else None
     answer = {
         "content": content,
         "messages": messages,
@@ -120,6 +130,17 @@ def trace_answer(spans: list[Span], prices: dict[str, Any] | None = None) -> dic
     return answer
 
 
+def start_order(spans: list[Span]) -> list[Span]:
+    """The spans in the order they started (not by parent ids: they may form cycles). A span whose
+    start is unknown (0 in OTLP) takes its place by its end, else stays after the span before it in
+    the file, so an unknown time never moves it to the front."""
+    keys, previous = [], 0
+    for span in spans:
+        previous = span.start_ns or span.end_ns or previous
+        keys.append((previous, span.end_ns or previous))
+    return [span for _, span in sorted(zip(keys, spans), key=lambda pair: pair[0])]
+
+
 def _documents(span: Span) -> list[dict[str, Any]]:
     """A retriever span's documents as context chunks `{text, id, score, retriever}`: OpenInference's
     `retrieval.documents.N.document.{content,id,score}`, or the GenAI conventions'
@@ -129,7 +150,7 @@ def _documents(span: Span) -> list[dict[str, Any]]:
     for key, value in attributes.items():
         if key.startswith("retrieval.documents."):
             index, _, field = key[len("retrieval.documents."):].partition(".")
-            if index.isdigit() and len(index) < 7 and field.startswith("document."):
+            if is_digits(index) and len(index) < 7 and field.startswith("document."):
                 found.setdefault(int(index), {})[field.removeprefix("document.")] = value
     documents = [found[index] for index in sorted(found)]
     if not documents:
@@ -170,7 +191,9 @@ def _usage(span: Span, prices: dict[str, Any] | None) -> dict[str, Any]:
     usage: dict[str, Any] = {"latency_ms": span.duration_ms}
     if given is not None or made is not None:
         usage.update(input_tokens=given, output_tokens=made, total_tokens=total)
-    cost = price_of(usage, [attributes.get("gen_ai.request.model"), _model_name(span)], prices) if prices else None
+    requested = attributes.get("gen_ai.request.model")
+    models = [requested if isinstance(requested, str) else None, _model_name(span)]
+    cost = price_of(usage, models, prices) if prices else None
     if cost is None and isinstance(attributes.get("llm.cost.total"), (int, float)):
         cost = float(attributes["llm.cost.total"])
     if cost is not None:
@@ -205,7 +228,7 @@ def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         if not key.startswith(prefix):
             continue
         index, _, rest = key[len(prefix):].partition(".")
-        if index.isdigit() and len(index) < 7:
+        if is_digits(index) and len(index) < 7:
             grouped.setdefault(int(index), {})[rest.removeprefix("message.")] = value
     messages = []
     for index in sorted(grouped):
@@ -218,7 +241,7 @@ def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         for key, value in fields.items():
             if key.startswith("tool_calls."):
                 number, _, field = key[len("tool_calls."):].partition(".")
-                if number.isdigit() and len(number) < 7:
+                if is_digits(number) and len(number) < 7:
                     calls.setdefault(int(number), {})[field.removeprefix("tool_call.")] = value
         if calls:
             message["tool_calls"] = [
@@ -292,6 +315,8 @@ def _from_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
             message = _json(given) if isinstance(given, str) else given
             if isinstance(message, dict):
                 outputs.append({"role": message.get("role") or "assistant", **{k: v for k, v in message.items() if k != "role"}})
+                if "tool_calls" in message and not isinstance(message["tool_calls"], list):
+                    del outputs[-1]["tool_calls"]  # not a list of calls: none that can be read
     return inputs, outputs
 
 
@@ -328,7 +353,8 @@ def _calls_from_messages(model_calls: list[tuple[list[dict[str, Any]], list[dict
     calls = []
     for number, (_, outputs) in enumerate(model_calls, 1):
         for message in outputs:
-            for raw in message.get("tool_calls") or ():
+            given = message.get("tool_calls")
+            for raw in given if isinstance(given, list) else ():  # a recorded message's calls may be of any type
                 function = raw.get("function") if isinstance(raw, dict) and isinstance(raw.get("function"), dict) else {}
                 arguments = function.get("arguments")
                 parsed = _json(arguments) if isinstance(arguments, str) else arguments
@@ -355,21 +381,22 @@ def _root_output(ordered: list[Span]) -> Any:
     return None
 
 
-def _compact(span: Span, kind: str | None, start: int) -> dict[str, Any]:
+def _compact(span: Span, kind: str | None, start: int | None) -> dict[str, Any]:
     """What the `spans` evaluator reads of a span: no message or document content."""
     attributes: dict[str, Any] = {}
     documents = 0
     for key, value in span.attributes.items():
         if key.startswith("retrieval.documents."):
             index = key[len("retrieval.documents."):].partition(".")[0]
-            if index.isdigit():
+            if is_digits(index) and len(index) < 7:
                 documents = max(documents, int(index) + 1)
         if key.startswith(_CONTENT_KEYS):
             continue
         attributes[key] = value[:SPAN_ATTRIBUTE_CHARS] if isinstance(value, str) else value
     compact: dict[str, Any] = {
         "name": span.name, "kind": kind or "other", "span_id": span.span_id, "parent_id": span.parent_id,
-        "start_ms": round(max(0, span.start_ns - start) / 1e6, 3), "duration_ms": span.duration_ms,
+        "start_ms": round(max(0, span.start_ns - start) / 1e6, 3) if span.start_ns and start is not None else None,
+        "duration_ms": span.duration_ms,
         "error": span.error, "attributes": attributes,
     }
     if kind == "retriever" or documents:

@@ -2,11 +2,15 @@
 
 The index keeps, per trace, the byte ranges of the documents holding its spans, its span count,
 and the keys a case may name it by (its trace id, `session.id` / `gen_ai.conversation.id`, or any
-attribute); a document that cannot be read is skipped and named, never the end of the file.
+attribute); a document that cannot be read is skipped and named, never the end of the file. A
+large document holding several traces (one OTLP/JSON document of a whole export) is split by
+trace into a temporary file as it is indexed, so each case reads its own trace, not the document.
 """
 
 from __future__ import annotations
 
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,18 +25,24 @@ SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
 """Attributes `match: session_id` reads: OpenInference's and the GenAI conventions'."""
 MAX_PROBLEMS = 20
 """Unreadable documents named in an error (the rest are counted)."""
+SPLIT_BYTES = 1 << 20
+"""A document larger than this holding several traces is split by trace when indexed (each case
+then reads its trace, not the whole document again: linear, not quadratic, in the traces)."""
 
 
 @dataclass(slots=True)
 class TraceIndex:
     path: Path
     match: str  # trace_id, session_id, or attribute NAME
-    ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # trace id -> (offset, length) of its documents
+    # trace id -> (line, offset, length, split) of its documents: in the file, or (split) in `split_file`
+    ranges: dict[str, list[tuple[int, int, int, bool]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # trace id -> spans
     keys: dict[str, list[str]] = field(default_factory=dict)  # key value -> trace ids, in file order
     max_document_bytes: int = MAX_DOCUMENT_BYTES  # the suite's `limits.trace_document_mb`
     problems: list[str] = field(default_factory=list)
     skipped: int = 0
+    split_file: Any = None  # a temporary file: per trace, the spans of a large document that held several
+    split_lock: Any = field(default_factory=threading.Lock)
 
     def trace_ids(self, key: str) -> list[str]:
         """The traces a case key names ([] for none)."""
@@ -45,8 +55,9 @@ class TraceIndex:
         return self.keys.get(key, [])
 
     def spans(self, key: str, max_spans: int = MAX_SPANS_PER_TRACE) -> list[Span]:
-        """Every span of the trace(s) `key` names; TraceError when there is none, or more than `max_spans`
-        (the suite's `limits.trace_spans`)."""
+        """Every span of the trace(s) `key` names, once each (a span exported twice, by a retry or
+        two exports in one file, is read once: the first); TraceError when there is none, more than
+        `max_spans` (the suite's `limits.trace_spans`), or a span of it that cannot be read."""
         ids = self.trace_ids(key)
         if not ids:
             raise TraceError(f"no trace with {self._key_name()} {key!r} in {self.path.name}{self._problems()}")
@@ -57,17 +68,36 @@ class TraceIndex:
                 f"a trace may have to be read into an answer (limit `limits.trace_spans: {max_spans}`; raise it in the suite's `limits:` if this is expected)"
             )
         wanted = set(ids)
-        spans = []
+        spans, seen = [], set()
         with self.path.open("rb") as file:
-            for offset, length in sorted({item for trace_id in ids for item in self.ranges[trace_id]}):
-                file.seek(offset)
-                for raw in raw_spans(orjson.loads(file.read(length))):
+            for number, offset, length, split in sorted({item for trace_id in ids for item in self.ranges[trace_id]}):
+                document = orjson.loads(self._read(file, offset, length, split))
+                positions = document.get("positions") if split else None  # where each span was in its document
+                for position, raw in enumerate(raw_spans(document), 1):
+                    position = positions[position - 1] if positions else position
                     try:
-                        if trace_id_of(raw) in wanted:
-                            spans.append(read_span(raw))
+                        if trace_id_of(raw) not in wanted:
+                            continue
                     except TraceError:
-                        continue  # named when the file was indexed
+                        continue  # a span of no trace: named when the file was indexed
+                    try:
+                        span = read_span(raw)
+                    except TraceError as exc:  # a span of this trace dropped unseen could pass a check it fails
+                        name = raw.get("name")
+                        shown = f" ({name[:100]!r})" if isinstance(name, str) and name else ""
+                        raise TraceError(f"a span of the trace cannot be read: line {number}, span {position}{shown}: {exc}") from None
+                    if (span.trace_id, span.span_id) not in seen:
+                        seen.add((span.trace_id, span.span_id))
+                        spans.append(span)
         return spans
+
+    def _read(self, file: Any, offset: int, length: int, split: bool) -> bytes:
+        if not split:
+            file.seek(offset)
+            return file.read(length)
+        with self.split_lock:  # cases read their traces from threads
+            self.split_file.seek(offset)
+            return self.split_file.read(length)
 
     def _key_name(self) -> str:
         return self.match if self.match in ("trace_id", "session_id") else f"attribute {self.match.split(None, 1)[1]!r}"
@@ -134,15 +164,14 @@ def _add(index: TraceIndex, number: int, offset: int, length: int, document: Any
     except TraceError as exc:
         _problem(index, f"line {number}: {exc}")
         return
+    by_trace: dict[str, list[int]] = {}  # trace id -> positions of its spans in the document
     for position, raw in enumerate(found, 1):
         try:
             trace_id = trace_id_of(raw)
         except TraceError as exc:
             _problem(index, f"line {number}, span {position}: {exc}")
             continue
-        ranges = index.ranges.setdefault(trace_id, [])
-        if not ranges or ranges[-1][0] != offset:
-            ranges.append((offset, length))
+        by_trace.setdefault(trace_id, []).append(position)
         index.counts[trace_id] = index.counts.get(trace_id, 0) + 1
         if index.match == "trace_id":
             continue
@@ -154,6 +183,29 @@ def _add(index: TraceIndex, number: int, offset: int, length: int, document: Any
                     traces = index.keys.setdefault(str(value), [])
                     if trace_id not in traces:
                         traces.append(trace_id)
+    for trace_id, positions in by_trace.items():
+        where = _split(index, found, positions) if length > SPLIT_BYTES and len(by_trace) > 1 else None
+        index.ranges.setdefault(trace_id, []).append((number, *where, True) if where else (number, offset, length, False))
+
+
+def _split(index: TraceIndex, found: list[Any], positions: list[int]) -> tuple[int, int] | None:
+    """Write one trace's spans of a document to the index's split file: (offset, length), or None
+    when they cannot be written (nesting past what orjson writes, a full disk: the document is read instead)."""
+    try:
+        text = orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [found[position - 1] for position in positions]}]}],
+                             "positions": positions})
+    except orjson.JSONEncodeError:
+        return None
+    try:
+        if index.split_file is None:
+            index.split_file = tempfile.TemporaryFile(prefix="agenteval-traces-")
+        file = index.split_file
+        file.seek(0, 2)
+        offset = file.tell()
+        file.write(text)
+    except OSError:  # no room for it (a full disk): the document is read instead, as it was
+        return None
+    return offset, len(text)
 
 
 def _problem(index: TraceIndex, text: str) -> None:

@@ -36,7 +36,7 @@ class Span:
     span_id: str
     parent_id: str | None
     name: str
-    start_ns: int
+    start_ns: int  # 0: unknown (OTLP's own meaning of 0; also a time that is missing or does not read)
     end_ns: int
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -44,7 +44,10 @@ class Span:
     status_message: str | None = None
 
     @property
-    def duration_ms(self) -> float:
+    def duration_ms(self) -> float | None:
+        """The span's duration; None when its start or end is unknown."""
+        if not self.start_ns or not self.end_ns:
+            return None
         return round(max(0, self.end_ns - self.start_ns) / 1e6, 3)
 
 
@@ -91,12 +94,23 @@ def hex_id(value: Any, size: int, key: str) -> str:
             decoded = b""
         if len(decoded) == size:
             return decoded.hex()
+    if value is None:
+        raise TraceError(f"`{key}` is missing")
     shown = repr(value)[:60]
     raise TraceError(f"`{key}` {shown} is not a {size}-byte id in hex or base64")
 
 
 def read_span(raw: dict[str, Any]) -> Span:
     """One raw span, flattened; TraceError naming what is wrong with it."""
+    try:
+        return _read_span(raw)
+    except TraceError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a shape no check here foresaw
+        raise TraceError(f"the span cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _read_span(raw: dict[str, Any]) -> Span:
     trace_id = trace_id_of(raw)
     span_id = hex_id(raw.get("spanId"), 8, "spanId")
     parent = raw.get("parentSpanId")
@@ -107,8 +121,9 @@ def read_span(raw: dict[str, Any]) -> Span:
     attributes = attributes_of(raw.get("attributes"))
     events = []
     for event in (raw.get("events") or [])[:MAX_ATTRIBUTES_PER_SPAN] if isinstance(raw.get("events"), list) else ():
-        if isinstance(event, dict):
-            events.append((_text(event.get("name")) or "", attributes_of(event.get("attributes"))))
+        if isinstance(event, dict):  # proto3 JSON leaves an empty name out: no name is an empty one
+            event_name = event.get("name")
+            events.append((_text(event_name) if isinstance(event_name, str) else "", attributes_of(event.get("attributes"))))
     message = status.get("message")
     return Span(
         trace_id=trace_id, span_id=span_id, parent_id=parent_id,
@@ -120,14 +135,15 @@ def read_span(raw: dict[str, Any]) -> Span:
     )
 
 
-def attributes_of(raw: Any) -> dict[str, Any]:
-    """OTLP `[{key, value: {stringValue|intValue|...}}]` as a plain mapping (bounded)."""
+def attributes_of(raw: Any, depth: int = 0) -> dict[str, Any]:
+    """OTLP `[{key, value: {stringValue|intValue|...}}]` as a plain mapping (bounded); `depth` is how
+    deep inside an attribute value the list is (a `kvlistValue`'s), so nesting is bounded as a whole."""
     found: dict[str, Any] = {}
     if not isinstance(raw, list):
         return found
     for item in raw[:MAX_ATTRIBUTES_PER_SPAN]:
         if isinstance(item, dict) and isinstance(item.get("key"), str):
-            found[_text(item["key"])] = _value(item.get("value"), 0)
+            found[_text(item["key"])] = _value(item.get("value"), depth)
     return found
 
 
@@ -140,11 +156,10 @@ def _value(raw: Any, depth: int) -> Any:
         return raw["boolValue"] if isinstance(raw["boolValue"], bool) else None
     if "intValue" in raw:
         value = raw["intValue"]  # int64, written as a string in OTLP/JSON
-        if isinstance(value, str) and len(value) <= 20:
-            try:
-                value = int(value)
-            except ValueError:
+        if isinstance(value, str):
+            if len(value) > 20 or not is_digits(value.removeprefix("-")):
                 return None
+            value = int(value)
         return value if type(value) is int and -(2**63) <= value < 2**63 else None
     if "doubleValue" in raw:
         value = raw["doubleValue"]
@@ -154,7 +169,7 @@ def _value(raw: Any, depth: int) -> Any:
         return [_value(value, depth + 1) for value in values[:MAX_ATTRIBUTES_PER_SPAN]] if isinstance(values, list) else []
     if "kvlistValue" in raw:
         values = raw["kvlistValue"].get("values") if isinstance(raw["kvlistValue"], dict) else None
-        return attributes_of(values) if depth < MAX_VALUE_DEPTH else None
+        return attributes_of(values, depth + 1)
     if "bytesValue" in raw:
         return _text(raw["bytesValue"]) if isinstance(raw["bytesValue"], str) else None
     return None
@@ -164,14 +179,18 @@ def _text(value: str) -> str:
     return value if len(value) <= MAX_VALUE_CHARS else value[:MAX_VALUE_CHARS] + CUT_MARK
 
 
+def is_digits(text: str) -> bool:
+    """Whether `text` is ASCII digits only (`str.isdigit` also takes `²` and `١`, which `int` may refuse)."""
+    return text.isascii() and text.isdigit()
+
+
 def _nanos(value: Any) -> int:
-    """A `*TimeUnixNano` (a string or a number in OTLP/JSON); 0 when it does not read."""
+    """A `*TimeUnixNano` (a fixed64: a string or a number in OTLP/JSON); 0, which OTLP reads as
+    unknown, when it is missing, does not read or is past 64 bits."""
     if isinstance(value, bool):
         return 0
-    if isinstance(value, int):
-        return max(0, value)
-    if isinstance(value, str) and value.isdigit() and len(value) < 25:
-        return int(value)
-    if isinstance(value, float) and value == value and 0 <= value < 1e25:
-        return int(value)
-    return 0
+    if isinstance(value, str) and is_digits(value) and len(value) <= 20:
+        value = int(value)
+    if isinstance(value, float) and value == value and 0 <= value < 2.0**64:
+        value = int(value)
+    return value if type(value) is int and 0 <= value < 2**64 else 0

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from agenteval.traces.otlp import Span, TraceError, raw_spans, read_span, trace_id_of
+from agenteval.traces.otlp import Span, TraceError, is_digits, raw_spans, read_span, trace_id_of
 from agenteval.traces.propagation import parent_id_of, trace_id_of as traced_id
 
 PATH = "/v1/traces"
@@ -235,7 +235,7 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
                 self._reply(404, f"spans are received at {PATH}", close=False)
                 return
             length = self.headers.get("Content-Length", "")
-            if not length.isdigit():
+            if not is_digits(length):
                 self._reply(411, "a Content-Length is required")
                 return
             size = int(length)
