@@ -189,13 +189,14 @@ def _usage(span: Span, prices: dict[str, Any] | None) -> dict[str, Any]:
     if total is None and given is not None and made is not None:
         total = given + made
     usage: dict[str, Any] = {"latency_ms": span.duration_ms}
-    if given is not None or made is not None:
+    if given is not None or made is not None or total is not None:  # (a total alone is still a count)
         usage.update(input_tokens=given, output_tokens=made, total_tokens=total)
     requested = attributes.get("gen_ai.request.model")
     models = [requested if isinstance(requested, str) else None, _model_name(span)]
     cost = price_of(usage, models, prices) if prices else None
-    if cost is None and isinstance(attributes.get("llm.cost.total"), (int, float)):
-        cost = float(attributes["llm.cost.total"])
+    recorded = attributes.get("llm.cost.total")
+    if cost is None and type(recorded) in (int, float) and 0 <= recorded <= 1e12:  # (not true, nor a negative or NaN cost)
+        cost = float(recorded)
     if cost is not None:
         usage["cost_usd"] = cost
     return usage

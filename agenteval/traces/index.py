@@ -116,25 +116,32 @@ def index_file(path: Path, match: str = "trace_id", max_document_bytes: int = MA
     attribute = match.split(None, 1)[1] if match.startswith("attribute ") else None
     names = SESSION_KEYS if match == "session_id" else (attribute,) if attribute else ()
     with path.open("rb") as file:
-        first = file.read(1)
+        first = file.read(4096).removeprefix(_BOM).lstrip()[:1]  # (after a byte-order mark and blank lines)
         file.seek(0)
+        read_one = False
         for number, offset, text in _documents(file, index):
             try:
                 document = orjson.loads(text)
             except orjson.JSONDecodeError as exc:
-                if number == 1 and first == b"{" and path.stat().st_size <= max_document_bytes:
+                if not read_one and first == b"{" and path.stat().st_size <= max_document_bytes:
                     whole = path.read_bytes()  # not JSONL, perhaps: one (pretty-printed) document
+                    skip = len(_BOM) if whole.startswith(_BOM) else 0
                     try:
-                        whole_document = orjson.loads(whole)
+                        whole_document = orjson.loads(whole[skip:])
                     except orjson.JSONDecodeError:
                         whole_document = None
                     if whole_document is not None:
-                        _add(index, 1, 0, len(whole), whole_document, names)
+                        _add(index, 1, skip, len(whole) - skip, whole_document, names)
                         return index
                 _problem(index, f"line {number}: not JSON ({exc})")
+                read_one = True
                 continue
+            read_one = True
             _add(index, number, offset, len(text), document, names)
     return index
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _documents(file: Any, index: TraceIndex) -> Any:
@@ -154,6 +161,8 @@ def _documents(file: Any, index: TraceIndex) -> Any:
                 offset += len(line)
             _problem(index, f"line {number}: longer than {most / (1 << 20):g} MB, the most one document may be (`limits.trace_document_mb`)")
             continue
+        if number == 1 and line.startswith(_BOM):  # a byte-order mark: the document begins after it
+            line, start = line[len(_BOM):], start + len(_BOM)
         if line.strip():
             yield number, start, line
 

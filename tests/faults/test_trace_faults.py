@@ -367,3 +367,37 @@ def test_one_document_of_2000_traces_is_read_in_about_the_time_of_the_same_trace
     assert seconds["one.json"] < 2 * seconds["lines.jsonl"] + 3, seconds  # each case read the whole document: 25 times slower
     index = index_file(tmp_path / "one.json")  # each trace is read from its own part, never the whole document again
     assert max(length for ranges in index.ranges.values() for _, _, length, _ in ranges) < 3_000
+
+
+def test_a_cost_that_is_true_or_negative_is_unknown_and_a_total_token_count_alone_is_kept(tmp_path):
+    """OpenInference's `llm.cost.total` given as `true` read as a cost of 1.0, and -5.0 was summed
+    into the usage; a span with only `llm.token_count.total` lost its count."""
+    spans = []
+    for number, (cost, total) in enumerate([({"boolValue": True}, 7), ({"doubleValue": -5.0}, None), ({"doubleValue": 0.25}, None)], 1):
+        span = chat_span(f"{number:032x}", f"{number:016x}", "fine")
+        span["attributes"] += [{"key": "llm.cost.total", "value": cost}]
+        if total is not None:
+            span["attributes"] += [{"key": "llm.token_count.total", "value": {"intValue": str(total)}}]
+        spans.append(document(span))
+    result, cases, _ = run_suite(tmp_path, spans, [f"{number:032x}" for number in (1, 2, 3)])
+    assert result.returncode == 0, result.stdout
+    first, second, third = (cases[f"{number:032x}"]["usage"] for number in (1, 2, 3))
+    assert "cost_usd" not in first and first["total_tokens"] == 7
+    assert "cost_usd" not in second and third["cost_usd"] == 0.25
+
+
+def test_a_document_after_a_byte_order_mark_or_blank_lines_is_read(tmp_path):
+    """A pretty-printed export saved with a byte-order mark, or starting with a blank line, and JSONL
+    whose first line carries the mark: every trace is read (the whole file was 'not JSON')."""
+    spans = [chat_span(f"{number:032x}", f"{number:016x}", "fine") for number in (1, 2)]
+    pretty = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, indent=2)
+    ids = [f"{number:032x}" for number in (1, 2)]
+    for name, text in (("bom", "\ufeff" + pretty), ("blank", "\n\n" + pretty), ("jsonl", "\ufeff" + document(spans[0]) + "\n" + document(spans[1]))):
+        folder = tmp_path / name
+        folder.mkdir()
+        write(folder, "s.yaml", SUITE)
+        (folder / "spans.jsonl").write_text(text + "\n", encoding="utf-8")
+        write(folder, "cases.jsonl", "".join(json.dumps({"id": case_id}) + "\n" for case_id in ids))
+        done = run_cli("run", folder / "s.yaml", "-o", folder / "out.jsonl", "-q")
+        assert done.returncode == 0, (name, done.stdout, done.stderr)
+        assert [line["verdict"] for line in read_jsonl(folder / "out.jsonl")] == ["pass", "pass"], name
