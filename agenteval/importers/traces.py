@@ -49,6 +49,9 @@ def import_traces(path: Path, match: str = "trace_id", max_cases: int | None = N
         if max_cases is not None and len(imported.cases) >= max_cases:
             imported.skipped.append(Skipped(path.name, None, "traces", f"{len(keys) - position} trace(s) past --max-cases {max_cases}", note=True))
             break
+        if not key:  # (an empty `session.id`: no case can have an empty id)
+            imported.skipped.append(Skipped(path.name, None, "traces", f"trace(s) {', '.join(index.keys[key][:3])} have an empty {_metadata_name(match)}"))
+            continue
         try:
             spans = index.spans(key, limits.trace_spans)
             answer = trace_answer(spans)

@@ -263,6 +263,22 @@ def test_import_traces_lists_what_cannot_be_read_and_writes_nothing_when_nothing
     assert done.returncode == 2 and "error: --match: give `trace_id`, `session_id` or `attribute NAME`" in done.stderr
 
 
+def test_import_traces_by_session_lists_a_trace_whose_session_id_is_empty_and_writes_a_suite_that_validates(tmp_path):
+    """`--match session_id` and a trace whose `session.id` is "": listed as not carried over (it was
+    written as a case with an empty id, and the import then called its own suite invalid, exit 2)."""
+    def traced(number: int, session: str) -> str:
+        span = {"traceId": f"{number:032x}", "spanId": f"{number:016x}", "name": "chat m", "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}, {"key": "session.id", "value": {"stringValue": session}}]}
+        return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+    (tmp_path / "spans.jsonl").write_text(traced(1, "s-1") + "\n" + traced(2, "") + "\n")
+    done = run_cli("import", "traces", tmp_path / "spans.jsonl", "-o", tmp_path / "out", "--match", "session_id")
+    assert done.returncode == 0, done.stderr
+    assert f"traces: trace(s) {2:032x} have an empty session_id" in done.stderr
+    assert [case["id"] for case in read_jsonl(tmp_path / "out" / "cases.jsonl")] == ["s-1"]
+    assert run_cli("validate", tmp_path / "out" / "suite.yaml").returncode == 0
+
+
 def test_receiving_spans_without_a_target_that_calls_a_system_is_refused_at_load(tmp_path):
     write(tmp_path, "s.yaml", "name: s\ntraces: {receive: true}\nevaluators: [{type: contains, reference: x}]\ncases: [{id: a, output: x}]\n")
     done = run_cli("validate", tmp_path / "s.yaml")
