@@ -210,6 +210,9 @@ def _messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(messages sent, messages received) of a model span, in the OpenAI chat shape."""
     attributes = span.attributes
     if any(key.startswith("llm.input_messages.") or key.startswith("llm.output_messages.") for key in attributes):
+        for key, value in attributes.items():  # a message cut short would be scored as if it were whole
+            if key.startswith(("llm.input_messages.", "llm.output_messages.")) and isinstance(value, str) and value.endswith(CUT_MARK):
+                raise TraceError(f"span {span.name!r}: `{key}` is longer than {MAX_VALUE_CHARS:,} characters, the most an attribute is read to")
         return _flattened(attributes, "llm.input_messages."), _flattened(attributes, "llm.output_messages.")
     if "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes:
         for key in ("gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages"):

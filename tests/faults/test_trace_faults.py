@@ -401,3 +401,20 @@ def test_a_document_after_a_byte_order_mark_or_blank_lines_is_read(tmp_path):
         done = run_cli("run", folder / "s.yaml", "-o", folder / "out.jsonl", "-q")
         assert done.returncode == 0, (name, done.stdout, done.stderr)
         assert [line["verdict"] for line in read_jsonl(folder / "out.jsonl")] == ["pass", "pass"], name
+
+
+def test_an_openinference_message_past_the_attribute_limit_is_that_cases_error_as_a_genai_one_is(tmp_path):
+    """An OpenInference reply of 1.5 million characters was cut to 1,000,000 and scored as if whole
+    (a cut GenAI message was already the case's error, as traces.md's limits say)."""
+    def span(trace_id: str, reply: str) -> dict:
+        return {"traceId": trace_id, "spanId": "01" * 8, "name": "llm", "startTimeUnixNano": "1000000", "endTimeUnixNano": "3000000",
+                "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "LLM"}},
+                               {"key": "llm.output_messages.0.message.role", "value": {"stringValue": "assistant"}},
+                               {"key": "llm.output_messages.0.message.content", "value": {"stringValue": reply}}]}
+
+    long, short = "cd" * 16, "ef" * 16
+    result, cases, _ = run_suite(tmp_path, [document(span(long, "fine" + "z" * 1_500_000)), document(span(short, "fine"))], [long, short])
+    assert result.returncode == 3, result.stdout
+    assert cases[long]["error"] == ("traces target: span 'llm': `llm.output_messages.0.message.content` is longer than "
+                                    "1,000,000 characters, the most an attribute is read to")
+    assert cases[short]["verdict"] == "pass"
