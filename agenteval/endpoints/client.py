@@ -130,9 +130,13 @@ class Reply:
 
 
 def excerpt(body: bytes | str, limit: int = EXCERPT_CHARS) -> str:
-    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    text = _text(body)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _text(body: bytes | str) -> str:
+    return body.decode("utf-8", "replace") if isinstance(body, bytes) else body
 
 
 def _forms(secret: str) -> set[str]:
@@ -535,11 +539,11 @@ class Endpoints:
                     except (ValueError, RecursionError):
                         if not json_reply:
                             return Reply(status, content.decode("utf-8", "replace"), latency_ms, attempts=attempt + 1)
-                        problem = f"HTTP {status} with a body that is not JSON: {excerpt(content)!r}"
+                        problem = f"HTTP {status} with a body that is not JSON: {excerpt(redact(_text(content), secrets or []))!r}"
                     else:
                         return Reply(status, data, latency_ms, attempts=attempt + 1)
                 else:
-                    problem = f"HTTP {status}: {excerpt(content)!r}"
+                    problem = f"HTTP {status}: {excerpt(redact(_text(content), secrets or []))!r}"  # (redacted whole: a cut key would not match)
                     if not (retryable(status, content, reply_headers) if retryable is not None else status in RETRY_STATUSES):
                         raise EndpointError(f"{method} {url}: {problem}")
                     if status in (429, 503):

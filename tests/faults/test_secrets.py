@@ -225,3 +225,42 @@ def test_no_key_token_header_or_variable_value_reaches_an_exported_span(tmp_path
     for secret in (key, token):
         assert secret.encode() not in raw, f"{secret[:8]}... is in an exported span"
     assert b"Bearer" not in raw and b"uthorization" not in raw
+
+
+def test_a_key_an_error_reply_echoes_where_the_excerpt_is_cut_shows_no_part_of_it(tmp_path):
+    """A 400 whose body echoes the Authorization header across the 300th character: the error is
+    cut to an excerpt, and was cut before the key was redacted, so the key's first part reached the
+    results, the JUnit and the Markdown report."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Echo(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b"e" * 252 + b" key=" + self.headers["Authorization"].encode()
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    key = "sk-proj-" + uuid.uuid4().hex.upper()
+    try:
+        write(tmp_path, "s.yaml", json.dumps({
+            "name": "k", "target": {"type": "openai", "model": "m", "base_url": f"http://127.0.0.1:{server.server_port}/v1",
+                                    "api_key_env": "CUT_KEY", "retries": 0},
+            "evaluators": [{"type": "contains", "path": "content", "reference": "x"}], "cases": [{"id": "a", "input": "hi"}]}))
+        done = subprocess.run([sys.executable, "-m", "agenteval", "run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "r.jsonl"),
+                               "--junit", str(tmp_path / "j.xml"), "--markdown", str(tmp_path / "m.md"), "--no-cache"],
+                              env={**os.environ, "CUT_KEY": key}, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert_no_traceback(done)
+    assert done.returncode == 3, done.stderr
+    shown = "".join((tmp_path / name).read_text() for name in ("r.jsonl", "j.xml", "m.md")) + done.stdout + done.stderr
+    assert "HTTP 400" in shown and " key=Bearer" in shown
+    assert key[:12] not in shown  # neither the key nor the part of it the excerpt kept
