@@ -1,7 +1,10 @@
 """An MCP server (stdio, JSON-RPC written by hand) that misbehaves on purpose, for the tests:
 each tool is one fault. `crash` exits mid-call, `hang` never answers, `flood` writes a 100 MB
 line, `malformed` answers with a result of the wrong shape, `echo` answers well, `pid` says its process id. With
-`HOSTILE_MANY_TOOLS=N` it lists N tools (echo_0 ... echo_N-1) besides those."""
+`HOSTILE_MANY_TOOLS=N` it lists N tools (echo_0 ... echo_N-1) besides those. With `HOSTILE_SCHEMAS=1` it also
+lists tools whose schemas are the fault: `backtrack` (an output `pattern` Python's `re` would backtrack on for
+good), `wrong_shape` (a result its output schema refuses) and `far_ref` (an input schema whose `$ref` is a URL,
+`HOSTILE_REF_URL`)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,15 @@ def tools() -> list[dict]:
     listed = [{"name": name, "description": f"the {name} fault", "inputSchema": {"type": "object"}} for name in FAULTS]
     many = int(os.environ.get("HOSTILE_MANY_TOOLS", "0"))
     listed += [{"name": f"echo_{n}", "inputSchema": {"type": "object"}} for n in range(many)]
+    if os.environ.get("HOSTILE_SCHEMAS"):
+        listed += [
+            {"name": "backtrack", "inputSchema": {"type": "object"},
+             "outputSchema": {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}},
+            {"name": "wrong_shape", "inputSchema": {"type": "object"},
+             "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
+            {"name": "far_ref", "inputSchema": {"type": "object", "properties": {
+                "q": {"$ref": os.environ.get("HOSTILE_REF_URL", "http://127.0.0.1:9/schema.json")}}}},
+        ]
     return listed
 
 
@@ -42,6 +54,10 @@ def call(request_id: object, name: str, arguments: dict) -> None:
         return
     if name == "malformed":
         send({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list of blocks", "isError": "perhaps"}})
+        return
+    if name in ("backtrack", "wrong_shape"):
+        structured = {"s": "a" * 40 + "!"} if name == "backtrack" else {"n": "seven"}
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [], "structuredContent": structured}})
         return
     said = {"pid": os.getpid()} if name == "pid" else {"echo": arguments}
     send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": json.dumps(said)}]}})

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from agenteval.agents.tools import DEFAULT_TOOL_TIMEOUT, McpServer
+from agenteval.json_schemas import schema_problem
 from agenteval.targets.base import Answer
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class McpTarget(McpServer):
             if tool is None:
                 known = ", ".join(sorted(listed)[:50]) or "none"
                 return Answer(error=f"mcp target: the server has no tool named {name!r} (its tools: {known})")
-            problem = _schema_problem(arguments, tool.input_schema)
+            problem = schema_problem(arguments, tool.input_schema, run.limits.pattern_seconds)
             if problem:
                 return Answer(error=f"mcp target: the arguments of {name!r} do not match its input schema: {problem}")
             result = pool.call(self, run.base_dir, name, arguments, self.timeout)
@@ -60,10 +61,6 @@ class McpTarget(McpServer):
         value, is_error = mcp_value(result, run.answer_depth)
         if is_error:
             return Answer(error=f"mcp target: tool {name!r} answered with an error: {value}", duration_ms=elapsed)
-        if tool.output_schema is not None and result.structured_content is not None:
-            problem = _schema_problem(result.structured_content, tool.output_schema)
-            if problem:
-                return Answer(error=f"mcp target: the result of {name!r} does not match its output schema: {problem}", duration_ms=elapsed)
         return Answer(value, duration_ms=elapsed, usage={"latency_ms": elapsed})
 
     def _call_of(self, given: Any) -> tuple[str, dict[str, Any]] | str:
@@ -79,18 +76,3 @@ class McpTarget(McpServer):
         if not isinstance(arguments, dict):
             return f"the case's `arguments` must be an object, not {type(arguments).__name__}"
         return given["tool"], arguments
-
-
-def _schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
-    """The first way `value` breaks the JSON schema, or None (a schema that cannot be read says so)."""
-    import jsonschema
-
-    try:
-        validator = jsonschema.validators.validator_for(schema)(schema)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    except (jsonschema.exceptions.SchemaError, TypeError, ValueError) as exc:
-        return f"the server's schema cannot be used: {exc}"
-    if error is None:
-        return None
-    where = "".join(f"[{part!r}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
-    return f"{where.lstrip('.') or '(the whole value)'}: {error.message}"

@@ -214,3 +214,71 @@ def test_the_mcp_target_makes_a_crash_a_hang_or_a_malformed_result_that_cases_er
 def _servers(folder: Path) -> list[int]:
     """The live hostile servers started from `folder`."""
     return [pid for pid in live_processes(folder) if b"hostile_mcp_server.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+def test_an_mcp_servers_schemas_cannot_hang_the_run_nor_make_it_fetch_a_url(tmp_path, monkeypatch):
+    """A tool whose output schema holds `^(a+)+$` and a result Python's `re` backtracks on for good
+    (the SDK's own check held the process, deaf to Ctrl-C); a result its output schema refuses; an
+    input schema whose `$ref` is a URL (it was fetched). Each is that case's error, in seconds, as
+    the mcp target and as a tool of a model; nothing is fetched."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from conftest import read_jsonl, run_cli
+
+    fetched: list[str] = []
+
+    class Schemas(BaseHTTPRequestHandler):
+        def do_GET(self):
+            fetched.append(self.path)
+            body = b'{"type": "object", "properties": {"q": {"enum": ["secret-from-the-url"]}}}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    web = ThreadingHTTPServer(("127.0.0.1", 0), Schemas)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HOSTILE_SCHEMAS", "1")
+    monkeypatch.setenv("HOSTILE_REF_URL", f"http://127.0.0.1:{web.server_port}/schema.json")
+    script = _server_in(tmp_path)
+    try:
+        write(tmp_path, "suite.yaml", f"""
+            name: hostile-schemas
+            target: {{type: mcp, command: [python, "{script}"], timeout: 5}}
+            evaluators: [{{type: json_valid, as_json: true}}]
+            cases:
+              - {{id: backtrack, input: {{tool: backtrack}}}}
+              - {{id: wrong-shape, input: {{tool: wrong_shape}}}}
+              - {{id: far-ref, input: {{tool: far_ref, arguments: {{q: 5}}}}}}
+              - {{id: fine, input: {{tool: echo, arguments: {{n: 1}}}}}}
+        """)
+        started = time.monotonic()
+        done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q", "--workers", "1", cwd=tmp_path, timeout=120)
+        took = time.monotonic() - started
+        assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+        got = {line["case_id"]: line for line in read_jsonl(tmp_path / "r.jsonl")}
+        assert got["backtrack"]["error"].startswith("mcp target: tool 'backtrack': the result of 'backtrack' does not match its output schema: s: ")
+        assert got["wrong-shape"]["error"] == (
+            "mcp target: tool 'wrong_shape': the result of 'wrong_shape' does not match its output schema: n: 'seven' is not of type 'integer'")
+        assert got["far-ref"]["error"].startswith("mcp target: the arguments of 'far_ref' do not match its input schema: the schema cannot be used: a $ref")
+        assert "secret-from-the-url" not in (tmp_path / "r.jsonl").read_text()
+        assert got["fine"]["verdict"] == "pass" and took < 60, took
+
+        processes = Processes()  # the same server's tools, called by a model
+        with LLMServer() as server:
+            server.play(calls(("backtrack", {}), ("wrong_shape", {})), {"role": "assistant", "content": "done"})
+            try:
+                answer = _answer(server, [{"mcp": {"command": ["python", str(script)]}, "timeout": 5}], tmp_path, processes)
+            finally:
+                processes.stop_all()
+        backtrack, wrong = (call["result"] for call in answer.output["tool_calls"])
+        assert backtrack["error"].startswith("tool 'backtrack': the result of 'backtrack' does not match its output schema: s: ")
+        assert wrong == {"error": "tool 'wrong_shape': the result of 'wrong_shape' does not match its output schema: n: 'seven' is not of type 'integer'"}
+    finally:
+        web.shutdown()
+    assert fetched == []
+    assert wait_until_gone(tmp_path) == []

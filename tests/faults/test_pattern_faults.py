@@ -17,7 +17,7 @@ from pathlib import Path
 
 from conftest import ROOT, read_jsonl, run_cli, write
 
-from agenteval.evaluators.text.json_formats import FORMATS
+from agenteval.json_schemas.formats import FORMATS
 
 
 def run_suite(folder: Path, suite: str, cases: list[dict], timeout: float = 120) -> tuple[dict[str, dict[str, dict]], float, str]:

@@ -3,13 +3,12 @@
 The schema is inline (`schema:`) or a .json/.yaml file next to the suite (`schema_file:`); it is
 read and checked when the suite loads, with the `jsonschema` library (the draft the schema's
 `$schema` names, else 2020-12), its pattern, uniqueness and format keywords replaced by bounded
-ones (schema_keywords, json_formats). Every violation is a miss that starts with its JSON path.
+ones (agenteval.json_schemas). Every violation is a miss that starts with its JSON path.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
@@ -18,9 +17,7 @@ from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_v
 from agenteval import patterns
 from agenteval.evaluators.base import EvalContext, EvaluatorResult
 from agenteval.evaluators.text.base import TextEvaluator, keep, read_suite_file
-from agenteval.evaluators.text.json_formats import format_checker
-from agenteval.evaluators.text.schema_keywords import bounded_class
-from agenteval.limits import DEFAULT_LIMITS
+from agenteval.json_schemas import schema_validator
 
 
 def _no_constant(name: str) -> Any:
@@ -68,44 +65,6 @@ def load_schema_file(name: str, context: Any) -> Any:
     if problem is not None:
         raise ValueError(f"schema file {name} is not valid JSON: {problem}")
     return value
-
-
-def schema_validator(schema: Any, pattern_seconds: float = DEFAULT_LIMITS.pattern_seconds) -> Any:
-    """A jsonschema validator for `schema`, bounded (see schema_keywords); ValueError when the schema is invalid.
-
-    Built once per distinct schema and bound: checking a schema against its metaschema takes
-    milliseconds, and case-level evaluators repeat the same schema on every case. Its registry
-    holds only the schema itself, so a `$ref` to another document is never fetched or read.
-    """
-    if not isinstance(schema, (dict, bool)):
-        raise ValueError(f"a JSON Schema is an object (or true/false), got {type(schema).__name__}")
-    return _validator(orjson.dumps(schema), pattern_seconds)
-
-
-@lru_cache(maxsize=256)
-def _validator(schema_json: bytes, pattern_seconds: float) -> Any:
-    from jsonschema import SchemaError
-    from jsonschema.validators import Draft202012Validator, validator_for
-    from referencing import Registry
-
-    schema = orjson.loads(schema_json)
-    cls = validator_for(schema, default=Draft202012Validator)
-    try:
-        cls.check_schema(schema, format_checker=_metaschema_formats(cls))
-    except SchemaError as exc:
-        raise ValueError(f"invalid JSON Schema at {exc.json_path}: {exc.message}") from None
-    checker = format_checker()
-    return bounded_class(cls, pattern_seconds, checker)(schema, registry=Registry(), format_checker=checker)
-
-
-def _metaschema_formats(cls: Any) -> Any:
-    """The metaschema's format checks, with `pattern`s checked by the engine that matches them
-    (agenteval.patterns), so `^\\p{Letter}+$` (ECMA-262 allows it; Python's `re` does not) is valid."""
-    from jsonschema import FormatChecker
-
-    checker = FormatChecker(())
-    checker.checkers = {**cls.FORMAT_CHECKER.checkers, "regex": (lambda instance: not isinstance(instance, str) or patterns.is_valid(instance), ())}
-    return checker
 
 
 class JsonSchema(TextEvaluator):
