@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.json_schemas import schema_problem
+from agenteval.limits import DEFAULT_LIMITS
 from agenteval.process import MIB, Processes, kill_group, reap, resolve_command, stderr_tail
 
 RESOURCE = "mcp-sessions"
@@ -70,10 +71,12 @@ class McpSessions:
         except McpError as exc:
             raise McpError(self._masked(str(exc), server)) from None
 
-    def call(self, server: Any, base_dir: Path, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
-        """One tools/call: the SDK's CallToolResult. Raises McpError."""
+    def call(self, server: Any, base_dir: Path, tool: str, arguments: dict[str, Any], timeout: float,
+             pattern_seconds: float = DEFAULT_LIMITS.pattern_seconds) -> Any:
+        """One tools/call: the SDK's CallToolResult, its structured content checked against the tool's
+        output schema (each pattern bounded by `pattern_seconds`). Raises McpError."""
         try:
-            return self._session(server, base_dir).call(self._loop, tool, arguments, timeout)
+            return self._session(server, base_dir).call(self._loop, tool, arguments, timeout, pattern_seconds)
         except McpError as exc:
             raise McpError(self._masked(str(exc), server)) from None
 
@@ -152,7 +155,7 @@ class _Session:
     def tools(self, loop: asyncio.AbstractEventLoop, timeout: float) -> list[ServerTool]:
         return self._ready(loop, timeout)[1]
 
-    def call(self, loop: asyncio.AbstractEventLoop, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    def call(self, loop: asyncio.AbstractEventLoop, tool: str, arguments: dict[str, Any], timeout: float, pattern_seconds: float) -> Any:
         session, tools = self._ready(loop, timeout)
         result = self._result(loop, session, tool, arguments, timeout)
         listed = next((item for item in tools if item.name == tool), None)
@@ -160,7 +163,7 @@ class _Session:
             # checked here, with patterns bounded and no $ref outside the schema read (the SDK's own check is neither)
             if result.structured_content is None:
                 raise McpError(f"tool {tool!r} has an output schema, and its result has no structured content")
-            problem = schema_problem(result.structured_content, listed.output_schema)
+            problem = schema_problem(result.structured_content, listed.output_schema, pattern_seconds)
             if problem:
                 raise McpError(f"the result of {tool!r} does not match its output schema: {problem}")
         return result

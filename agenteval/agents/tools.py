@@ -501,7 +501,7 @@ def _mcp(name: str, tool: McpTool, arguments: dict[str, Any], run: Any, timeout:
     from agenteval.agents.mcp_sessions import McpError, sessions
 
     try:
-        result = sessions(run.processes).call(tool, run.base_dir, tool.tool or name, arguments, timeout)
+        result = sessions(run.processes).call(tool, run.base_dir, tool.tool or name, arguments, timeout, run.limits.pattern_seconds)
     except (McpError, ImportError) as exc:
         return failure(f"tool {name!r}: {exc}", started)
     except InterruptedError:

@@ -52,7 +52,7 @@ class McpTarget(McpServer):
             problem = schema_problem(arguments, tool.input_schema, run.limits.pattern_seconds)
             if problem:
                 return Answer(error=f"mcp target: the arguments of {name!r} do not match its input schema: {problem}")
-            result = pool.call(self, run.base_dir, name, arguments, self.timeout)
+            result = pool.call(self, run.base_dir, name, arguments, self.timeout, run.limits.pattern_seconds)
         except (McpError, ImportError) as exc:
             return Answer(error=f"mcp target: tool {name!r}: {exc}")
         except InterruptedError:
