@@ -55,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
                             "file, or inline cases and evaluators).")
     state = _Session(config)
     config.stash[_STATE] = state
+    config.pluginmanager.register(state, "agenteval-session")  # (its pytest_testnodedown, under pytest-xdist)
     # Suites named on the command line are collected even where pytest would not look (testpaths).
     args = [Path(arg.split("::", 1)[0]).resolve() for arg in config.args]
     for suite in state.explicit:
@@ -100,6 +101,17 @@ class _Session:
         if self.min_pass_rate is not None and not 0 <= self.min_pass_rate <= 1:
             raise pytest.UsageError(f"--agenteval-min-pass-rate must be between 0 and 1, got {self.min_pass_rate}")
         self.summaries: list[dict[str, Any]] = []  # each suite run's summary, for the file beside the JUnit report
+        # per (suite file, target, prompt): whether each case reported to this process passed (from every
+        # pytest-xdist worker, in the controller), the cells a `pass-rate` test judged here, and the gate's lines
+        self.outcomes: dict[tuple[str, str | None, str | None], list[bool]] = {}
+        self.gated: set[tuple[str, str | None, str | None]] = set()
+        self.gate_lines: list[str] = []
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A pytest-xdist worker's case outcomes, merged in the controller as the worker ends."""
+        for path, target, prompt, passed in getattr(node, "workeroutput", {}).get(_OUTCOME, ()):
+            self.outcomes.setdefault((path, target, prompt), []).extend(bool(ok) for ok in passed)
 
 
 def _ini_number(config: pytest.Config, name: str, kind: type) -> Any:
@@ -138,7 +150,7 @@ class SuiteFile(pytest.File):
             self.case_count += 1
             for target, prompt in self.cells:
                 yield CaseItem.from_parent(self, name=_item_name(case.id, target, prompt), case_id=case.id, target=target, prompt=prompt)
-        if state.min_pass_rate is not None:
+        if state.min_pass_rate is not None and not hasattr(self.config, "workerinput"):  # (under xdist: pytest_sessionfinish)
             for target, prompt in self.cells:
                 label = _cell_label(target, prompt)
                 yield GateItem.from_parent(self, name=f"pass-rate[{label}]" if label else "pass-rate", target=target, prompt=prompt)
@@ -183,7 +195,8 @@ class SuiteFile(pytest.File):
         if self.config.option.agenteval_output:
             folder = Path(self.config.option.agenteval_output)
             folder.mkdir(parents=True, exist_ok=True)
-            output = str(folder / f"{_slug(self.suite_name)}-{len(state.summaries) + 1}.jsonl")
+            worker = getattr(self.config, "workerinput", {}).get("workerid")  # (each xdist worker writes its own files)
+            output = str(folder / f"{_slug(self.suite_name)}-{worker + '-' if worker else ''}{len(state.summaries) + 1}.jsonl")
         for item in batch:
             self.results.setdefault((item.case_id, item.target, item.prompt), [])
         run = run_suite(
@@ -195,6 +208,22 @@ class SuiteFile(pytest.File):
                 self.results.setdefault((result.case_id, result.target, result.prompt), []).append(result)
             summary = run.summary
         state.summaries.append({"suite": self.suite_name, "path": str(self.path), "summary": summary})
+
+    def run_cell(self, target: str | None, prompt: str | None) -> None:
+        """Run every case of one cell here (its gate's cases, when none of them ran in this session)."""
+        from agenteval.api import run_suite
+
+        state: _Session = self.config.stash[_STATE]
+        run = run_suite(
+            self.path, targets=[target] if target is not None else list(self.config.option.agenteval_target),
+            prompts=[prompt] if prompt is not None else list(self.config.option.agenteval_prompt), repeat=state.repeat,
+            cache=not self.config.option.agenteval_no_cache,
+        )
+        with run:
+            for result in run:
+                if (result.target, result.prompt) == (target, prompt):
+                    self.results.setdefault((result.case_id, result.target, result.prompt), []).append(result)
+            state.summaries.append({"suite": self.suite_name, "path": str(self.path), "summary": run.summary})
 
     def cell_results(self, target: str | None, prompt: str | None) -> list[list[Any]]:
         return [results for (_, t, p), results in self.results.items() if (t, p) == (target, prompt) and results]
@@ -212,14 +241,16 @@ class CaseItem(pytest.Item):
 
         suite: SuiteFile = self.parent  # type: ignore[assignment]
         results = suite.results_of(self)
+        failing = [result for result in results if result.verdict != "pass"]
+        state: _Session = self.config.stash[_STATE]
+        state.outcomes.setdefault((str(self.path), self.target, self.prompt), []).append(bool(results) and not failing)
         if not results:
             raise CaseFailed(f"{self.case_id}: the run returned no result for this case")
-        failing = [result for result in results if result.verdict != "pass"]
         if not failing:
             return
         head = "" if len(results) == 1 else f"{len(results) - len(failing)} of {len(results)} repetitions passed\n"
         text = head + "\n".join(failure_text(result) for result in failing)
-        if self.config.stash[_STATE].min_pass_rate is not None:
+        if state.min_pass_rate is not None:
             pytest.xfail(f"allowed by the gate: {text}")
         raise CaseFailed(text)
 
@@ -242,19 +273,17 @@ class GateItem(pytest.Item):
 
     def runtest(self) -> None:
         suite: SuiteFile = self.parent  # type: ignore[assignment]
-        rate: float = self.config.stash[_STATE].min_pass_rate
+        state: _Session = self.config.stash[_STATE]
+        state.gated.add((str(self.path), self.target, self.prompt))
         cases = suite.cell_results(self.target, self.prompt)
-        if not cases:
-            pytest.skip("no case of this cell ran in this session")
-        passed = sum(all(result.verdict == "pass" for result in results) for results in cases)
-        if passed < rate * len(cases):
-            failing = sorted(results[0].case_id for results in cases if any(result.verdict != "pass" for result in results))
-            label = _cell_label(self.target, self.prompt)
-            raise CaseFailed(
-                f"{passed} of {len(cases)} cases passed ({passed / len(cases):.0%}) in {label or 'the run'}, "
-                f"below the gate of {rate:.0%}; not passing: {', '.join(failing[:20])}"
-                + (f" and {len(failing) - 20} more" if len(failing) > 20 else "")
-            )
+        if not cases:  # (`--lf` after the gate failed, `-k pass-rate`: none of its cases ran in this session)
+            suite.run_cell(self.target, self.prompt)
+            cases = suite.cell_results(self.target, self.prompt)
+        passed = [all(result.verdict == "pass" for result in results) for results in cases]
+        failing = sorted(results[0].case_id for results, ok in zip(cases, passed) if not ok)
+        problem = _gate_problem(passed, state.min_pass_rate, _cell_label(self.target, self.prompt), failing)
+        if problem:
+            raise CaseFailed(problem)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
@@ -272,9 +301,47 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         items[:] = [item for item in items if not isinstance(item, GateItem)] + gates
 
 
+_OUTCOME = "agenteval_outcomes"
+"""What a pytest-xdist worker hands the controller (its `workeroutput`): [suite file, target, prompt, [passed, ...]] per cell."""
+
+
+def _gate_problem(passed: list[bool], rate: float, label: str, failing: list[str]) -> str | None:
+    """Why a cell's cases fail the gate (fewer than `rate` of them passed), or None."""
+    if not passed:
+        return f"no case of {label or 'the run'} ran: the gate of {rate:.0%} has nothing to pass"
+    count = sum(passed)
+    if count >= rate * len(passed):
+        return None
+    shown = ", ".join(failing[:20]) + (f" and {len(failing) - 20} more" if len(failing) > 20 else "")
+    return (f"{count} of {len(passed)} cases passed ({count / len(passed):.0%}) in {label or 'the run'}, "
+            f"below the gate of {rate:.0%}" + (f"; not passing: {shown}" if shown else ""))
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Each suite run's summary, written beside the JUnit report when pytest writes one."""
+    """Under pytest-xdist (no `pass-rate` test in the workers, each of which sees some cases only):
+    the gate of each cell over every case the workers reported, failing the session below it.
+    Then each suite run's summary, written beside the JUnit report when pytest writes one."""
     state: _Session | None = session.config.stash.get(_STATE, None)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if state is not None and workeroutput is not None:  # a pytest-xdist worker: its cases' outcomes go to the controller
+        workeroutput[_OUTCOME] = [[path, target, prompt, passed] for (path, target, prompt), passed in state.outcomes.items()]
+    if state is not None and state.min_pass_rate is not None and session.config.pluginmanager.hasplugin("dsession"):  # (xdist's controller)
+        for key, passed in state.outcomes.items():
+            if key in state.gated:
+                continue
+            path, target, prompt = key
+            label = _cell_label(target, prompt)
+            problem = _gate_problem(passed, state.min_pass_rate, label, [])
+            name = f"{Path(path).name}::pass-rate" + (f"[{label}]" if label else "")
+            state.gate_lines.append(f"FAILED {name}: {problem}" if problem else f"passed {name}: {sum(passed)} of {len(passed)} cases")
+            if problem:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    _write_summaries(session, state)
+
+
+def _write_summaries(session: pytest.Session, state: _Session | None) -> None:
+    """Each suite run's summary, beside the JUnit report when pytest writes one (not under xdist's workers)."""
     xmlpath = getattr(session.config.option, "xmlpath", None)
     if state is None or not state.summaries or not xmlpath or hasattr(session.config, "workerinput"):
         return
@@ -285,9 +352,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     state: _Session | None = terminalreporter.config.stash.get(_STATE, None)
-    if state is None or not state.summaries:
+    if state is None or not (state.summaries or state.gate_lines):
         return
     terminalreporter.section("agenteval")
+    for line in state.gate_lines:
+        terminalreporter.write_line(line, red=line.startswith("FAILED"), green=not line.startswith("FAILED"))
     for entry in state.summaries:
         summary = entry["summary"]
         counts = summary.get("counts") or {}

@@ -126,6 +126,27 @@ def test_the_gate_per_cell_decides_the_session(tmp_path):
     assert "3 of 8 cases passed (38%) in the run, below the gate of 50%; not passing: inv-002, inv-004, inv-005, inv-006, inv-007" in refused.stdout
 
 
+def test_the_gate_holds_under_xdist_and_after_last_failed(tmp_path):
+    """Under `-n` each worker sees some cases only: the controller judges each cell's gate over
+    every worker's cases (it passed runs it should fail, each worker's gate skipped). After a
+    gate failure, `--lf` reruns the gate alone: it runs its cell's cases and fails again (it
+    was skipped, and the session passed). Each worker's results file is its own."""
+    suite = copy_example(tmp_path, "invoices", "judges")
+    refused = pytest_run(tmp_path, "--agenteval", str(suite), "--agenteval-min-pass-rate", "0.5", "-n", "2", "-p", "no:cacheprovider",
+                         "--agenteval-output", "out")
+    assert refused.returncode == 1, refused.stdout[-2000:]
+    assert "FAILED suite.yaml::pass-rate: 3 of 8 cases passed (38%) in the run, below the gate of 50%" in refused.stdout
+    assert sorted(line["case_id"] for path in (tmp_path / "out").glob("*.jsonl") for line in read_jsonl(path)) == [
+        f"inv-{n:03d}" for n in range(1, 9)]  # every case's result, none overwritten by another worker's
+    allowed = pytest_run(tmp_path, "--agenteval", str(suite), "--agenteval-min-pass-rate", "0.3", "-n", "2", "-p", "no:cacheprovider")
+    assert allowed.returncode == 0 and "passed suite.yaml::pass-rate: 3 of 8 cases" in allowed.stdout, allowed.stdout[-2000:]
+    first = pytest_run(tmp_path, "--agenteval", str(suite), "--agenteval-min-pass-rate", "0.5")
+    assert first.returncode == 1
+    again = pytest_run(tmp_path, "--agenteval", str(suite), "--agenteval-min-pass-rate", "0.5", "--lf")
+    assert again.returncode == 1, again.stdout[-2000:]
+    assert "1 failed" in again.stdout and "3 of 8 cases passed (38%) in the run, below the gate of 50%" in again.stdout
+
+
 def test_a_matrix_gate_is_per_cell(tmp_path):
     suite = copy_example(tmp_path, "compare-models")
     verdicts = run_verdicts(suite, tmp_path)
