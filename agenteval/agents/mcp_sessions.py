@@ -74,21 +74,32 @@ class McpSessions:
     def call(self, server: Any, base_dir: Path, tool: str, arguments: dict[str, Any], timeout: float,
              pattern_seconds: float = DEFAULT_LIMITS.pattern_seconds) -> Any:
         """One tools/call: the SDK's CallToolResult, its structured content checked against the tool's
-        output schema (each pattern bounded by `pattern_seconds`). Raises McpError."""
+        output schema (each pattern bounded by `pattern_seconds`), and any secret of the server's
+        echoed in it `***`. Raises McpError."""
         try:
-            return self._session(server, base_dir).call(self._loop, tool, arguments, timeout, pattern_seconds)
+            result = self._session(server, base_dir).call(self._loop, tool, arguments, timeout, pattern_seconds)
         except McpError as exc:
             raise McpError(self._masked(str(exc), server)) from None
+        return _without(result, self._secrets(server))
 
     def _masked(self, message: str, server: Any) -> str:
-        """The message with every value `${NAME}` took in the server's url and headers as `***`."""
-        from agenteval.endpoints.settings import substituted_values
-
-        texts = [server.url or "", *(server.headers or {}).values()]
-        for secret in sorted({value for text in texts for value in substituted_values(text, self._processes.environ)}, key=len, reverse=True):
-            if secret:
-                message = message.replace(secret, "***")
+        """The message with every secret of the server's (`_secrets`) as `***`."""
+        for secret in self._secrets(server):
+            message = message.replace(secret, "***")
         return message
+
+    def _secrets(self, server: Any) -> list[str]:
+        """What must reach no message or result, longest first: every value `${NAME}` took in the
+        server's url and headers, and its `env` values (a program may print them to its stderr)."""
+        from agenteval.endpoints.settings import MissingEnvironment, substituted_values
+
+        texts = [server.url or "", *(server.headers or {}).values(), *(server.env or {}).values()]
+        found = {value for text in texts for value in substituted_values(text, self._processes.environ)}
+        try:
+            found |= set(server.resolved_env(self._processes.environ).values())
+        except MissingEnvironment:
+            pass
+        return sorted((secret for secret in found if len(secret.strip()) >= 4), key=len, reverse=True)  # (shorter: flags, as redact takes them)
 
     def _session(self, server: Any, base_dir: Path) -> _Session:
         key = (server.key(), threading.get_ident())
@@ -265,6 +276,19 @@ class _Session:
         return stderr_tail(self.stderr)
 
 
+def _without(result: Any, secrets: list[str]) -> Any:
+    """A CallToolResult with each secret in its text and structured content as `***` (a server that
+    echoes the token it was sent passes it to no answer or report)."""
+    if not secrets:
+        return result
+    from agenteval.endpoints.client import redact, redact_reply
+
+    blocks = [block.model_copy(update={"text": redact(block.text, secrets)}) if isinstance(getattr(block, "text", None), str) else block
+              for block in result.content]
+    structured = redact_reply(result.structured_content, secrets) if result.structured_content is not None else None
+    return result.model_copy(update={"content": blocks, "structured_content": structured})
+
+
 @functools.cache
 def _client_session() -> Any:
     """The SDK's ClientSession, less its check of a tool's result against the tool's output schema:
@@ -321,9 +345,13 @@ class _stdio_transport:  # noqa: N801 - used as an async context manager, like t
         import anyio
 
         owner, server = self.owner, self.owner.server
+        from agenteval.endpoints.settings import MissingEnvironment
+
         argv = resolve_command(list(server.command))
         try:
-            owner.proc = owner.processes.start(argv, owner.base_dir, dict(server.env or {}))
+            owner.proc = owner.processes.start(argv, owner.base_dir, server.resolved_env(owner.processes.environ))
+        except MissingEnvironment as exc:
+            raise McpError(f"could not start the MCP server {argv[0]}: env: {exc}") from None
         except (OSError, ValueError, InterruptedError) as exc:
             raise McpError(f"could not start the MCP server {argv[0]}: {exc}") from None
         loop = asyncio.get_running_loop()

@@ -64,7 +64,10 @@ class McpServer(StrictModel):
     streamable-HTTP `url`. Each worker of a run has its own session with it, started on first use."""
 
     command: Command | None = Field(None, min_length=1, description="The server's program and arguments (stdio; no shell).")
-    env: dict[str, str] | None = Field(None, description="Environment variables added for the server's program (stdio).")
+    env: dict[str, str] | None = Field(
+        None, description="Environment variables added for the server's program (stdio; `${NAME}` is read from the environment). "
+        "Their values are `***` in every message.",
+    )
     url: str | None = Field(None, description="The server's streamable-HTTP endpoint (`${NAME}` is read from the environment).")
     headers: dict[str, str] | None = Field(None, description="HTTP headers sent to a `url` server (`${NAME}` is read from the environment).")
     startup_timeout: float = Field(
@@ -106,6 +109,12 @@ class McpServer(StrictModel):
         from agenteval.endpoints.settings import substitute_env
 
         return {name: substitute_env(value, environ) for name, value in (self.headers or {}).items()}
+
+    def resolved_env(self, environ: Any = None) -> dict[str, str]:
+        """The stdio server's `env`, `${NAME}` read from the run's environment (MissingEnvironment when unset)."""
+        from agenteval.endpoints.settings import substitute_env
+
+        return {name: substitute_env(value, environ) if "${" in value else value for name, value in (self.env or {}).items()}
 
 
 class McpTool(McpServer):

@@ -282,3 +282,100 @@ def test_an_mcp_servers_schemas_cannot_hang_the_run_nor_make_it_fetch_a_url(tmp_
         web.shutdown()
     assert fetched == []
     assert wait_until_gone(tmp_path) == []
+
+
+ENV_SERVER = r"""
+import json, os, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("id") is None:
+        continue
+    method, ident = message["method"], message["id"]
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "e", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "token", "inputSchema": {"type": "object"}}, {"name": "die", "inputSchema": {"type": "object"}}]}
+    elif message["params"]["name"] == "die":
+        sys.stderr.write("config error: token " + os.environ["TOKEN"] + " refused\n")
+        sys.exit(4)
+    else:
+        token = os.environ["TOKEN"]
+        result = {"content": [{"type": "text", "text": json.dumps({"said": "token " + token, "length": len(token)})}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
+"""
+
+
+def test_an_mcp_servers_env_and_headers_reach_it_and_no_message_or_result(tmp_path, monkeypatch):
+    """A stdio server's `env` may read `${NAME}` (it reached the server as the text `${GH_TOKEN}`),
+    and its values are `***` in the error of a server that prints them to stderr (they were shown
+    whole); a streamable-HTTP server that echoes its `${NAME}` header in a result passes `***`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from conftest import read_jsonl, run_cli
+
+    token, literal, header = "ghp_" + "7" * 20, "tok_literal_SECRET_42", "mcp_SECRET_TOKEN_777"
+    monkeypatch.setenv("GH_TOKEN_FOR_MCP", token)
+    monkeypatch.setenv("MCP_HEADER_TOKEN", header)
+    write(tmp_path, "env_server.py", ENV_SERVER)
+
+    class Echo(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            if message.get("id") is None:
+                return self._send(202, b"")
+            method, ident = message["method"], message["id"]
+            if method == "initialize":
+                result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "h", "version": "1"}}
+            elif method == "tools/list":
+                result = {"tools": [{"name": "who", "inputSchema": {"type": "object"}}]}
+            else:
+                said = "you are " + str(self.headers.get("Authorization"))
+                result = {"content": [{"type": "text", "text": said}], "structuredContent": {"said": said}}
+            self._send(200, json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}).encode())
+
+        def do_DELETE(self):
+            self._send(200, b"")
+
+        def _send(self, status, body):
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Mcp-Session-Id", "s1")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    web = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        write(tmp_path, "suite.yaml", f"""
+            name: mcp-secrets
+            targets:
+              read: {{type: mcp, command: [python, env_server.py], env: {{TOKEN: "${{GH_TOKEN_FOR_MCP}}"}}, timeout: 5}}
+              literal: {{type: mcp, command: [python, env_server.py], env: {{TOKEN: "{literal}"}}, timeout: 5}}
+              web: {{type: mcp, url: "http://127.0.0.1:{web.server_port}/mcp", headers: {{Authorization: "Bearer ${{MCP_HEADER_TOKEN}}"}}, timeout: 5}}
+            evaluators: [{{type: json_valid, as_json: true}}]
+            cases:
+              - {{id: token, input: {{tool: token}}}}
+              - {{id: die, input: {{tool: die}}}}
+              - {{id: who, input: {{tool: who}}}}
+        """)
+        done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "--junit", tmp_path / "j.xml", "--workers", "1",
+                       cwd=tmp_path, timeout=120)
+    finally:
+        web.shutdown()
+    assert "Traceback" not in done.stderr, done.stderr
+    got = {(line["case_id"], line["target"]): line for line in read_jsonl(tmp_path / "r.jsonl")}
+    assert got[("token", "read")]["output"] == {"said": "token ***", "length": len(token)}  # the server read the variable's value
+    assert got[("token", "literal")]["output"] == {"said": "token ***", "length": len(literal)}
+    assert "config error: token *** refused" in got[("die", "literal")]["error"]
+    assert "config error: token *** refused" in got[("die", "read")]["error"]
+    assert got[("who", "web")]["output"] == {"said": "you are Bearer ***"}
+    written = (tmp_path / "r.jsonl").read_text() + (tmp_path / "j.xml").read_text() + done.stdout + done.stderr
+    assert token not in written and literal not in written and header not in written
