@@ -145,6 +145,7 @@ class SuiteFile(pytest.File):
         self.suite_name = loaded.suite.name
         self.cells = [(cell.target, cell.prompt) for cell in loaded.cells]
         self.results: dict[tuple[str, str | None, str | None], list[Any]] = {}
+        self.problem: str | None = None  # why the run could not start: every case's failure
         self.case_count = 0
         for case in loaded.iter_cases():
             self.case_count += 1
@@ -163,7 +164,7 @@ class SuiteFile(pytest.File):
     def results_of(self, item: CaseItem) -> list[Any]:
         """The item's results (one per repetition), running the cases pending with it first."""
         key = (item.case_id, item.target, item.prompt)
-        if key not in self.results:
+        if key not in self.results and self.problem is None:  # (a run that could not start is not tried again)
             self._run(self._batch(item))
         return self.results.get(key, [])
 
@@ -179,6 +180,19 @@ class SuiteFile(pytest.File):
         return pending or [item]
 
     def _run(self, batch: list[CaseItem]) -> None:
+        """Run the batch's cases; a run that cannot start (a credential missing, an output folder
+        that is a file) is each of its items' failure, in the words `agenteval run` would use."""
+        from agenteval.runs import RunError
+        from agenteval.suite.loader import SuiteInvalid
+
+        try:
+            self._start_run(batch)
+        except SuiteInvalid as exc:
+            self.problem = "\n".join(problem.render() for problem in exc.problems)
+        except (RunError, OSError) as exc:
+            self.problem = f"the run cannot start: {exc}"
+
+    def _start_run(self, batch: list[CaseItem]) -> None:
         from agenteval.api import run_suite
 
         state: _Session = self.config.stash[_STATE]
@@ -241,6 +255,8 @@ class CaseItem(pytest.Item):
 
         suite: SuiteFile = self.parent  # type: ignore[assignment]
         results = suite.results_of(self)
+        if not results and suite.problem is not None:
+            raise CaseFailed(suite.problem)
         failing = [result for result in results if result.verdict != "pass"]
         state: _Session = self.config.stash[_STATE]
         state.outcomes.setdefault((str(self.path), self.target, self.prompt), []).append(bool(results) and not failing)

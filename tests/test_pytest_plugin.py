@@ -147,6 +147,25 @@ def test_the_gate_holds_under_xdist_and_after_last_failed(tmp_path):
     assert "1 failed" in again.stdout and "3 of 8 cases passed (38%) in the run, below the gate of 50%" in again.stdout
 
 
+def test_a_run_that_cannot_start_fails_each_case_with_the_reason_agenteval_run_gives(tmp_path):
+    """A missing credential, or `--agenteval-output` naming a file: each case fails with the one-line
+    reason `agenteval run` gives (it was a traceback of a thousand lines that did not name it)."""
+    write(tmp_path, "n.agenteval.yaml", """
+        name: n
+        target: {type: anthropic, model: m, base_url: "http://127.0.0.1:9", api_key_env: QA_KEY_NOT_SET}
+        evaluators: [{type: contains, path: content, reference: x}]
+        cases: [{id: a, input: hi}, {id: b, input: ho}]
+    """)
+    done = pytest_run(tmp_path, "n.agenteval.yaml", "-p", "no:cacheprovider")
+    assert done.returncode == 1 and "2 failed" in done.stdout
+    reason = "n.agenteval.yaml: target: environment variable QA_KEY_NOT_SET is not set"
+    assert done.stdout.count(reason) >= 2 and "Traceback" not in done.stdout and len(done.stdout.splitlines()) < 40, done.stdout
+    write(tmp_path, "f.agenteval.yaml", "name: f\nevaluators: [{type: equals}]\ncases: [{id: a, expected: x, output: x}]\n")
+    (tmp_path / "taken").write_text("a file\n")
+    done = pytest_run(tmp_path, "f.agenteval.yaml", "--agenteval-output", "taken", "-p", "no:cacheprovider")
+    assert done.returncode == 1 and "the run cannot start: [Errno 17] File exists" in done.stdout and len(done.stdout.splitlines()) < 40, done.stdout
+
+
 def test_a_matrix_gate_is_per_cell(tmp_path):
     suite = copy_example(tmp_path, "compare-models")
     verdicts = run_verdicts(suite, tmp_path)
