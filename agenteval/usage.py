@@ -69,7 +69,7 @@ def combine_usage(first: dict[str, Any] | None, second: dict[str, Any]) -> dict[
 
 
 def _count(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
+    return value if type(value) is int and 0 <= value < 2**53 else None  # a count a JSON reader keeps exactly (and orjson writes)
 
 
 def price_of(record: dict[str, Any], models: list[str | None], prices: dict[str, Price]) -> float | None:

@@ -72,3 +72,25 @@ def test_a_slow_collector_gets_every_span_and_one_that_never_answers_is_counted_
     assert done.returncode == 0 and len(read_jsonl(tmp_path / "hung.jsonl")) == 3000
     assert "warning: --otel: 6000 of 6000 spans could not be exported" in done.stderr, done.stderr
     assert took < 60, took
+
+
+def test_a_token_count_no_json_reader_keeps_is_unknown_and_report_reads_the_results(tmp_path):
+    """A model server reporting 10**400 prompt tokens: the count is unknown (it was kept, and
+    `report --format json` then ended in a traceback, `Integer exceeds 64-bit range`)."""
+    from conftest import run_cli
+    from llm_server import Fault, LLMServer
+
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 10**400, "completion_tokens": 3}}
+    with LLMServer() as server:
+        server.fail(Fault("status", 200, body=json.dumps(reply)))
+        suite = write(tmp_path, "suite.yaml", json.dumps({
+            "name": "big", "target": {"type": "openai", "base_url": server.base_url, "model": "m", "retries": 0},
+            "evaluators": [{"type": "contains", "path": "content", "reference": "ok"}], "cases": [{"id": "a", "input": "q"}]}))
+        done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q", "--no-cache")
+    assert_no_traceback(done)
+    [line] = read_jsonl(tmp_path / "r.jsonl")
+    assert line["verdict"] == "pass" and line["usage"]["input_tokens"] is None and line["usage"]["output_tokens"] == 3
+    report = run_cli("report", tmp_path / "r.jsonl", "--format", "json")
+    assert_no_traceback(report)
+    assert report.returncode == 0 and json.loads(report.stdout)["counts"]["passed"] == 1, report.stderr
