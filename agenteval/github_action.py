@@ -148,13 +148,15 @@ def download_baseline(context: Context, artifact: str, branch: str, dest: Path) 
 
     try:
         with _client(context) as client:
-            response = client.get(f"/repos/{context.repository}/actions/artifacts", params={"name": artifact, "per_page": 100})
-            if response.status_code != 200:
-                raise _refused(response, "list the artifacts")
-            found = [
-                item for item in response.json().get("artifacts", [])
-                if isinstance(item, dict) and not item.get("expired") and (item.get("workflow_run") or {}).get("head_branch") == branch
-            ]
+            found = []
+            for page in range(1, ARTIFACT_PAGES + 1):  # (a busy repository has more than one page of them)
+                response = client.get(f"/repos/{context.repository}/actions/artifacts", params={"name": artifact, "per_page": 100, "page": page})
+                if response.status_code != 200:
+                    raise _refused(response, "list the artifacts")
+                listed = response.json().get("artifacts", [])
+                found += [item for item in listed if isinstance(item, dict) and _made_on(item, branch)]
+                if len(listed) < 100:
+                    break
             if not found:
                 return None
             newest = max(found, key=lambda item: str(item.get("created_at", "")))
@@ -164,6 +166,18 @@ def download_baseline(context: Context, artifact: str, branch: str, dest: Path) 
     except httpx.HTTPError as exc:
         raise GitHubError(f"could not reach GitHub ({context.api}): {type(exc).__name__}") from None
     return _unpack_results(archive, dest)
+
+
+ARTIFACT_PAGES = 10
+"""Pages of 100 artifacts looked through for the baseline."""
+
+
+def _made_on(item: dict[str, Any], branch: str) -> bool:
+    """Whether an artifact is unexpired and was made by a run on `branch` of this repository: a
+    fork's pull request from its own `main` also has `head_branch: main`, and is no baseline."""
+    run = item.get("workflow_run") if isinstance(item.get("workflow_run"), dict) else {}
+    own = run.get("head_repository_id") == run.get("repository_id")  # (absent both, as an older API gives: the same)
+    return not item.get("expired") and run.get("head_branch") == branch and own
 
 
 def _fetch_archive(client: Any, path: str) -> bytes:

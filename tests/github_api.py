@@ -64,7 +64,9 @@ def serve(state: FakeGitHub) -> tuple[ThreadingHTTPServer, str]:
             if re.fullmatch(r"/repos/[^/]+/[^/]+/actions/artifacts", url.path):
                 name = query.get("name", [None])[0]
                 found = [item for item in state.artifacts if name is None or item["name"] == name]
-                return self._send(200, {"total_count": len(found), "artifacts": found})
+                found.sort(key=lambda item: item["created_at"], reverse=True)  # newest first, as GitHub lists them
+                page, per_page = int(query.get("page", ["1"])[0]), min(100, int(query.get("per_page", ["30"])[0]))
+                return self._send(200, {"total_count": len(found), "artifacts": found[(page - 1) * per_page: page * per_page]})
             if match := re.fullmatch(r"/repos/[^/]+/[^/]+/actions/artifacts/(\d+)/zip", url.path):
                 if self._token() is None:
                     return self._send(401, {"message": "Requires authentication"})

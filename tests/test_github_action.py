@@ -76,10 +76,26 @@ def zipped(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def publish(state: FakeGitHub, artifact_id: int, branch: str, created: str, files: dict[str, bytes], expired: bool = False) -> None:
-    state.artifacts.append({"id": artifact_id, "name": "agenteval-results", "expired": expired, "created_at": created,
-                            "size_in_bytes": 100, "workflow_run": {"head_branch": branch}})
+def publish(state: FakeGitHub, artifact_id: int, branch: str, created: str, files: dict[str, bytes], expired: bool = False,
+            head_repository_id: int = 1) -> None:
+    """An artifact as GitHub lists it: made by a run of repository 1 (a fork's pull request: another `head_repository_id`)."""
+    state.artifacts.append({"id": artifact_id, "name": "agenteval-results", "expired": expired, "created_at": created, "size_in_bytes": 100,
+                            "workflow_run": {"head_branch": branch, "repository_id": 1, "head_repository_id": head_repository_id}})
     state.blobs[artifact_id] = zipped(files)
+
+
+def test_the_baseline_is_the_newest_of_the_base_branch_of_this_repository_past_a_first_page(tmp_path, github):
+    """A fork's pull request from its own `main` made the newest artifact on `main` (it became the
+    baseline every other pull request was compared with); the real one may be past the first 100."""
+    from agenteval.github_action import Context, download_baseline
+
+    state, api = github
+    publish(state, 1, "main", "2026-11-01T00:00:00Z", {"results.jsonl": b'{"real": true}\n'})
+    for number in range(2, 152):  # 150 newer artifacts of pull request branches
+        publish(state, number, f"feature-{number}", f"2026-11-{2 + number // 10:02d}T00:00:{number % 60:02d}Z", {"results.jsonl": b"{}\n"})
+    publish(state, 200, "main", "2026-11-28T00:00:00Z", {"results.jsonl": b'{"fork": true}\n'}, head_repository_id=99)
+    found = download_baseline(Context(api, "acme/extractor", WRITE), "agenteval-results", "main", tmp_path / "dest")
+    assert found is not None and found.read_text() == '{"real": true}\n'
 
 
 def test_the_run_step_writes_every_report_and_its_outputs(tmp_path, github):
