@@ -271,6 +271,19 @@ def run_step(suite: str, out: Path, args: list[str], min_pass_rate: str | None, 
     return 0
 
 
+def _regressions(text: str) -> int:
+    """`max-regressions`: a whole number >= 0 (-1 made `compare` refuse it, and the gate was off with only a warning)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"max-regressions is a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"max-regressions is a whole number >= 0, got {value}")
+    return value
+
+
 def review_step(context: Context, out: Path, run_code: int, name: str, artifact: str, branch: str | None,
                 max_regressions: int, comment: bool, artifact_url: str | None) -> int:
     """Compare with the base branch's results (when a pull request has them), post the comparison
@@ -331,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     review.add_argument("--name", default="agenteval", help="Which of several agenteval comments (one per suite).")
     review.add_argument("--artifact", required=True, help="The results artifact's name (the base branch's is compared with).")
     review.add_argument("--base-branch", default="")
-    review.add_argument("--max-regressions", default=0, type=int)
+    review.add_argument("--max-regressions", default=0, type=_regressions)
     review.add_argument("--comment", default="true", choices=["true", "false"])
     review.add_argument("--artifact-url", default=None, help="Linked from the comment when it is cut to fit.")
     comment = commands.add_parser("comment", help="Create or update the pull request's agenteval comment.")
@@ -342,7 +355,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         import shlex
 
-        return run_step(args.suite, args.out, shlex.split(args.args), args.min_pass_rate or None, args.cache_dir or None)
+        try:
+            extra = shlex.split(args.args)
+        except ValueError as exc:  # (an unclosed quote: the suite does not run, and the gate says so)
+            print(f"::error title=agenteval::args: {exc}: {args.args!r}")
+            _step_summary(f"### agenteval: the suite did not run\n\n`args` cannot be split as a shell would: {exc}")
+            _outputs(**{"exit-code": 2, "pass-rate": None, "results-file": None})
+            return 0
+        return run_step(args.suite, args.out, extra, args.min_pass_rate or None, args.cache_dir or None)
     try:
         context = Context.from_environment()
     except GitHubError as exc:

@@ -201,6 +201,21 @@ def test_a_body_over_githubs_limit_is_cut_with_a_link_to_the_artifact(tmp_path, 
     assert "| a-long-case-name | fail |\n\n… cut to fit a comment" in comment["body"]  # cut at a line
 
 
+def test_action_inputs_that_cannot_be_used_stop_the_gate_loudly(tmp_path, github):
+    """`args` with an unclosed quote was a traceback with no `exit-code` (the review step was then
+    skipped); `max-regressions: -1` made compare refuse it, and the gate was off with a warning."""
+    _, api = github
+    cases(tmp_path, {"a": "yes"})
+    env = job_env(tmp_path, api)
+    ran = step(env, "run", "--suite", "suite.yaml", "--out", "out", "--args", "--filter don't*", cwd=tmp_path)
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    assert "::error title=agenteval::args: No closing quotation" in ran.stdout
+    assert outputs(tmp_path)["exit-code"] == "2" and "the suite did not run" in (tmp_path / "summary.md").read_text()
+    reviewed = step(env, "review", "--out", "out", "--run-exit-code", "0", "--artifact", "agenteval-results", "--max-regressions", "-1",
+                    cwd=tmp_path)
+    assert reviewed.returncode == 2 and "max-regressions is a whole number >= 0, got -1" in reviewed.stderr, reviewed.stderr
+
+
 def test_an_artifact_cannot_write_outside_its_folder(tmp_path, github):
     from agenteval.github_action import Context, GitHubError, download_baseline
 
