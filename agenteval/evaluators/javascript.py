@@ -197,7 +197,7 @@ class JavaScript(EvaluatorConfig):
         import quickjs
 
         try:
-            answer = orjson.loads(call(payload))
+            answer = _loaded(call(payload))
         except quickjs.JSException as exc:
             text = str(exc)
             if "interrupted" in text:
@@ -283,6 +283,18 @@ def check_context(ctx: EvalContext, config: dict[str, Any]) -> dict[str, Any]:
         "vars": variables, "prompt": prompt, "config": config, "expected": ctx.expected,
         "test": {"vars": variables, "description": ctx.case_id, "metadata": ctx.metadata},
     }
+
+
+def _loaded(text: str) -> Any:
+    """The engine's JSON answer. QuickJS's JSON.stringify leaves a lone surrogate as it is (a reason
+    holding `output.slice(0, 4)` of a text with an emoji in it): orjson refuses that, Python's json
+    reads it, as node's escaped form reads."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        import json
+
+        return json.loads(text)
 
 
 def _first_lines(text: str, count: int = 3) -> str:

@@ -94,3 +94,27 @@ def test_a_hostile_javascript_transform_is_that_evaluators_error(tmp_path):
     assert results["throws"]["error"].startswith("transform (javascript) threw SyntaxError")
     assert results["escapes"]["verdict"] == "pass"  # no require or process in the embedded engine
     assert results["promise"]["error"] == "transform (javascript) returned a Promise (async code is not supported in the embedded engine)"
+
+
+def test_a_check_whose_reason_cuts_an_emoji_in_half_passes_in_the_embedded_engine(tmp_path):
+    """`reason: 'answer starts: ' + output.slice(0, 4)` on `hi 👋 there` keeps half of the emoji (a
+    lone surrogate): the embedded engine's answer was unreadable (`no low surrogate`), so a passing
+    case was an error; node read it. Now both pass, the reason written with the surrogate escaped."""
+    write(tmp_path, "suite.yaml", """
+        name: jssur
+        evaluators:
+          - name: short
+            type: javascript
+            code: |
+              const ok = output.length < 100;
+              return {pass: ok, reason: 'answer starts: ' + output.slice(0, 4)};
+        cases:
+          - {id: emoji, output: "hi 👋 there"}
+          - {id: plain, output: "hi there"}
+    """)
+    done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q")
+    assert done.returncode == 0, done.stderr
+    emoji, plain = read_jsonl(tmp_path / "r.jsonl")
+    assert (emoji["verdict"], plain["verdict"]) == ("pass", "pass")
+    assert emoji["evaluator_results"][0]["reasoning"] == "answer starts: hi \ud83d"
+    assert '"answer starts: hi \\ud83d"' in (tmp_path / "r.jsonl").read_text(encoding="utf-8")
