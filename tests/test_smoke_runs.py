@@ -103,3 +103,22 @@ def test_resuming_with_another_sample_is_refused(tmp_path):
     results.write_text("\n".join(lines[:2]) + "\n")  # as if interrupted after two cases
     done = run_cli("run", suite, "--sample", "5", "--sample-seed", "9", "-o", results, "--resume", "-q")
     assert done.returncode == 2 and "--sample-seed" in done.stderr
+
+
+def test_filters_naming_one_id_each_match_as_every_glob_does():
+    """Filters that name one id each (pytest's `-k` hands one per selected case, a star written
+    `[*]`) are looked up, not matched one by one: the same cases as fnmatch picks, on a grid of
+    globs and ids made of the characters globs treat specially."""
+    import fnmatch
+    import random
+
+    rng = random.Random(7)
+    alphabet = "ab*?[]!-"
+    for _ in range(3000):
+        globs = tuple("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(1, 4)))
+        selection = Selection(filters=globs)
+        for _ in range(10):
+            case_id = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4)))
+            assert selection.matches(case_id, []) == any(fnmatch.fnmatchcase(case_id, glob) for glob in globs), (globs, case_id)
+    escaped = Selection(filters=("HumanEval/[*]0", "c[[]1]"))
+    assert escaped.matches("HumanEval/*0", []) and escaped.matches("c[1]", []) and not escaped.matches("HumanEval/10", [])
