@@ -57,24 +57,43 @@ def access_token(endpoints: Endpoints, timeout: float) -> str:
     return token
 
 
+MAX_TOKEN_REPLY_BYTES = 1 << 20
+"""The most a token endpoint's reply may be (a token reply is a few kB)."""
+
+
 class _HttpxRequest:
-    """google-auth's transport interface (`google.auth.transport.Request`) over httpx."""
+    """google-auth's transport interface (`google.auth.transport.Request`) over httpx: each request
+    whole within the endpoint's `timeout` (not only each read: a reply trickled a byte at a time
+    ends there) and at most MAX_TOKEN_REPLY_BYTES."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
 
     def __call__(self, url: str, method: str = "GET", body: Any = None, headers: Any = None, timeout: Any = None, **_: Any) -> Any:
+        import time
+
         import httpx
         from google.auth import exceptions, transport
 
+        budget = min(float(timeout or self.timeout), self.timeout)
+        deadline = time.monotonic() + budget
         try:
-            response = httpx.request(method, url, content=body, headers=headers, timeout=timeout or self.timeout)
+            with httpx.stream(method, url, content=body, headers=headers, timeout=budget) as response:
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_TOKEN_REPLY_BYTES:
+                        raise exceptions.TransportError(f"the reply of {url} is larger than {MAX_TOKEN_REPLY_BYTES >> 20} MiB")
+                    if time.monotonic() > deadline:
+                        raise exceptions.TransportError(f"{url} did not answer whole within {budget:g} s")
+                    chunks.append(chunk)
         except httpx.HTTPError as exc:
             raise exceptions.TransportError(f"{type(exc).__name__}: {exc}") from None
+        content = b"".join(chunks)
 
         class Response(transport.Response):
             status = response.status_code
             headers = dict(response.headers)
-            data = response.content
+            data = content
 
         return Response()

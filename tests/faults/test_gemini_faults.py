@@ -149,3 +149,69 @@ def test_a_request_the_gemini_api_cannot_take_is_that_cases_error_and_nothing_is
         done, lines = run(tmp_path)
         assert done.returncode == 3 and server.count() == 0
     assert lines["a"]["error"].startswith(error), lines["a"]["error"]
+
+
+def test_a_token_endpoint_that_trickles_or_floods_is_that_cases_error_in_bounded_time_and_memory(tmp_path):
+    """Vertex AI's token request to a `token_uri` that sends a byte every 0.5 s, or 300 MB: each
+    request ends within the target's `timeout` (it waited for each byte: 158 s) and after 1 MiB
+    (the whole reply was read: 1.6 GB); the case's error says so."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from gemini_server import service_account_file
+
+    class Token(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                if self.path == "/trickle":
+                    for _ in range(120):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(0.5)
+                else:
+                    for _ in range(300):
+                        self.wfile.write(b" " * (1 << 20))
+            except OSError:
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Token)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for name in ("trickle", "flood"):
+            folder = tmp_path / name
+            folder.mkdir()
+            credentials = service_account_file(folder, f"http://127.0.0.1:{server.server_port}/{name}")
+            write(folder, "s.yaml", """
+                name: vx
+                target: {type: gemini, model: gemini-test, vertex: {project: acme-evals, location: europe-west4}, timeout: 2, retries: 0}
+                evaluators: [{type: contains, path: content, reference: x}]
+                cases: [{id: a, input: hi}]
+            """)
+            started = time.monotonic()
+            done = _run_vertex(folder, {"GOOGLE_APPLICATION_CREDENTIALS": str(credentials)})
+            took = time.monotonic() - started
+            assert done.returncode == 3, (name, done.stderr)
+            [line] = read_jsonl(folder / "r.jsonl")
+            assert "the Google credentials could not be refreshed" in line["error"], line["error"]
+            assert ("did not answer whole within 2 s" if name == "trickle" else "is larger than 1 MiB") in line["error"], line["error"]
+            assert took < 40, (name, took)
+    finally:
+        server.shutdown()
+
+
+def _run_vertex(folder, env):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "agenteval", "run", str(folder / "s.yaml"), "-o", str(folder / "r.jsonl"), "-q", "--no-cache"],
+                          env={**{k: v for k, v in os.environ.items() if k != "GEMINI_API_KEY"}, **env}, capture_output=True, text=True, timeout=120)
