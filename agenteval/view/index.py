@@ -82,6 +82,7 @@ class RunIndex:
     position: int = 0
     run_id: str | None = None
     suite: str | None = None
+    complete: bool = False  # the run has finished (its summary is written): a last line without a newline is whole
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
@@ -134,10 +135,12 @@ class RunIndex:
             with self.path.open("rb") as handle:
                 handle.seek(self.position)
                 data = handle.read(wanted)
+            at_end = self.position + len(data) == size
             end = data.rfind(b"\n") + 1  # a torn last line waits for its newline
             if end == 0 and wanted < size - self.position:  # one line longer than the chunk: read it whole
                 return self._unlocked_whole_line(size)
-            self._index(data[:end])
+            final = self.complete and at_end and end < len(data)  # a finished run's last line, saved without its newline
+            self._index(data if final else data[:end], final)
             return self.position >= size or end == 0
 
     def _same_ends(self) -> bool:
@@ -158,7 +161,8 @@ class RunIndex:
             self._index(line)
         return self.position >= size
 
-    def _index(self, data: bytes) -> None:
+    def _index(self, data: bytes, final: bool = False) -> None:
+        """Index whole lines of `data` (with `final`, its last part too: a line without its newline)."""
         offset = self.position
         if offset == 0 and data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as `report` reads past it
             data, offset = data[3:], 3
@@ -167,7 +171,8 @@ class RunIndex:
         collecting = gc.isenabled()
         gc.disable()  # the collector would walk every object kept so far, again and again
         try:
-            for raw in data.split(b"\n")[:-1]:
+            parts = data.split(b"\n")
+            for raw in parts if final else parts[:-1]:
                 if raw.strip():
                     self._add(offset, raw)
                 offset += len(raw) + 1

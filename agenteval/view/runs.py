@@ -214,6 +214,7 @@ class Runs:
         run = self._by_key.get(key)
         if run is not None:
             run.sync()
+            run.index.complete = run.summary() is not None
             run.index.follow(OPEN_WAIT)
         return run
 

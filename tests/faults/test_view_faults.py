@@ -390,3 +390,28 @@ def _quote(text: str) -> str:
     from urllib.parse import quote
 
     return quote(text, safe="")
+
+
+def test_a_finished_run_whose_last_line_lost_its_newline_shows_every_case(tmp_path):
+    """A results file saved without its final newline (edited by hand): a finished run (it has its
+    summary) shows its last case too, as `report` counts it; a run still being written waits for it."""
+    from agenteval.view.index import RunIndex
+
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{name: same, type: equals}]\ncases: cases.jsonl\n")
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": f"c{i}", "expected": "a", "output": "a"}) + "\n" for i in range(4)))
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "runs" / "r.jsonl", "-q").returncode == 0
+    results = tmp_path / "runs" / "r.jsonl"
+    results.write_bytes(results.read_bytes().rstrip(b"\n"))
+    growing = RunIndex(results)
+    growing.follow(10)
+    assert growing.case_ids == ["c0", "c1", "c2"]  # (no summary: the last line may still be being written)
+    process, client = _viewer(tmp_path / "runs", tmp_path)
+    try:
+        page = client.get("/runs/r").text
+        count = client.get("/runs/r/count.json").json()
+        case = client.get("/runs/r/cases/c3")
+    finally:
+        errors = _stopped(process)
+    assert "4 cases" in page and count["cases"] == 4 and count["finished"] is True
+    assert case.status_code == 200
+    assert "Traceback" not in errors, errors
