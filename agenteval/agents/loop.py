@@ -265,6 +265,11 @@ def toolbox(tools: list[Any] | None, case_tools: dict[str, Any] | None, run: Any
         else:  # another kind of tool an API offers, passed as is: nothing here can answer it
             name = str(tool.get("name") or tool.get("type"))
             bound.append(BoundTool(name, tool, None))
+    seen: set[str] = set()
+    for tool in bound:  # (two of one name: the model cannot tell them apart, and the last would answer for both)
+        if tool.name in seen:
+            return f"two of the target's tools are named {tool.name!r} (an MCP server's among them, as it lists them): give each its own name"
+        seen.add(tool.name)
     if case_tools:
         names = {tool.name: index for index, tool in enumerate(bound)}
         for name, given in case_tools.items():

@@ -379,3 +379,21 @@ def test_an_mcp_servers_env_and_headers_reach_it_and_no_message_or_result(tmp_pa
     assert got[("who", "web")]["output"] == {"said": "you are Bearer ***"}
     written = (tmp_path / "r.jsonl").read_text() + (tmp_path / "j.xml").read_text() + done.stdout + done.stderr
     assert token not in written and literal not in written and header not in written
+
+
+def test_two_tools_of_one_name_are_that_cases_error_not_the_last_one_answering(tmp_path):
+    """A mock named `echo` beside an MCP server that lists `echo` too: both were sent to the model
+    and the last one silently answered its calls; now the case's error names the clash."""
+    script = _server_in(tmp_path)
+    processes = Processes()
+    tools = [{"name": "echo", "description": "a mock", "mock": [{"result": {"from": "mock"}}]}, {"mcp": {"command": ["python", str(script)]}}]
+    with LLMServer() as server:
+        server.play(calls(("echo", {"n": 1})), {"role": "assistant", "content": "done"})
+        try:
+            got = _answer(server, tools, tmp_path, processes)
+        finally:
+            processes.stop_all()
+        assert server.count() == 0  # the model is never asked
+    assert got.error == ("openai target: two of the target's tools are named 'echo' (an MCP server's among them, as it lists them): "
+                         "give each its own name")
+    assert wait_until_gone(tmp_path) == []
