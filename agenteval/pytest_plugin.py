@@ -101,10 +101,9 @@ class _Session:
         if self.min_pass_rate is not None and not 0 <= self.min_pass_rate <= 1:
             raise pytest.UsageError(f"--agenteval-min-pass-rate must be between 0 and 1, got {self.min_pass_rate}")
         self.summaries: list[dict[str, Any]] = []  # each suite run's summary, for the file beside the JUnit report
-        # per (suite file, target, prompt): whether each case reported to this process passed (from every
-        # pytest-xdist worker, in the controller), the cells a `pass-rate` test judged here, and the gate's lines
+        # per (suite file, target, prompt): whether each case run here passed (in pytest-xdist's controller,
+        # each worker's, merged), and the lines of the gate the controller judged from them
         self.outcomes: dict[tuple[str, str | None, str | None], list[bool]] = {}
-        self.gated: set[tuple[str, str | None, str | None]] = set()
         self.gate_lines: list[str] = []
 
     @pytest.hookimpl(optionalhook=True)
@@ -180,64 +179,53 @@ class SuiteFile(pytest.File):
         return pending or [item]
 
     def _run(self, batch: list[CaseItem]) -> None:
-        """Run the batch's cases; a run that cannot start (a credential missing, an output folder
-        that is a file) is each of its items' failure, in the words `agenteval run` would use."""
-        from agenteval.runs import RunError
-        from agenteval.suite.loader import SuiteInvalid
-
-        try:
-            self._start_run(batch)
-        except SuiteInvalid as exc:
-            self.problem = "\n".join(problem.render() for problem in exc.problems)
-        except (RunError, OSError) as exc:
-            self.problem = f"the run cannot start: {exc}"
-
-    def _start_run(self, batch: list[CaseItem]) -> None:
-        from agenteval.api import run_suite
-
-        state: _Session = self.config.stash[_STATE]
+        """Run the batch's cases (the items of this suite this process runs)."""
         case_ids = {item.case_id for item in batch}
         cells = {(item.target, item.prompt) for item in batch}
         filters = [] if len(case_ids) == self.case_count else [_glob_of(case_id) for case_id in sorted(case_ids)]
-        targets = sorted({target for target, _ in cells if target is not None}) if len(cells) < len(self.cells) else []
-        prompts = sorted({prompt for _, prompt in cells if prompt is not None}) if len(cells) < len(self.cells) else []
-        if not targets:
-            targets = list(self.config.option.agenteval_target)
-        if not prompts:
-            prompts = list(self.config.option.agenteval_prompt)
-        output = None
-        if self.config.option.agenteval_output:
-            folder = Path(self.config.option.agenteval_output)
-            folder.mkdir(parents=True, exist_ok=True)
-            worker = getattr(self.config, "workerinput", {}).get("workerid")  # (each xdist worker writes its own files)
-            output = str(folder / f"{_slug(self.suite_name)}-{worker + '-' if worker else ''}{len(state.summaries) + 1}.jsonl")
+        some = len(cells) < len(self.cells)
+        targets = sorted({target for target, _ in cells if target is not None}) if some else []
+        prompts = sorted({prompt for _, prompt in cells if prompt is not None}) if some else []
         for item in batch:
             self.results.setdefault((item.case_id, item.target, item.prompt), [])
-        run = run_suite(
-            self.path, filters=filters, targets=targets, prompts=prompts, repeat=state.repeat,
-            cache=not self.config.option.agenteval_no_cache, output=output, overwrite=True,
-        )
+        self._run_suite(filters, targets, prompts)
+
+    def run_cell(self, target: str | None, prompt: str | None) -> None:
+        """Run every case of one cell here (its gate's cases, when none of them ran in this session)."""
+        self._run_suite([], [target] if target is not None else [], [prompt] if prompt is not None else [])
+
+    def _run_suite(self, filters: list[str], targets: list[str], prompts: list[str]) -> None:
+        """One `run_suite` of these cases and cells (the command line's cells when none is named),
+        its results kept by case and cell. A run that cannot start (a credential missing, an output
+        folder that is a file) is the failure of each case, in the words `agenteval run` would use."""
+        from agenteval.api import run_suite
+        from agenteval.runs import RunError
+        from agenteval.suite.loader import SuiteInvalid
+
+        state: _Session = self.config.stash[_STATE]
+        output = None
+        try:
+            if self.config.option.agenteval_output:
+                folder = Path(self.config.option.agenteval_output)
+                folder.mkdir(parents=True, exist_ok=True)
+                worker = getattr(self.config, "workerinput", {}).get("workerid")  # (each xdist worker writes its own files)
+                output = str(folder / f"{_slug(self.suite_name)}-{worker + '-' if worker else ''}{len(state.summaries) + 1}.jsonl")
+            run = run_suite(
+                self.path, filters=filters, targets=targets or list(self.config.option.agenteval_target),
+                prompts=prompts or list(self.config.option.agenteval_prompt), repeat=state.repeat,
+                cache=not self.config.option.agenteval_no_cache, output=output, overwrite=True,
+            )
+        except SuiteInvalid as exc:
+            self.problem = "\n".join(problem.render() for problem in exc.problems)
+            return
+        except (RunError, OSError) as exc:
+            self.problem = f"the run cannot start: {exc}"
+            return
         with run:
             for result in run:
                 self.results.setdefault((result.case_id, result.target, result.prompt), []).append(result)
             summary = run.summary
         state.summaries.append({"suite": self.suite_name, "path": str(self.path), "summary": summary})
-
-    def run_cell(self, target: str | None, prompt: str | None) -> None:
-        """Run every case of one cell here (its gate's cases, when none of them ran in this session)."""
-        from agenteval.api import run_suite
-
-        state: _Session = self.config.stash[_STATE]
-        run = run_suite(
-            self.path, targets=[target] if target is not None else list(self.config.option.agenteval_target),
-            prompts=[prompt] if prompt is not None else list(self.config.option.agenteval_prompt), repeat=state.repeat,
-            cache=not self.config.option.agenteval_no_cache,
-        )
-        with run:
-            for result in run:
-                if (result.target, result.prompt) == (target, prompt):
-                    self.results.setdefault((result.case_id, result.target, result.prompt), []).append(result)
-            state.summaries.append({"suite": self.suite_name, "path": str(self.path), "summary": run.summary})
 
     def cell_results(self, target: str | None, prompt: str | None) -> list[list[Any]]:
         return [results for (_, t, p), results in self.results.items() if (t, p) == (target, prompt) and results]
@@ -290,7 +278,6 @@ class GateItem(pytest.Item):
     def runtest(self) -> None:
         suite: SuiteFile = self.parent  # type: ignore[assignment]
         state: _Session = self.config.stash[_STATE]
-        state.gated.add((str(self.path), self.target, self.prompt))
         cases = suite.cell_results(self.target, self.prompt)
         if not cases:  # (`--lf` after the gate failed, `-k pass-rate`: none of its cases ran in this session)
             suite.run_cell(self.target, self.prompt)
@@ -343,10 +330,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state is not None and workeroutput is not None:  # a pytest-xdist worker: its cases' outcomes go to the controller
         workeroutput[_OUTCOME] = [[path, target, prompt, passed] for (path, target, prompt), passed in state.outcomes.items()]
     if state is not None and state.min_pass_rate is not None and session.config.pluginmanager.hasplugin("dsession"):  # (xdist's controller)
-        for key, passed in state.outcomes.items():
-            if key in state.gated:
-                continue
-            path, target, prompt = key
+        for (path, target, prompt), passed in state.outcomes.items():
             label = _cell_label(target, prompt)
             problem = _gate_problem(passed, state.min_pass_rate, label, [])
             name = f"{Path(path).name}::pass-rate" + (f"[{label}]" if label else "")
