@@ -78,6 +78,7 @@ def _read_whole(run: Run) -> None:
     if run.copying is not None:
         run.copying.join()
     run.sync(force=True)
+    run.index.complete = run.summary() is not None  # (as a page asks: a finished run's last line is whole)
     while not run.index.refresh():
         pass
 
