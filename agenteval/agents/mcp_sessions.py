@@ -344,9 +344,9 @@ class _stdio_transport:  # noqa: N801 - used as an async context manager, like t
     async def __aenter__(self) -> tuple[Any, Any]:
         import anyio
 
-        owner, server = self.owner, self.owner.server
         from agenteval.endpoints.settings import MissingEnvironment
 
+        owner, server = self.owner, self.owner.server
         argv = resolve_command(list(server.command))
         try:
             owner.proc = owner.processes.start(argv, owner.base_dir, server.resolved_env(owner.processes.environ))
