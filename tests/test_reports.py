@@ -149,6 +149,19 @@ def test_markdown_matches_the_golden_file_and_fills_the_step_summary(invoices_ru
     assert step.read_text() == "earlier step\n" + (tmp_path / "again.md").read_text()
 
 
+def test_a_step_summary_that_cannot_be_written_is_a_warning_and_the_exit_code_stays_the_verdicts(invoices_run, tmp_path):
+    """GITHUB_STEP_SUMMARY naming a folder (a runner's odd set-up): the Markdown report is written,
+    a warning says the summary was not, and the exit code is the run's own (it was 2, "nothing ran")."""
+    folder, _ = invoices_run
+    (tmp_path / "a-folder").mkdir()
+    done = subprocess_run_with_env(
+        {"GITHUB_STEP_SUMMARY": str(tmp_path / "a-folder")}, "report", folder / "r.jsonl", "--format", "markdown", "-o", tmp_path / "again.md",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "warning: cannot append the Markdown report to GITHUB_STEP_SUMMARY" in done.stderr
+    assert (tmp_path / "again.md").read_text().startswith("## ")
+
+
 def test_markdown_shows_dataset_metrics(tmp_path):
     done = run_cli("run", EXAMPLES / "invoices-lineitems" / "suite.yaml", "-o", tmp_path / "r.jsonl", "--markdown", tmp_path / "r.md")
     assert done.returncode == 1, done.stderr

@@ -72,6 +72,9 @@ class EntraToken:
             raise EndpointError(str(exc)) from None
         try:
             if self._credential is None:
+                import logging
+
+                logging.getLogger("azure.identity").setLevel(logging.ERROR)  # (each credential it tries logs a warning: the error says it once)
                 self._credential = identity.DefaultAzureCredential()
             return self._credential.get_token(SCOPE)
         except Exception as exc:  # noqa: BLE001 - azure-identity raises its own kinds, and its messages name no secret

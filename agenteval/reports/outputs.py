@@ -221,7 +221,8 @@ class Reports:
 
 
 def _append_step_summary(path: Path, text: bytes) -> None:
-    """In GitHub Actions, the Markdown report also becomes the job summary."""
+    """In GitHub Actions, the Markdown report also becomes the job summary. That is a convenience: a
+    summary that cannot be written is a warning, and the run's exit code stays the verdict's."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target or Path(target).resolve() == path.resolve():
         return
@@ -229,7 +230,7 @@ def _append_step_summary(path: Path, text: bytes) -> None:
         with open(target, "ab") as summary:
             summary.write(text)
     except OSError as exc:
-        raise ReportError(f"cannot append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror or exc}") from None
+        print(f"warning: cannot append the Markdown report to GITHUB_STEP_SUMMARY ({target}): {exc.strerror or exc}", file=sys.stderr)
 
 
 def run_reports(options: Any) -> Reports:

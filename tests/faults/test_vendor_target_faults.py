@@ -145,3 +145,22 @@ def test_an_embedding_that_is_not_finite_is_an_error_not_a_vector(tmp_path):
                                                    "embedding_deployment": "e", "retries": 0})
         reply = target.embed(["a"], TargetRun(tmp_path, Processes(), Endpoints(environ={"AZURE_OPENAI_API_KEY": AZURE_KEY})))
     assert reply.vectors == [] and reply.error == "azure_openai target: the embeddings reply holds a value that is not a finite number (nan)"
+
+
+def test_entra_id_without_credentials_is_each_cases_error_without_azure_identitys_log_lines(tmp_path):
+    """`entra_id: true` where no credential is found: each case says so in its error; stderr holds the
+    run's line only (azure-identity logged some 13 warnings a case there, even with `-q`)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("azure.identity")
+    suite = tmp_path / "s.yaml"
+    suite.write_text('name: a\ntarget: {type: azure_openai, resource: myres, deployment: d, api_version: "2024-10-21", entra_id: true, '
+                     'retries: 0, timeout: 5}\nevaluators: [{type: contains, path: content, reference: x}]\ncases: [{id: a, input: hi}, {id: b, input: ho}]\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "IDENTITY_", "MSI_")) and k != "GITHUB_STEP_SUMMARY"}
+    done = subprocess.run([sys.executable, "-m", "agenteval", "run", str(suite), "-o", str(tmp_path / "r.jsonl"), "-q", "--no-cache"],
+                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == ["a: 2 cases, 0 passed, 0 failed, 2 errored, pass rate 0.0%"], done.stderr
+    assert all("no Entra ID token from DefaultAzureCredential" in line["error"] for line in read_jsonl(tmp_path / "r.jsonl"))
