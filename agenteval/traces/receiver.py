@@ -266,14 +266,17 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
         def _reply(self, status: int, message: str, close: bool = True) -> None:
             protobuf = "protobuf" in self.headers.get("Content-Type", "")
             body = b"" if status == 200 and protobuf else orjson.dumps({} if status == 200 else {"error": message})
-            self.send_response(status)
-            self.send_header("Content-Type", "application/x-protobuf" if protobuf and status == 200 else "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            if close:
-                self.send_header("Connection", "close")
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/x-protobuf" if protobuf and status == 200 else "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                if close:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                self.wfile.write(body)
+            except OSError:  # the sender went away before its answer (a reset): nothing is left to tell it
                 self.close_connection = True
-            self.end_headers()
-            self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - no request log on the run's stderr
             return
