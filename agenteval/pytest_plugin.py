@@ -3,8 +3,8 @@
 `pytest --agenteval suite.yaml` (or the `agenteval_suites` ini setting, or suite files matching
 `agenteval_suite_pattern`, default `*.agenteval.yaml`, where pytest looks for tests) gives items named `suite.yaml::case-id[target/prompt]`,
 so `-k`, `--lf`, `-x`, `--junitxml` and pytest-xdist work as for any test. The cases of a suite
-run together through `agenteval.run_suite` on the first of its items pytest runs (one case at a
-time under xdist), with the response cache, `--agenteval-repeat` and the gate per cell.
+run together through `agenteval.run_suite` on the first of its items pytest runs (under xdist,
+the cases handed to the worker so far), with the response cache, `--agenteval-repeat` and the gate per cell.
 
 Imports of agenteval itself wait until a suite is collected: the plugin costs a session that
 collects none nothing but this module.
@@ -169,14 +169,15 @@ class SuiteFile(pytest.File):
 
     def _batch(self, item: CaseItem) -> list[CaseItem]:
         """The items of this suite that this process will run and has not: all of them in one
-        process, only `item` in a pytest-xdist worker (which is handed its items one by one)."""
+        process; in a pytest-xdist worker, `item` and those the worker has been handed so far."""
+        items = self.session.items
         if hasattr(self.config, "workerinput"):
-            return [item]
+            items = [item, *(items[index] for index in _handed(self.config))]
         pending = [
-            other for other in self.session.items
+            other for other in items
             if isinstance(other, CaseItem) and other.parent is self and (other.case_id, other.target, other.prompt) not in self.results
         ]
-        return pending or [item]
+        return list(dict.fromkeys(pending)) or [item]
 
     def _run(self, batch: list[CaseItem]) -> None:
         """Run the batch's cases (the items of this suite this process runs)."""
@@ -404,6 +405,21 @@ class RunResults(list):  # type: ignore[type-arg]
         super().__init__(run)
         self.run_id: str = run.run_id
         self.summary: dict[str, Any] = {}
+
+
+def _handed(config: pytest.Config) -> list[int]:
+    """The indices of the items queued in this pytest-xdist worker (handed to it and not yet run),
+    read from xdist's worker loop; none when that cannot be read (then each item runs alone)."""
+    for plugin in config.pluginmanager.get_plugins():
+        queue = getattr(plugin, "torun", None) if type(plugin).__name__ == "WorkerInteractor" else None
+        if queue is None:
+            continue
+        try:
+            with queue.lock() as queued:
+                return [index for index in queued if type(index) is int]
+        except Exception:  # noqa: BLE001 - another xdist's loop: run the item alone
+            return []
+    return []
 
 
 def _item_name(case_id: str, target: str | None, prompt: str | None) -> str:

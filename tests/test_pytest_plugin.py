@@ -77,6 +77,24 @@ def test_items_under_xdist_have_the_same_outcomes(tmp_path):
     assert junit_outcomes(tmp_path / "junit.xml") == {name: "passed" if v == "pass" else "failed" for name, v in verdicts.items()}
 
 
+def test_an_xdist_worker_runs_the_cases_it_was_handed_together(tmp_path):
+    """Under `-n 2` each worker runs the cases queued for it in one `run_suite` (each results file
+    is one run): 300 cases took 300 runs, each loading the whole suite, and 4,000 took 94 s where
+    one process takes 7 s. Every case still has one result and its own verdict."""
+    with (tmp_path / "cases.jsonl").open("w") as cases:
+        for n in range(300):
+            cases.write(json.dumps({"id": f"c{n}", "expected": "yes", "output": "no" if n % 7 == 0 else "yes"}) + "\n")
+    write(tmp_path, "suite.yaml", "name: many\ncases: cases.jsonl\nevaluators: [{name: same, type: equals}]\n")
+    done = pytest_run(tmp_path, "--agenteval", "suite.yaml", "-n", "2", "--agenteval-output", "out",
+                      "--junitxml", "j.xml", "-p", "no:cacheprovider")
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert junit_outcomes(tmp_path / "j.xml") == {f"c{n}": "failed" if n % 7 == 0 else "passed" for n in range(300)}
+    runs = sorted((tmp_path / "out").glob("*.jsonl"))
+    assert sorted(line["case_id"] for path in runs for line in read_jsonl(path)) == sorted(f"c{n}" for n in range(300))
+    assert {path.name.split("-")[1] for path in runs} == {"gw0", "gw1"}
+    assert len(runs) <= 150, len(runs)
+
+
 def test_a_failing_item_shows_its_misses_reasoning_and_answer(tmp_path):
     suite = copy_example(tmp_path, "invoices", "judges")
     done = pytest_run(tmp_path, "--agenteval", str(suite), "-p", "no:cacheprovider", "-k", "inv-004 or inv-002")
