@@ -26,7 +26,7 @@ import orjson
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
-from agenteval.evaluators.js_source import function_body
+from agenteval.evaluators.js_source import ANSWER_JS, function_body
 from agenteval.extras import MissingDependency, installed, missing_warning
 from agenteval.paths import MISSING, compile_path, resolve
 from agenteval.process import MAX_ANSWER_DEPTH, decode_json
@@ -38,7 +38,7 @@ _FILE = re.compile(r"^(?:file://)?(?P<path>[^:]+\.(?:js|cjs|mjs))(?::(?P<functio
 
 # The wrapper every call goes through: arguments go in as JSON text and the answer comes out as JSON text
 # written by javascript_answer.js (node's runner writes it too), so no object of the engine leaks out.
-_WRAPPER = RUNNER.with_name("javascript_answer.js").read_text(encoding="utf-8") + r"""
+_WRAPPER = ANSWER_JS + r"""
 function __agenteval_call(payload) {
   const a = JSON.parse(payload);
   let result;

@@ -125,6 +125,24 @@ def test_a_check_whose_reason_cuts_an_emoji_in_half_passes_in_the_embedded_engin
     assert '"answer starts: hi \\ud83d"' in (tmp_path / "r.jsonl").read_text(encoding="utf-8")
 
 
+
+def test_a_javascript_transform_that_cuts_an_emoji_in_half_is_read(tmp_path):
+    """`transform: {javascript: "output.slice(0, 4)"}` on `hi 👋 there` keeps half of the emoji (a lone
+    surrogate): the engine's answer was unreadable, so the evaluator failed (`evaluator failed:
+    JSONDecodeError: no low surrogate in string`). Now the transformed text is compared as promptfoo does."""
+    suite = write(tmp_path, "suite.yaml", """
+        name: jscut
+        evaluators:
+          - {type: starts_with, name: cut, reference: "hi ", transform: {javascript: "output.slice(0, 4)"}}
+          - {type: equals, name: whole, reference: "hi 👋", transform: {javascript: "output.slice(0, 4)"}}
+        cases: [{id: emoji, output: "hi 👋 there"}]
+    """)
+    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q")
+    assert done.returncode == 1, done.stderr
+    cut, whole = read_jsonl(tmp_path / "r.jsonl")[0]["evaluator_results"]
+    assert (cut["verdict"], whole["verdict"], whole["error"]) == ("pass", "fail", None)
+    assert whole["misses"] == ["answer does not equal 'hi 👋'"]  # half of it is not the whole emoji
+
 # What a check returns, and what both engines make of it: a value that is no verdict (one JSON has no
 # form for, a getter or Proxy trap that throws when it is read) is that case's `error`, naming why.
 RETURNS = """
