@@ -26,36 +26,28 @@ import orjson
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
 
 from agenteval.evaluators.base import EvalContext, EvaluatorConfig, EvaluatorResult
-from agenteval.evaluators.js_source import function_body
+from agenteval.evaluators.js_source import ANSWER_JS, function_body
 from agenteval.extras import MissingDependency, installed, missing_warning
 from agenteval.paths import MISSING, compile_path, resolve
+from agenteval.process import MAX_ANSWER_DEPTH, decode_json
 
 RUNNER = Path(__file__).with_name("javascript_runner.js")  # the node side: a jsonl judge around the user's file
 _RESOURCE = re.compile(r"^(RangeError: Maximum call stack size exceeded|InternalError: (out of memory|stack overflow))")
 _REQUIRES = re.compile(r"\brequire\s*\(|^\s*import\s", re.M)
 _FILE = re.compile(r"^(?:file://)?(?P<path>[^:]+\.(?:js|cjs|mjs))(?::(?P<function>[A-Za-z_$][\w$]*))?$")
 
-# The wrapper every call goes through: arguments and the answer cross as JSON text, so no object of
-# the engine leaks out and a non-finite number or an odd return value is told apart here.
-_WRAPPER = r"""
+# The wrapper every call goes through: arguments go in as JSON text and the answer comes out as JSON text
+# written by javascript_answer.js (node's runner writes it too), so no object of the engine leaks out.
+_WRAPPER = ANSWER_JS + r"""
 function __agenteval_call(payload) {
   const a = JSON.parse(payload);
   let result;
   try {
     result = __agenteval_check(a.output, a.context);
   } catch (e) {
-    return JSON.stringify({thrown: String(e) + (e && e.stack ? '\n' + e.stack : '')});
+    return __agenteval_thrown(e);
   }
-  if (result && typeof result.then === 'function') {
-    return JSON.stringify({bad: 'a Promise (async checks are not supported in the embedded engine; use engine: node)'});
-  }
-  const kind = typeof result;
-  if (kind === 'boolean') return JSON.stringify({boolean: result});
-  if (kind === 'number') return JSON.stringify(Number.isFinite(result) ? {number: result} : {bad: String(result)});
-  if (result !== null && kind === 'object') {
-    try { return JSON.stringify({object: result}); } catch (e) { return JSON.stringify({bad: 'an object that is not JSON: ' + e}); }
-  }
-  return JSON.stringify({bad: kind === 'undefined' ? 'undefined (no return value)' : kind + ' ' + String(result).slice(0, 200)});
+  return __agenteval_answer(result);
 }
 """
 
@@ -161,7 +153,7 @@ class JavaScript(EvaluatorConfig):
 
             self._judge = CodeJudge(
                 type="code_judge", name=self.label, command=[node, str(RUNNER), str(path), match["function"] or ""],
-                protocol="jsonl", timeout=self.timeout, config={"threshold": self.threshold, "config": self.config},
+                protocol="jsonl", timeout=self.timeout, config={"config": self.config},
             )
             return None
         chosen = f"module.exports.{match['function']}" if match["function"] else "(typeof module.exports === 'function' ? module.exports : module.exports.default)"
@@ -185,9 +177,11 @@ class JavaScript(EvaluatorConfig):
             return self.error_result(problem)
         output = ctx.output if self._keys == () else MISSING if self._keys is None else resolve(ctx.output, self._keys)
         if self._judge is not None:
-            result = self._judge.evaluate(replace(ctx, output=None if output is MISSING else output))
-            result.type = self.type
-            return result
+            judged = self._judge.evaluate(replace(ctx, output=None if output is MISSING else output))
+            if judged.verdict != "error" and isinstance(text := (judged.details or {}).get("answer"), str):
+                return self._read(text)
+            judged.type = self.type  # the judge's own failure (timeout, exit), or a file that cannot load
+            return judged
         call = self._function()
         if isinstance(call, str):
             return self.error_result(call)
@@ -197,7 +191,7 @@ class JavaScript(EvaluatorConfig):
         import quickjs
 
         try:
-            answer = _loaded(call(payload))
+            text = call(payload)
         except quickjs.JSException as exc:
             text = str(exc)
             if "interrupted" in text:
@@ -205,6 +199,14 @@ class JavaScript(EvaluatorConfig):
             if "out of memory" in text:
                 return self.error_result(f"the check used more than its memory_mb of {self.memory_mb}")
             return self.error_result(f"the check failed: {_first_lines(text)}")
+        return self._read(text)
+
+    def _read(self, text: str) -> EvaluatorResult:
+        """The result for what the check gave, as javascript_answer.js wrote it in either engine."""
+        try:
+            answer = decode_json(text.encode(), MAX_ANSWER_DEPTH)
+        except ValueError as exc:
+            return self.error_result(f"the check returned {exc}")
         if "thrown" in answer:
             thrown = _first_lines(answer["thrown"])
             if _RESOURCE.search(thrown):  # the engine's own limits: the check did not judge the answer
@@ -213,7 +215,7 @@ class JavaScript(EvaluatorConfig):
             reason = f"the check threw: {thrown}"
             return EvaluatorResult(self.label, self.type, 0.0, self.verdict(0.0, "fail"), reasoning=reason, misses=[reason])
         if "bad" in answer:
-            return self.error_result(f"the check returned {answer['bad']}")
+            return self.error_result(f"the check returned {_first_lines(answer['bad'])}")
         kind, value = next(iter(answer.items()))
         read = verdict_of(kind, value, self.threshold)
         if isinstance(read, str):
@@ -283,18 +285,6 @@ def check_context(ctx: EvalContext, config: dict[str, Any]) -> dict[str, Any]:
         "vars": variables, "prompt": prompt, "config": config, "expected": ctx.expected,
         "test": {"vars": variables, "description": ctx.case_id, "metadata": ctx.metadata},
     }
-
-
-def _loaded(text: str) -> Any:
-    """The engine's JSON answer. QuickJS's JSON.stringify leaves a lone surrogate as it is (a reason
-    holding `output.slice(0, 4)` of a text with an emoji in it): orjson refuses that, Python's json
-    reads it, as node's escaped form reads."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        import json
-
-        return json.loads(text)
 
 
 def _first_lines(text: str, count: int = 3) -> str:

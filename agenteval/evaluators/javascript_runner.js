@@ -2,8 +2,13 @@
 // protocol jsonl) around one module. Each line on stdin is a judge payload; each line on stdout
 // the judge's answer for that case. The module is the user's file, loaded with require().
 'use strict';
+const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
+
+// The reading of what the check gave that the embedded engine uses too (see javascript_answer.js).
+const {thrown, answer} = new Function(fs.readFileSync(path.join(__dirname, 'javascript_answer.js'), 'utf8') +
+  '\nreturn {thrown: __agenteval_thrown, answer: __agenteval_answer};')();
 
 // Only this runner writes to stdout (one answer line per case): what the user's code prints goes to stderr.
 const answerLine = process.stdout.write.bind(process.stdout);
@@ -29,22 +34,10 @@ function promptOf(payload) {
   return typeof payload.input === 'string' ? payload.input : null;
 }
 
-function answer(payload, result) {
-  const threshold = payload.config ? payload.config.threshold : null;
-  const base = {case_id: payload.case_id};
-  if (typeof result === 'boolean') return {...base, score: result ? 1 : 0, verdict: result ? 'pass' : 'fail', reasoning: result ? 'passed' : 'returned false'};
-  if (typeof result === 'number') {
-    if (!Number.isFinite(result)) return {...base, score: 0, verdict: 'error', error: `the check returned ${result}`};
-    const passed = threshold !== null && threshold !== undefined ? result >= threshold : result > 0;
-    return {...base, score: Math.min(1, Math.max(0, result)), verdict: passed ? 'pass' : 'fail', reasoning: `returned ${result}`, details: {returned: result}};
-  }
-  if (result && typeof result === 'object' && typeof result.pass === 'boolean') {
-    const score = result.score === undefined ? (result.pass ? 1 : 0) : result.score;
-    if (typeof score !== 'number' || !Number.isFinite(score)) return {...base, score: 0, verdict: 'error', error: `the check returned a score that is not a number`};
-    return {...base, score: Math.min(1, Math.max(0, score)), verdict: result.pass ? 'pass' : 'fail',
-            reasoning: typeof result.reason === 'string' ? result.reason : undefined, details: {returned: result}};
-  }
-  return {...base, score: 0, verdict: 'error', error: `the check returned ${typeof result} (a check returns a boolean, a number or {pass, score, reason})`};
+// A returned Promise (or other thenable) is awaited, its rejection being the check's throw; a `then`
+// that throws when read is left to the answer's reading, which refuses the value.
+function thenable(value) {
+  try { return value != null && typeof value.then === 'function'; } catch (e) { return false; }
 }
 
 const lines = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
@@ -52,6 +45,7 @@ let queue = Promise.resolve();
 lines.on('line', (line) => {
   queue = queue.then(async () => {
     let payload = {};
+    let text;
     try {
       payload = JSON.parse(line);
       if (loadError) throw new Error(loadError);
@@ -59,13 +53,18 @@ lines.on('line', (line) => {
       const config = payload.config || {};
       const context = {vars, prompt: promptOf(payload), config: config.config || {}, expected: payload.reference_answer,
                        test: {vars, description: payload.case_id, metadata: payload.metadata}};
-      const result = await check(payload.candidate_answer, context);
-      answerLine(JSON.stringify(answer(payload, result)) + '\n');
+      let result = check(payload.candidate_answer, context);
+      if (thenable(result)) result = await result;
+      text = answer(result);
     } catch (e) {
-      // As promptfoo reads it, a check that throws fails the answer; a file that cannot load is an error.
-      const reason = `the check threw: ${e && e.message ? e.message : e}`;
-      answerLine(JSON.stringify(loadError ? {case_id: payload.case_id, score: 0, verdict: 'error', error: reason}
-        : {case_id: payload.case_id, score: 0, verdict: 'fail', reasoning: reason, misses: [reason]}) + '\n');
+      // A file that cannot load is an error; a check that throws is read as the embedded engine reads it.
+      if (loadError) {
+        answerLine(JSON.stringify({case_id: payload.case_id, score: 0, verdict: 'error', error: `the check threw: ${loadError}`}) + '\n');
+        return;
+      }
+      text = thrown(e);
     }
+    // The answer goes back as text, for the evaluator to read as it reads the embedded engine's.
+    answerLine(JSON.stringify({case_id: payload.case_id, score: 0, details: {answer: text}}) + '\n');
   });
 });

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import threading
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from agenteval.extras import MissingDependency
+from agenteval.process import decode_json
 
 
 def function_body(code: str) -> str:
@@ -55,14 +57,17 @@ class JavaScriptFailed(Exception):
     """The code threw, did not compile, returned a Promise or no JSON value, or ran past its limits."""
 
 
+# How a check's or a transform's value leaves either engine as JSON text (javascript_answer.js).
+ANSWER_JS = Path(__file__).with_name("javascript_answer.js").read_text(encoding="utf-8")
+
 # Arguments go in as JSON text and the value comes out as JSON text: no engine object leaks out.
-_CALLER = r"""
+_CALLER = ANSWER_JS + r"""
 function __agenteval_value_call(payload) {
   const a = JSON.parse(payload);
   let result;
   try { result = __agenteval_value(...a); } catch (e) { return JSON.stringify({thrown: String(e)}); }
   if (result && typeof result.then === 'function') return JSON.stringify({bad: 'a Promise (async code is not supported in the embedded engine)'});
-  try { return JSON.stringify({value: result === undefined ? null : result}); } catch (e) { return JSON.stringify({bad: 'a value that is not JSON: ' + e}); }
+  try { return __agenteval_json({value: result === undefined ? null : result}); } catch (e) { return JSON.stringify({bad: 'a value that is not JSON: ' + e}); }
 }
 """
 
@@ -97,7 +102,7 @@ def call_function(code: str, params: tuple[str, ...], args: list[Any], timeout: 
     except (orjson.JSONEncodeError, TypeError):
         raise JavaScriptFailed("its arguments have no JSON form") from None
     try:
-        answer = orjson.loads(call[1](payload))
+        answer = decode_json(call[1](payload).encode())
     except quickjs.JSException as exc:
         text = str(exc)
         if "interrupted" in text:

@@ -9,7 +9,12 @@ import time
 
 import pytest
 
+import agenteval
+from agenteval.evaluators.base import EvaluatorResult
+
 from conftest import read_jsonl, run_cli, write
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 CHECK = """
 const fault = context.vars.fault;
@@ -118,3 +123,137 @@ def test_a_check_whose_reason_cuts_an_emoji_in_half_passes_in_the_embedded_engin
     assert (emoji["verdict"], plain["verdict"]) == ("pass", "pass")
     assert emoji["evaluator_results"][0]["reasoning"] == "answer starts: hi \ud83d"
     assert '"answer starts: hi \\ud83d"' in (tmp_path / "r.jsonl").read_text(encoding="utf-8")
+
+
+
+def test_a_javascript_transform_that_cuts_an_emoji_in_half_is_read(tmp_path):
+    """`transform: {javascript: "output.slice(0, 4)"}` on `hi 👋 there` keeps half of the emoji (a lone
+    surrogate): the engine's answer was unreadable, so the evaluator failed (`evaluator failed:
+    JSONDecodeError: no low surrogate in string`). Now the transformed text is compared as promptfoo does."""
+    suite = write(tmp_path, "suite.yaml", """
+        name: jscut
+        evaluators:
+          - {type: starts_with, name: cut, reference: "hi ", transform: {javascript: "output.slice(0, 4)"}}
+          - {type: equals, name: whole, reference: "hi 👋", transform: {javascript: "output.slice(0, 4)"}}
+        cases: [{id: emoji, output: "hi 👋 there"}]
+    """)
+    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q")
+    assert done.returncode == 1, done.stderr
+    cut, whole = read_jsonl(tmp_path / "r.jsonl")[0]["evaluator_results"]
+    assert (cut["verdict"], whole["verdict"], whole["error"]) == ("pass", "fail", None)
+    assert whole["misses"] == ["answer does not equal 'hi 👋'"]  # half of it is not the whole emoji
+
+# What a check returns, and what both engines make of it: a value that is no verdict (one JSON has no
+# form for, a getter or Proxy trap that throws when it is read) is that case's `error`, naming why.
+RETURNS = """
+module.exports = {
+  circular: () => { const a = {pass: true}; a.self = a; return a; },
+  circularInside: () => { const a = {}; a.a = a; return {pass: true, a}; },
+  bigint: () => 10n,
+  bigintInside: () => ({pass: true, score: 1, n: 10n}),
+  symbol: () => Symbol('x'),
+  aFunction: () => () => 1,
+  nothing: () => undefined,
+  nothingNull: () => null,
+  nan: () => NaN,
+  infinity: () => -Infinity,
+  nanScore: () => ({pass: true, score: NaN}),
+  infiniteScore: () => ({pass: true, score: Infinity}),
+  throwingGetter: () => ({pass: true, get score() { throw new Error('boom'); }}),
+  throwingToJSON: () => ({pass: true, toJSON() { throw new Error('no JSON'); }}),
+  toJSON: () => ({pass: true, toJSON() { return {pass: false, reason: 'as JSON'}; }}),
+  proxy: () => new Proxy({pass: true, reason: 'through a proxy'}, {}),
+  proxyClaimingPass: () => new Proxy({}, {get: (target, key) => key === 'pass' ? true : undefined}),
+  throwingProxy: () => new Proxy({}, {get() { throw new Error('trap'); }, ownKeys() { throw new Error('trap'); }}),
+  boxedBoolean: () => new Boolean(true),
+  hugeReason: () => ({pass: false, reason: 'x'.repeat(5 * 1024 * 1024)}),
+  hugeString: () => 'x'.repeat(5 * 1024 * 1024),
+  deep: () => { let o = {pass: true}; for (let i = 0; i < 300; i++) o = {pass: true, o}; return o; },
+  reasonNotText: () => ({pass: false, reason: 5}),
+  largeNumber: () => 5,
+};
+"""
+NOT_JSON = "the check returned an object that is not JSON: "
+NO_PASS = "the check returned an object without a boolean `pass` (a check returns a boolean, a number or {pass, score, reason})"
+RETURNED = {  # name: (verdict, the error or reasoning, or {engine: ...} where the engines word an exception their own way)
+    "circular": ("error", {"quickjs": NOT_JSON + "TypeError: circular reference",
+                           "node": NOT_JSON + "TypeError: Converting circular structure to JSON | --> starting at object with "
+                                              "constructor 'Object' | --- property 'self' closes the circle"}),
+    "circularInside": ("error", {"quickjs": NOT_JSON + "TypeError: circular reference",
+                                 "node": NOT_JSON + "TypeError: Converting circular structure to JSON | --> starting at object "
+                                                    "with constructor 'Object' | --- property 'a' closes the circle"}),
+    "bigint": ("error", "the check returned bigint 10"),
+    "bigintInside": ("error", {"quickjs": NOT_JSON + "TypeError: BigInt are forbidden in JSON.stringify",
+                               "node": NOT_JSON + "TypeError: Do not know how to serialize a BigInt"}),
+    "symbol": ("error", "the check returned symbol Symbol(x)"),
+    "aFunction": ("error", "the check returned function () => 1"),
+    "nothing": ("error", "the check returned undefined (no return value)"),
+    "nothingNull": ("error", "the check returned null"),
+    "nan": ("error", "the check returned NaN"),
+    "infinity": ("error", "the check returned -Infinity"),
+    "nanScore": ("error", "the check returned an object whose `score` is NaN, not a number"),
+    "infiniteScore": ("error", "the check returned an object whose `score` is Infinity, not a number"),
+    "throwingGetter": ("error", NOT_JSON + "Error: boom"),
+    "throwingToJSON": ("error", NOT_JSON + "Error: no JSON"),
+    "toJSON": ("fail", "as JSON"),
+    "proxy": ("pass", "through a proxy"),
+    "proxyClaimingPass": ("error", NO_PASS),
+    "throwingProxy": ("error", NOT_JSON + "Error: trap"),
+    "boxedBoolean": ("error", NO_PASS),
+    "hugeReason": ("error", "the check returned more than 4 MiB of JSON (5242917 characters)"),
+    "hugeString": ("error", "the check returned string " + "x" * 200),
+    "deep": ("error", "the check returned JSON nested deeper than 200 levels"),
+    "reasonNotText": ("fail", 'returned {"pass":false,"reason":5}'),
+    "largeNumber": ("pass", "passed"),
+}
+
+
+def engine_results(engine: str, folder, source: str, names, **options) -> dict[str, EvaluatorResult]:
+    write(folder, "check.js", source)
+    evaluators = [{"name": name, "type": "javascript", "file": f"check.js:{name}", "engine": engine, **options} for name in names]
+    [result] = agenteval.evaluate([{"id": "c", "output": "x"}], evaluators, base_dir=folder)
+    return {e.name: e for e in result.evaluator_results}
+
+
+@pytest.fixture(scope="module", params=["quickjs", pytest.param("node", marks=needs_node)])
+def returned(request, tmp_path_factory):
+    return request.param, engine_results(request.param, tmp_path_factory.mktemp(request.param), RETURNS, RETURNED)
+
+
+@pytest.mark.parametrize("name", RETURNED)
+def test_a_check_returning_a_circular_object_a_bigint_or_another_odd_value_gets_one_verdict_in_both_engines(returned, name):
+    """A circular object or a BigInt was `error` in the embedded engine but `fail` under node (its
+    answer could not be written, and that read as the check throwing); a getter, `toJSON` or Proxy
+    read differently, a NaN score, `null`, a deep or huge value, a number's reasoning differed too.
+    Both engines now read the returned value alike, with the same reason."""
+    engine, results = returned
+    verdict, reason = RETURNED[name]
+    got = results[name]
+    assert (got.verdict, got.error or got.reasoning) == (verdict, reason if isinstance(reason, str) else reason[engine])
+
+
+THROWS = """
+module.exports = {
+  recurses: () => { const f = (n) => f(n + 1) + 1; return f(0); },
+  tooDeepToWrite: () => { let o = {pass: true}; for (let i = 0; i < 100000; i++) o = {pass: true, o}; return o; },
+  hugeMessage: () => { throw new Error('y'.repeat(20 * 1024 * 1024)); },
+  noText: () => { throw Object.create(null); },
+  text: () => { throw 'plain'; },
+};
+"""
+THROWN = {  # name: (verdict, the first line of the error or reasoning)
+    "recurses": ("error", "the check threw: RangeError: Maximum call stack size exceeded"),
+    "tooDeepToWrite": ("error", NOT_JSON + "RangeError: Maximum call stack size exceeded"),
+    "hugeMessage": ("fail", "the check threw: Error: " + "y" * 993),
+    "noText": ("fail", "the check threw: [object Object]"),
+    "text": ("fail", "the check threw: plain"),
+}
+
+
+@pytest.mark.parametrize("engine", ["quickjs", pytest.param("node", marks=needs_node)])
+def test_a_check_that_recurses_or_throws_an_odd_value_gets_one_verdict_in_both_engines(tmp_path, engine):
+    """Unbounded recursion was `error` in the embedded engine and `fail` under node; a 20 MB message
+    was a 20 MB reason there and `judge output larger than 16 MiB` under node; a thrown object with no
+    text was `the check failed: TypeError: toPrimitive` there and killed node's runner."""
+    results = engine_results(engine, tmp_path, THROWS, THROWN, memory_mb=256)
+    assert {name: (e.verdict, (e.error or e.reasoning).split(" | ")[0]) for name, e in results.items()} == THROWN
