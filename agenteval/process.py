@@ -332,7 +332,7 @@ class ChildPipes:
             for key, _ in self._selector.select(remaining):
                 key.data()
             if self._exit_fd is None and not self.exited:
-                self.exited = _has_exited(self.proc.pid)
+                self.exited = exit_code(self.proc) is not None
         return True
 
     def collect(self) -> None:
@@ -422,12 +422,19 @@ def _exit_notifier(pid: int) -> int | None:
         return None
 
 
-def _has_exited(pid: int) -> bool:
-    """Whether the child has exited, leaving it unreaped (WNOWAIT)."""
+def exit_code(proc: subprocess.Popen[bytes]) -> int | None:
+    """The child's exit code (negative: the signal that ended it), None while it runs. Unlike
+    `proc.poll()` it leaves the child unreaped (WNOWAIT), so its process group id stays safe to
+    signal: `kill_group` still reaches what the child left running."""
+    if proc.returncode is not None:
+        return proc.returncode
     try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
+        status = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped already
+        return proc.poll()
+    if status is None:
+        return None
+    return -status.si_status if status.si_code in (os.CLD_KILLED, os.CLD_DUMPED) else status.si_status
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:

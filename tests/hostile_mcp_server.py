@@ -1,6 +1,8 @@
 """An MCP server (stdio, JSON-RPC written by hand) that misbehaves on purpose, for the tests:
 each tool is one fault. `crash` exits mid-call, `hang` never answers, `flood` writes a 100 MB
-line, `malformed` answers with a result of the wrong shape, `echo` answers well, `pid` says its process id. With
+line, `malformed` answers with a result of the wrong shape, `garbage` answers with a line that is not JSON,
+`not_jsonrpc` with JSON that is no JSON-RPC message, `orphan` starts two children that outlive it (one holding
+its pipes, one not), answers their pids and exits, `echo` answers well, `pid` says its process id. With
 `HOSTILE_MANY_TOOLS=N` it lists N tools (echo_0 ... echo_N-1) besides those. With `HOSTILE_SCHEMAS=1` it also
 lists tools whose schemas are the fault: `backtrack` (an output `pattern` Python's `re` would backtrack on for
 good), `wrong_shape` (a result its output schema refuses) and `far_ref` (an input schema whose `$ref` is a URL,
@@ -10,10 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 
-FAULTS = ("crash", "hang", "flood", "malformed", "echo", "pid")
+FAULTS = ("crash", "hang", "flood", "malformed", "garbage", "not_jsonrpc", "orphan", "echo", "pid")
 
 
 def tools() -> list[dict]:
@@ -55,6 +58,20 @@ def call(request_id: object, name: str, arguments: dict) -> None:
     if name == "malformed":
         send({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list of blocks", "isError": "perhaps"}})
         return
+    if name == "garbage":
+        sys.stdout.write("debug: " + "x" * 5000 + "\n")  # a print() left in, where its reply should be
+        sys.stdout.flush()
+        return
+    if name == "not_jsonrpc":
+        send({"jsonrpc": "2.0", "id": request_id, "answer": 42})
+        return
+    if name == "orphan":
+        linger = [sys.executable, __file__, "linger"]
+        children = [subprocess.Popen(linger), subprocess.Popen(linger, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                                stderr=subprocess.DEVNULL)]
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [], "structuredContent": {
+            "children": [child.pid for child in children]}}})
+        os._exit(0)
     if name in ("backtrack", "wrong_shape"):
         structured = {"s": "a" * 40 + "!"} if name == "backtrack" else {"n": "seven"}
         send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [], "structuredContent": structured}})
@@ -82,4 +99,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["linger"]:  # a child of `orphan`'s
+        time.sleep(3600)
+    else:
+        main()

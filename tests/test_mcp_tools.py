@@ -88,7 +88,7 @@ def test_a_server_tool_the_suite_names_but_the_server_lacks_is_that_cases_error(
             processes.stop_all()
         assert server.count() == 0  # the model is never asked
     assert got.error == (f"openai target: MCP server 'python {HOSTILE}' has no tool named 'get_weather' "
-                         "(its tools: crash, echo, flood, hang, malformed, pid)")
+                         "(its tools: crash, echo, flood, garbage, hang, malformed, not_jsonrpc, orphan, pid)")
 
 
 def test_an_mcp_server_entry_is_refused_at_load_when_it_is_neither_stdio_nor_http(tmp_path):

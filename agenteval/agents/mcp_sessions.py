@@ -5,9 +5,10 @@ The SDK is async; a run's sessions live on one event-loop thread of their own, a
 threads call into it with timeouts. Each worker has its own session with each server (a stateful
 server never mixes two cases' calls), started on first use and closed when the run ends or is
 interrupted (`Processes.stop_all`). A stdio server is started by the run's `Processes` (its own
-process group, killed with the run) and read through a bounded line reader: a server that floods
-stdout is stopped at `max_output_mb`, one that crashes or hangs is an error of the call, and the
-next call starts it afresh.
+process group, killed with the run, what it started included) and read through a bounded line
+reader: a server that floods stdout is stopped at `max_output_mb`, one that writes a line that is
+not JSON-RPC is stopped at once, one that crashes or hangs is an error of the call, and the next
+call starts it afresh.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from agenteval.json_schemas import schema_problem
 from agenteval.limits import DEFAULT_LIMITS
-from agenteval.process import MIB, Processes, kill_group, reap, resolve_command, stderr_tail
+from agenteval.process import MIB, Processes, exit_code, kill_group, reap, resolve_command, stderr_tail
 
 RESOURCE = "mcp-sessions"
 MAX_PAGES = 100  # tools/list pages read at most: a server that pages forever is an error
@@ -80,26 +81,13 @@ class McpSessions:
             result = self._session(server, base_dir).call(self._loop, tool, arguments, timeout, pattern_seconds)
         except McpError as exc:
             raise McpError(self._masked(str(exc), server)) from None
-        return _without(result, self._secrets(server))
+        return _without(result, _secrets(server, self._processes.environ))
 
     def _masked(self, message: str, server: Any) -> str:
         """The message with every secret of the server's (`_secrets`) as `***`."""
-        for secret in self._secrets(server):
+        for secret in _secrets(server, self._processes.environ):
             message = message.replace(secret, "***")
         return message
-
-    def _secrets(self, server: Any) -> list[str]:
-        """What must reach no message or result, longest first: every value `${NAME}` took in the
-        server's url and headers, and its `env` values (a program may print them to its stderr)."""
-        from agenteval.endpoints.settings import MissingEnvironment, substituted_values
-
-        texts = [server.url or "", *(server.headers or {}).values(), *(server.env or {}).values()]
-        found = {value for text in texts for value in substituted_values(text, self._processes.environ)}
-        try:
-            found |= set(server.resolved_env(self._processes.environ).values())
-        except MissingEnvironment:
-            pass
-        return sorted((secret for secret in found if len(secret.strip()) >= 4), key=len, reverse=True)  # (shorter: flags, as redact takes them)
 
     def _session(self, server: Any, base_dir: Path) -> _Session:
         key = (server.key(), threading.get_ident())
@@ -191,7 +179,7 @@ class _Session:
         except McpError:
             raise
         except Exception as exc:  # noqa: BLE001 - the SDK's errors (a closed connection, a result of the wrong shape)
-            if self.why is not None or (self.proc is not None and self.proc.poll() is not None):
+            if self.why is not None or self.exited() is not None:
                 self.dead = True  # the next call starts the server afresh
                 loop.call_soon_threadsafe(self.stop)
             raise McpError(self._explained(exc)) from None
@@ -214,7 +202,12 @@ class _Session:
             self.dead = True
             raise McpError(self._explained(exc, "could not start the MCP server")) from None
 
+    def exited(self) -> int | None:
+        """The stdio server's exit code once it has exited, left unreaped until `kill` has killed its group."""
+        return exit_code(self.proc) if self.proc is not None else None
+
     def kill(self) -> None:
+        """Kill the stdio server's process group, what it started included, and reap it."""
         if self.proc is not None:
             kill_group(self.proc)
             reap(self.proc)
@@ -261,7 +254,7 @@ class _Session:
 
     def _transport(self) -> Any:
         if self.server.url is not None:
-            return _http_transport(self.server, self.processes.environ)
+            return _http_transport(self)
         return _stdio_transport(self)
 
     def _explained(self, exc: BaseException, what: str = "the MCP call failed") -> str:
@@ -269,11 +262,26 @@ class _Session:
         said = " ".join(line.strip() for line in str(inner).splitlines() if "errors.pydantic.dev" not in line)
         said = said if len(said) <= 500 else said[:500] + "..."
         text = f"{type(inner).__name__}: {said}" if said else type(inner).__name__
-        reason = self.why or (f"the server exited with code {self.proc.returncode}" if self.proc is not None and self.proc.poll() is not None else None)
+        code = self.exited()
+        reason = self.why or (f"the server exited with code {code}" if code is not None else None)
         return f"{what}: {reason + '; ' if reason else ''}{text}{self._tail()}"
 
     def _tail(self) -> str:
         return stderr_tail(self.stderr)
+
+
+def _secrets(server: Any, environ: Any) -> list[str]:
+    """What must reach no message or result, longest first: every value `${NAME}` took in the
+    server's url and headers, and its `env` values (a program may print them to its stderr)."""
+    from agenteval.endpoints.settings import MissingEnvironment, substituted_values
+
+    texts = [server.url or "", *(server.headers or {}).values(), *(server.env or {}).values()]
+    found = {value for text in texts for value in substituted_values(text, environ)}
+    try:
+        found |= set(server.resolved_env(environ).values())
+    except MissingEnvironment:
+        pass
+    return sorted((secret for secret in found if len(secret.strip()) >= 4), key=len, reverse=True)  # (shorter: flags, as redact takes them)
 
 
 def _without(result: Any, secrets: list[str]) -> Any:
@@ -323,13 +331,28 @@ async def _list_tools(session: Any) -> list[ServerTool]:
     raise McpError(f"the server's tools/list went on past {MAX_PAGES} pages")
 
 
-def _http_transport(server: Any, environ: Any) -> Any:
+def _http_transport(owner: _Session) -> Any:
+    """The SDK's streamable-HTTP transport. A request the server refuses (401, 403) makes its
+    error name the status (the SDK's says only "Server returned an error response"); the SDK's
+    log of a reply it cannot parse stays off stderr (the call's error says it)."""
+    import logging
+    from http import HTTPStatus
+
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     from agenteval.endpoints.settings import substitute_env
 
+    server, environ = owner.server, owner.processes.environ
+
+    async def refused(response: Any) -> None:
+        if response.status_code in (401, 403) and response.request.method == "POST":
+            owner.why = (f"HTTP {response.status_code} {HTTPStatus(response.status_code).phrase} from {server.url}: "
+                         "check the credentials in the server's `headers`")
+
+    logging.getLogger("mcp.client.streamable_http").setLevel(logging.CRITICAL)
     client = create_mcp_http_client(headers=server.resolved_headers(environ))
+    client.event_hooks["response"].append(refused)
     return streamable_http_client(substitute_env(server.url, environ), http_client=client, max_sse_event_size=int(server.max_output_mb * MIB))
 
 
@@ -377,9 +400,8 @@ class _stdio_transport:  # noqa: N801 - used as an async context manager, like t
             self.writer.close()  # stdin closed: a well-behaved server exits
         except (OSError, RuntimeError):
             pass
-        proc = self.owner.proc
         for _ in range(int(_CLOSE_GRACE_S / 0.05)):
-            if proc.poll() is not None:
+            if self.owner.exited() is not None:
                 break
             await asyncio.sleep(0.05)
         self.owner.kill()
@@ -407,21 +429,29 @@ class _stdio_transport:  # noqa: N801 - used as an async context manager, like t
                 if not line.strip():
                     continue
                 try:
-                    message: Any = SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
-                except ValueError as exc:
-                    message = exc  # the SDK hands it on as a stream exception; the call it answered times out
+                    message = SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+                except ValueError:  # (the SDK would drop it, and the call it answered would wait out its timeout)
+                    owner.why = f"the server's reply could not be read as JSON-RPC: {self._excerpt(line)!r}; it was stopped"
+                    owner.kill()
+                    return
                 await self.read_in.send(message)
+
+    def _excerpt(self, line: bytes) -> str:
+        """The start of a line the server wrote, its secrets `***` (before it is cut: a cut one would not match)."""
+        from agenteval.endpoints.client import excerpt, redact
+
+        server, environ = self.owner.server, self.owner.processes.environ
+        return excerpt(redact(line[: 1 << 16].decode("utf-8", "replace"), _secrets(server, environ)))
 
     async def _exit_code(self) -> int | None:
         """The server's exit code once its stdout has closed (None if it lives on past a moment),
         after its stderr has been read to the end: the call's error names both."""
-        proc = self.owner.proc
         for _ in range(100):
-            if proc.poll() is not None:
+            if self.owner.exited() is not None:
                 break
             await asyncio.sleep(0.01)
         await asyncio.wait([self.tasks[2]], timeout=0.5)
-        return proc.poll()
+        return self.owner.exited()
 
     async def _write(self, writer: asyncio.StreamWriter) -> None:
         async with self.write_out:

@@ -1,7 +1,8 @@
 """MCP servers that misbehave (tests/hostile_mcp_server.py, a real stdio server): a crash mid-call,
 a call that never ends, a 100 MB message, a result of the wrong shape, 10,000 tools, a program
-that does not exist. Each is a tool error the model sees or that case's error, bounded by the
-loop's limits; an interrupted run leaves no server process behind."""
+that does not exist, a reply that is not JSON-RPC, a URL refusing the credentials. Each is a tool
+error the model sees or that case's error, bounded by the loop's limits; an interrupted run, or a
+server that exits leaving children, leaves no server process behind."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import shutil
 import signal
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -86,7 +88,7 @@ def test_an_mcp_server_listing_10000_tools_or_that_cannot_start_is_that_cases_er
         finally:
             processes.stop_all()
         offered = server.received[0].body["tools"]
-    assert flooded.error == (f"openai target: MCP server 'python {script}' lists 10006 tools, more than max_tools (128); "
+    assert flooded.error == (f"openai target: MCP server 'python {script}' lists 10009 tools, more than max_tools (128); "
                              "choose the ones to offer with `tools: [...]`")
     assert chosen.error is None and [tool["function"]["name"] for tool in offered] == ["echo_9999"]
     assert chosen.output["tool_calls"][0]["result"] == {"echo": {"k": "v"}}
@@ -176,7 +178,9 @@ def test_an_mcp_url_that_refuses_hangs_or_answers_401_with_the_token_is_that_cas
         assert refusing.received and refusing.received[0].headers.get("Authorization") == f"Bearer {token}"  # sent where it belongs
     (refused, _), (unauthorised, _), (silence, waited) = errors
     assert refused.startswith("openai target: MCP server 'http://127.0.0.1:9/mcp': could not start the MCP server: ConnectError:")
-    assert unauthorised.startswith(f"openai target: MCP server '{refusing.url}/mcp?key=${{MCP_TOKEN}}': could not start the MCP server:")
+    assert unauthorised == (f"openai target: MCP server '{refusing.url}/mcp?key=${{MCP_TOKEN}}': could not start the MCP server: "
+                            f"HTTP 401 Unauthorized from {refusing.url}/mcp?key=${{MCP_TOKEN}}: check the credentials in the server's `headers`; "
+                            "MCPError: Server returned an error response")
     assert silence == f"openai target: MCP server '{silent.url}/mcp': the MCP server did not start within 2 s (startup_timeout)"
     assert waited < 6
     assert not any(token in error for error, _ in errors)
@@ -397,3 +401,169 @@ def test_two_tools_of_one_name_are_that_cases_error_not_the_last_one_answering(t
     assert got.error == ("openai target: two of the target's tools are named 'echo' (an MCP server's among them, as it lists them): "
                          "give each its own name")
     assert wait_until_gone(tmp_path) == []
+
+
+def test_an_mcp_servers_reply_that_cannot_be_read_is_that_cases_error_at_once_not_a_timeout(tmp_path):
+    """A stdio server answering a call with a line that is not JSON (a `print()` left in) or with JSON
+    that is no JSON-RPC message: the call waited out its `timeout` and was reported as a server that
+    did not answer. Now the case's error says the reply could not be read, with the start of it,
+    as soon as it comes; the server is stopped and the next case starts it afresh. Over streamable
+    HTTP the SDK's own error came at once, and its log of it was a traceback on the run's stderr."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from conftest import read_jsonl, run_cli
+
+    script = _server_in(tmp_path)
+    web = ThreadingHTTPServer(("127.0.0.1", 0), _GarbageOverHttp)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        write(tmp_path, "suite.yaml", f"""
+            name: unreadable
+            targets:
+              stdio: {{type: mcp, command: [python, "{script}"], timeout: 30}}
+              web: {{type: mcp, url: "http://127.0.0.1:{web.server_port}/mcp", timeout: 30}}
+            evaluators: [{{type: field_accuracy, fields: [{{path: echo.n}}]}}]
+            cases:
+              - {{id: garbage, input: {{tool: garbage}}, expected: {{}}}}
+              - {{id: not-jsonrpc, input: {{tool: not_jsonrpc}}, expected: {{}}}}
+              - {{id: after, input: {{tool: echo, arguments: {{n: 1}}}}, expected: {{echo: {{n: 1}}}}}}
+        """)
+        started = time.monotonic()
+        done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "--workers", "1", cwd=tmp_path, timeout=120)
+        took = time.monotonic() - started
+    finally:
+        web.shutdown()
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    lines = read_jsonl(tmp_path / "r.jsonl")
+    got = {line["case_id"]: line for line in lines if line["target"] == "stdio"}
+    web_got = {line["case_id"]: line for line in lines if line["target"] == "web"}
+    shown = "debug: " + "x" * 293 + "..."  # the first 300 characters of the 5,007 written
+    assert got["garbage"]["error"] == (f"mcp target: tool 'garbage': the MCP call failed: the server's reply could not be read "
+                                       f"as JSON-RPC: {shown!r}; it was stopped; MCPError: Connection closed")
+    assert got["not-jsonrpc"]["error"] == ("mcp target: tool 'not_jsonrpc': the MCP call failed: the server's reply could not be read "
+                                           """as JSON-RPC: '{"jsonrpc": "2.0", "id": 3, "answer": 42}'; it was stopped; MCPError: Connection closed""")
+    assert got["after"]["verdict"] == "pass"
+    union = "union[JSONRPCRequest,JSONRPCNotification,JSONRPCResponse,JSONRPCError]"
+    assert web_got["garbage"]["error"] == (  # the SDK's own words
+        f"mcp target: tool 'garbage': the MCP call failed: MCPError: Failed to parse JSON response: 1 validation error for {union} "
+        "Invalid JSON: expected value at line 1 column 1 [type=json_invalid, input_value=b'debug: xxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxx', "
+        "input_type=bytes]")
+    value = "{'jsonrpc': '2.0', 'id': 4, 'answer': 42}"
+    assert web_got["not-jsonrpc"]["error"] == (  # cut at 500 characters
+        f"mcp target: tool 'not_jsonrpc': the MCP call failed: MCPError: Failed to parse JSON response: 4 validation errors for {union} "
+        f"JSONRPCRequest.method Field required [type=missing, input_value={value}, input_type=dict] "
+        f"JSONRPCNotification.method Field required [type=missing, input_value={value}, input_type=dict] "
+        f"JSONRPCResponse.result Field required [type=missing, input_value={value}, input_type=di...")
+    assert web_got["after"]["verdict"] == "pass"
+    assert took < 20, took  # not the four 30 s timeouts
+    assert wait_until_gone(tmp_path) == []
+
+
+def test_a_stdio_mcp_server_that_exits_leaves_none_of_its_children_running_after_the_run(tmp_path):
+    """A server that starts two children (one holding its stdout and stderr, one not) and then exits
+    by itself: both lived on after the run (its exit was collected before its process group was
+    killed, and then the group was never killed). Now they are gone when the run ends."""
+    from conftest import read_jsonl, run_cli
+
+    script = _server_in(tmp_path)
+    write(tmp_path, "suite.yaml", f"""
+        name: orphans
+        target: {{type: mcp, command: [python, "{script}"], timeout: 10}}
+        evaluators: [{{type: json_valid, as_json: true}}]
+        cases: [{{id: orphan, input: {{tool: orphan}}}}]
+    """)
+    done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "-q", "--workers", "1", cwd=tmp_path, timeout=60)
+    [line] = read_jsonl(tmp_path / "r.jsonl")
+    children = line["output"]["children"]
+    left = wait_until_gone(tmp_path)
+    alive = [pid for pid in children if _alive(pid)]
+    kill_pids(left)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert len(children) == 2 and alive == []
+    assert left == []
+
+
+def test_an_mcp_url_answering_401_or_403_names_the_status_the_url_and_the_headers_without_the_token(tmp_path, monkeypatch):
+    """A streamable-HTTP server refusing the credentials: the case's error was `MCPError: Server
+    returned an error response`. Now it names the HTTP status, the URL as the suite gives it and the
+    key that carries the credentials; the token, sent in the URL and the header, is in no output."""
+    from conftest import read_jsonl, run_cli
+    from llm_server import Fault
+
+    token = "tok-5ecret-mcp-value"
+    monkeypatch.setenv("MCP_TOKEN", token)
+    with LLMServer() as locked, LLMServer() as forbidden:
+        locked.fail(*[Fault("status", status=401, body=f'{{"error": "bad token {token}"}}')] * 5)
+        forbidden.fail(*[Fault("status", status=403, body='{"error": "not for you"}')] * 5)
+        write(tmp_path, "suite.yaml", f"""
+            name: refused
+            targets:
+              locked: {{type: mcp, url: "{locked.url}/mcp?key=${{MCP_TOKEN}}", headers: {{Authorization: "Bearer ${{MCP_TOKEN}}"}}}}
+              forbidden: {{type: mcp, url: "{forbidden.url}/mcp", headers: {{Authorization: "Bearer ${{MCP_TOKEN}}"}}}}
+            evaluators: [{{type: json_valid, as_json: true}}]
+            cases: [{{id: who, input: {{tool: who}}}}]
+        """)
+        started = time.monotonic()
+        done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "--workers", "1", cwd=tmp_path, timeout=60)
+        took = time.monotonic() - started
+        assert locked.received[0].headers.get("Authorization") == f"Bearer {token}"  # sent where it belongs
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    got = {line["target"]: line["error"] for line in read_jsonl(tmp_path / "r.jsonl")}
+    assert got == {
+        "locked": f"mcp target: tool 'who': could not start the MCP server: HTTP 401 Unauthorized from {locked.url}/mcp?key=${{MCP_TOKEN}}: "
+                  "check the credentials in the server's `headers`; MCPError: Server returned an error response",
+        "forbidden": f"mcp target: tool 'who': could not start the MCP server: HTTP 403 Forbidden from {forbidden.url}/mcp: "
+                     "check the credentials in the server's `headers`; MCPError: Server returned an error response",
+    }
+    assert took < 30  # refused at once, not retried until a timeout
+    written = (tmp_path / "r.jsonl").read_text() + done.stdout + done.stderr
+    assert token not in written
+
+
+class _GarbageOverHttp(BaseHTTPRequestHandler):
+    """A streamable-HTTP MCP server whose tools answer as the hostile server's `garbage` and `not_jsonrpc` do."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if message.get("id") is None:
+            return self._send(202, b"")
+        method, ident = message["method"], message["id"]
+        if method == "initialize":
+            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "g", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("garbage", "not_jsonrpc", "echo")]}
+        elif message["params"]["name"] == "garbage":
+            return self._send(200, b"debug: " + b"x" * 5000)
+        elif message["params"]["name"] == "not_jsonrpc":
+            return self._send(200, json.dumps({"jsonrpc": "2.0", "id": ident, "answer": 42}).encode())
+        else:
+            result = {"content": [], "structuredContent": {"echo": message["params"]["arguments"]}}
+        self._send(200, json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}).encode())
+
+    def do_GET(self):
+        self._send(405, b"")
+
+    def do_DELETE(self):
+        self._send(200, b"")
+
+    def _send(self, status, body):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Mcp-Session-Id", "s1")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
