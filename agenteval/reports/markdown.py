@@ -20,6 +20,11 @@ _LINE_ENDS = re.compile("\r\n|[\n\r\v\f\x85\u2028\u2029]")
 # Other controls, and the bidirectional marks and overrides that would reverse the text after them
 # in a PR comment as on a terminal (agenteval.reports.terminal.BIDI): shown as escapes.
 _CONTROLS = re.compile(f"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f{BIDI}]")
+# GitHub mentions (`@user`, `@org/team`; not `pass@k` nor an e-mail address, whose `@` follows a
+# letter) and issue references (`#123`, `owner/repo#123`): in a PR comment or a step summary they
+# would notify people and link issues. A zero-width space after the `@` or `#`, as Renovate writes
+# them, and they read the same but link nothing.
+_REFERENCES = re.compile(r"(?<![A-Za-z0-9_])@(?=\w)|#(?=\d)")
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -30,10 +35,12 @@ def _escaped(match: re.Match[str]) -> str:
 def md(text: str) -> str:
     """Plain text that Markdown shows as written: special characters escaped, on one line, and
     other control characters shown as escapes (`\\x1b`, `\\u202e`), so data can add no heading, row
-    or markup, nor reorder what follows it."""
+    or markup, nor reorder what follows it; `@user` and `#123` are written `@&#8203;user` and
+    `#&#8203;123`, so it mentions no one and links no issue."""
     text = _LINE_ENDS.sub(" ", text)
     text = _CONTROLS.sub(_escaped, text)
-    return _SPECIAL.sub(lambda match: "\\" + match.group(0), text)
+    text = _SPECIAL.sub(lambda match: "\\" + match.group(0), text)
+    return _REFERENCES.sub(lambda match: match.group(0) + "&#8203;", text)
 
 
 def code(text: str) -> str:

@@ -93,6 +93,7 @@ def _environment() -> jinja2.Environment:
     env.filters["ms"] = lambda value: "" if value is None else f"{value:.0f} ms" if value >= 100 else f"{value:.1f} ms"
     env.filters["usd"] = lambda value: "" if value is None else f"${value:.4f}"
     env.filters["kappa"] = lambda value: "-" if value is None else f"{value:.2f}"
+    env.globals["case_path"] = case_path
     return env
 
 
@@ -173,7 +174,7 @@ def create_app(settings: Settings) -> Any:
 
     async def case_page(request: Request) -> Response:
         run = runs.get(request.path_params["key"])
-        case_id = request.path_params["case_id"]
+        case_id = _case_id(request.path_params["case_id"])
         if run is None:
             return missing(request, f"run {request.path_params['key']}")
         rows = run.index.rows_of(case_id)
@@ -206,7 +207,7 @@ def create_app(settings: Settings) -> Any:
         if refused is not None:
             return refused
         run = runs.get(request.path_params["key"])
-        case_id = request.path_params["case_id"]
+        case_id = _case_id(request.path_params["case_id"])
         if run is None or not run.index.rows_of(case_id):
             return PlainTextResponse("no such run or case\n", status_code=404)
         form = await read_form(request) or {}
@@ -219,7 +220,7 @@ def create_app(settings: Settings) -> Any:
         except LineError as exc:
             return PlainTextResponse(f"{exc}\n", status_code=422)
         queue = str(form.get("queue") or "")
-        back = f"/runs/{run.key}/cases/{_quote(case_id)}"
+        back = case_path(run.key, case_id)
         try:
             run.save_review(_review_from_form(form, result, scales_of(run.summary())))
         except ReviewError as exc:
@@ -273,7 +274,7 @@ def create_app(settings: Settings) -> Any:
             message = f"{'added to' if added else 'corrected in'} {settings.cases_file.name}"
         except (ReviewError, LineError) as exc:
             message = f"not written: {exc}"
-        return RedirectResponse(f"/runs/{run.key}/cases/{_quote(case_id)}?" + urlencode({"saved": message}), status_code=303)
+        return RedirectResponse(case_path(run.key, case_id) + "?" + urlencode({"saved": message}), status_code=303)
 
     async def compare_page(request: Request) -> Response:
         base = runs.get(request.query_params.get("base", ""))
@@ -427,7 +428,7 @@ def _queue_next(run: Run, kind: str, after: QueueItem | None, reviews: list[dict
 
 def _queue_address(run: Run, item: QueueItem, queue: str) -> str:
     case_id, cell, repetition = item
-    return f"/runs/{run.key}/cases/{_quote(case_id)}?" + urlencode({"cell": cell, "rep": repetition, "queue": queue})
+    return case_path(run.key, case_id) + "?" + urlencode({"cell": cell, "rep": repetition, "queue": queue})
 
 
 def _group_view(index: RunIndex, group: list[Row], cells: list[str]) -> dict[str, Any]:
@@ -548,12 +549,36 @@ def _quote(text: str) -> str:
     return quote(text, safe="")
 
 
+def case_path(run_key: str, case_id: str) -> str:
+    """A case page's address: `/runs/RUN/cases/` and the id percent-encoded (`HumanEval/0` ->
+    `HumanEval%2F0`). An id with a part `.` or `..` (also written `%2e`), such as `.` or `a/../b`,
+    which a browser, or a proxy reading `%2F` as `/`, would resolve away, and an id starting with
+    `~` are written `~` and the id with all but letters, digits, `_` and `-` escaped `~XX` as
+    --export names files (`.` -> `~~2E`). `_case_id` reads the id back."""
+    from urllib.parse import unquote
+
+    if case_id.startswith("~") or any(unquote(part) in (".", "..") for part in case_id.split("/")):
+        return f"/runs/{run_key}/cases/~{_quote(_SEGMENT_UNSAFE.sub(_escaped_bytes, case_id))}"
+    return f"/runs/{run_key}/cases/{_quote(case_id)}"
+
+
+def _case_id(part: str) -> str:
+    """The case id of `case_path`'s last part (as the server decoded it); a part not read back is
+    taken as it is (no such case)."""
+    if not part.startswith("~"):
+        return part
+    try:
+        return _ESCAPED.sub(lambda found: bytes.fromhex(found.group(0).replace("~", "")).decode("utf-8", "surrogatepass"), part[1:])
+    except UnicodeDecodeError:
+        return part
+
+
 def _static_name(path: str, query: dict[str, Any]) -> str:
     """The file --export writes for a page, all in one folder so links stay relative:
     `/runs/x/cases/c1` -> `runs~x~cases~c1.html`, `/assets/view.css` -> `assets~view.css`. Each
-    part is its text (a case id as it is), with what a file name should not hold written `~XX` (its
-    UTF-8 bytes: `HumanEval/0` -> `HumanEval~2F0`); a name past 200 bytes is cut and ends in a hash
-    of the whole. A link to it is `_static_link` of the same path."""
+    part is its text (a case id as `case_path` writes it), with what a file name should not hold
+    written `~XX` (its UTF-8 bytes: `HumanEval/0` -> `HumanEval~2F0`); a name past 200 bytes is
+    cut and ends in a hash of the whole. A link to it is `_static_link` of the same path."""
     from urllib.parse import unquote
 
     name = "~".join(_FILE_UNSAFE.sub(_escaped_bytes, unquote(part)) for part in path.strip("/").split("/")) or "index"
@@ -575,6 +600,8 @@ def _static_link(path: str, query: dict[str, Any]) -> str:
 
 
 _FILE_UNSAFE = re.compile(r"[^\w.\-]")  # (\w keeps letters and digits of any script; `~` is the parts' separator)
+_SEGMENT_UNSAFE = re.compile(r"[^\w\-]")  # (and `.`, for a case's address)
+_ESCAPED = re.compile(r"(?:~[0-9A-F]{2})+")
 _NAME_BYTES = 200
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from agenteval.view.app import Settings, _quote, _static_name, create_app
+from agenteval.view.app import Settings, _static_name, case_path, create_app
 from agenteval.view.runs import Run, Runs
 
 CASES_PER_RUN = 50
@@ -44,7 +44,7 @@ def export(runs: Runs, folder: Path) -> list[Path]:
         save(f"/runs/{run.key}")
         save(f"/runs/{run.key}/agreement")
         for group in run.index.page(size=CASES_PER_RUN).groups:  # the run page's first cases, in its order
-            save(f"/runs/{run.key}/cases/{_quote(group[0].case_id)}")
+            save(case_path(run.key, group[0].case_id))
     return written
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import threading
 from pathlib import Path
@@ -137,6 +138,49 @@ def test_compare_markdown_data_cannot_add_headings_or_rows(tmp_path):
         "<h2>agenteval compare: rf</h2>", "<h3>Regressions (1)</h3>", "<h3>Evaluators</h3>",
     ]
     assert html.count("<tr>") == 2 + 2  # each table: a header and one row
+
+
+MENTIONS = "@octocat and @acme/reviewers see #123, acme/app#9"
+MENTIONING_TARGET = (
+    "import json, sys\nif json.load(sys.stdin).get('fail'):\n"
+    f"    sys.stderr.write({MENTIONS!r})\n    sys.exit(1)\n"
+    f"print(json.dumps({MENTIONS!r}))\n"
+)
+
+
+def _shown_text(markdown: str) -> str:
+    """The text a reader sees of `markdown` rendered as GitHub would (markup gone, entities read)."""
+    from html import unescape
+
+    return unescape(re.sub(r"<[^>]+>", " ", MarkdownIt("commonmark").enable("table").render(markdown)))
+
+
+def test_markdown_data_mentions_no_one_and_links_no_issue(tmp_path):
+    """`@octocat`, `@acme/reviewers`, `#123` and `acme/app#9` in a case id, an evaluator name, an
+    answer and a target's error: the run's Markdown (the step summary, the PR comment) and compare's
+    show each as written, with a zero-width space after its `@` or `#` (`@&#8203;octocat`, as
+    Renovate writes them), so GitHub notifies no one and links no issue; our own headings stay."""
+    write(tmp_path, "t.py", MENTIONING_TARGET)
+    cases = [{"id": "@octocat #12", "input": {}, "expected": MENTIONS}, {"id": "c2", "input": {"fail": True}, "expected": "x"}]
+    suite = (f"name: mentions\ntarget: {{type: command, command: [python, {tmp_path / 't.py'}]}}\n"
+             "evaluators: [{name: \"@team-lead #7\", type: equals}]\ncases: cases.jsonl\n")
+    _suite(tmp_path, cases, suite)
+    assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "base.jsonl", "-q").returncode == 3  # (c2 errors)
+    _suite(tmp_path, [cases[0] | {"expected": "x"}, cases[1]], suite)
+    done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "new.jsonl", "-q", "--markdown", tmp_path / "m.md")
+    assert done.returncode == 3, done.stderr
+    compared = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl", "--format", "markdown")
+    assert compared.returncode == 1, compared.stderr
+    for markdown in ((tmp_path / "m.md").read_text(), compared.stdout):
+        assert "@&#8203;octocat #&#8203;12" in markdown and "@&#8203;team-lead #&#8203;7" in markdown, markdown
+        assert not re.search(r"@(?!&#8203;)\w|(?<!&)#(?!&#8203;)\d", markdown), markdown
+        shown = _shown_text(markdown)
+        assert not re.search(r"@\w|#\d", shown), shown  # what GitHub would link
+        read = shown.replace("\u200b", "")
+        assert "@octocat #12" in read and "@team-lead #7" in read and MENTIONS in read, read
+    headings = [line for line in MarkdownIt("commonmark").render(compared.stdout).splitlines() if line.startswith("<h")]
+    assert headings == ["<h2>agenteval compare: mentions</h2>", "<h3>Regressions (1)</h3>", "<h3>Evaluators</h3>"]
+    assert "stderr: @&#8203;octocat and @&#8203;acme/reviewers see #&#8203;123, acme/app#&#8203;9" in (tmp_path / "m.md").read_text()
 
 
 # E21: the terminal shows control characters as escapes, never sends them

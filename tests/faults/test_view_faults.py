@@ -12,7 +12,9 @@ from urllib.parse import unquote_plus
 
 import httpx
 import pytest
-from conftest import run_cli, write
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from conftest import read_jsonl, run_cli, write
 
 pytest.importorskip("starlette")
 
@@ -415,3 +417,98 @@ def test_a_finished_run_whose_last_line_lost_its_newline_shows_every_case(tmp_pa
     assert "4 cases" in page and count["cases"] == 4 and count["finished"] is True
     assert case.status_code == 200
     assert "Traceback" not in errors, errors
+
+
+DOT_IDS = [".", "..", "a/../b", "a/..", "./x", "%2e", "~2E", "HumanEval/0"]
+
+
+def test_a_case_whose_id_a_browser_would_normalise_opens_from_every_link_and_its_review_names_it(tmp_path):
+    """Case ids `.` and `..` (a browser resolves such a path part away before it asks: their links
+    led to a 404 and to the run's page), `a/../b`, `a/..`, `./x`, `%2e` (parts a proxy reading `%2F`
+    as `/` would resolve) and `~2E`: each opens in a browser from the run's list, the review queue,
+    its "next case" link and the compare page, showing its own answer, and a review saved there
+    names that case. An ordinary id keeps the address it had (a bookmark still opens it)."""
+    from playwright.sync_api import sync_playwright
+
+    from browsers import ARGS, chromium_or_skip
+    from test_view import Server
+
+    write(tmp_path, "suite.yaml", "name: s\nevaluators: [{name: same, type: equals}]\ncases: cases.jsonl\n")
+    write(tmp_path, "cases.jsonl", "".join(json.dumps({"id": case_id, "expected": "a", "output": f"answer of {case_id}"}) + "\n" for case_id in DOT_IDS))
+    for name in ("r", "s"):
+        assert run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "runs" / f"{name}.jsonl", "-q").returncode == 1  # (every answer differs)
+    chromium = chromium_or_skip()
+    server = Server(tmp_path / "runs", cwd=tmp_path)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
+            page = browser.new_page()
+            page.set_default_timeout(10_000)
+            page.goto(server.url)
+
+            def shown() -> tuple[str, str]:
+                page.wait_for_selector("body[data-ready=true]")
+                return page.inner_text("#case-id"), page.inner_text(".candidate")
+
+            def review(note: str) -> None:
+                page.fill("#reviewer", "ana")
+                page.check("input[name='verdict:same'][value=right]")
+                page.fill("#note", note)
+                with page.expect_navigation():
+                    page.click("#save-review")
+
+            listed, bookmarked = [], None
+            for case_id in DOT_IDS:
+                page.goto(f"{server.base}/runs/r")
+                link = page.locator("a.case-link", has_text=re.compile("^" + re.escape(case_id) + "$"))
+                bookmarked = bookmarked or (link.get_attribute("href") if case_id == "HumanEval/0" else None)
+                with page.expect_navigation():
+                    link.click()
+                listed.append(shown())
+                review(f"review of {case_id}")
+                page.wait_for_selector("#saved")
+            page.goto(f"{server.base}/runs/r/queue?kind=failures")  # every case reviewed in r: none queued
+            assert "every one is reviewed" in page.inner_text("body")
+            page.goto(f"{server.base}/runs/s/queue?kind=failures")
+            queued = [shown()]
+            for _ in DOT_IDS[1:4]:  # by the "next case" link
+                with page.expect_navigation():
+                    page.click("#next-case")
+                queued.append(shown())
+            for _ in DOT_IDS[3:]:  # by saving a review in the queue (after the last, the first again)
+                review(f"queued review of {queued[-1][0]}")
+                queued.append(shown())
+            compared = []
+            for number in range(len(DOT_IDS)):
+                page.goto(f"{server.base}/compare?base=r&new=s")
+                with page.expect_navigation():
+                    page.click(f"#compare-table tbody a >> nth={number}")
+                compared.append(shown())
+            browser.close()
+    finally:
+        errors = server.stop()
+    expected = [(case_id, f"answer of {case_id}") for case_id in DOT_IDS]
+    assert listed == expected
+    assert queued == expected + expected[:1]
+    assert sorted(compared) == sorted(expected)
+    assert [(r["case_id"], r["note"]) for r in read_jsonl(tmp_path / "runs" / "r.reviews.jsonl")] == [(c, f"review of {c}") for c in DOT_IDS]
+    assert [(r["case_id"], r["note"]) for r in read_jsonl(tmp_path / "runs" / "s.reviews.jsonl")] == [(c, f"queued review of {c}") for c in DOT_IDS[3:]]
+    assert bookmarked == "/runs/r/cases/HumanEval%2F0"
+    assert "Traceback" not in errors, errors
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.text() | st.lists(st.sampled_from([".", "..", "%2e", ".%2E", "~", "~2E", "a", "/", "é"])).map("".join))
+def test_every_case_id_has_an_address_no_part_of_which_a_browser_resolves_and_that_reads_back_to_it(case_id):
+    """Any case id: its page's address holds no `.` or `..` part, even with its `%2F` read as `/`
+    (as a proxy may), and the server reads it back to that id; an id without such a part, not
+    starting with `~`, keeps the address it always had."""
+    from urllib.parse import unquote
+
+    from agenteval.view.app import _case_id, case_path
+
+    part = case_path("r", case_id).removeprefix("/runs/r/cases/")
+    assert "/" not in part and not {unquote(piece) for piece in unquote(part).split("/")} & {".", ".."}
+    assert _case_id(unquote(part)) == case_id
+    if not case_id.startswith("~") and not {unquote(piece) for piece in case_id.split("/")} & {".", ".."}:
+        assert part == _quote(case_id)
