@@ -200,13 +200,20 @@ def _suite_files(folder: Path) -> list[Path]:
 
 @app.command(epilog="Exit codes: 0 every suite is valid; 2 some suite has errors.", short_help="Validate suites without running them: every error at once.")
 def validate(
-    suites: Annotated[list[Path], typer.Argument(metavar="SUITE.yaml...", help="Suite YAML files.")],
+    suites: Annotated[
+        Optional[list[Path]], typer.Argument(metavar="[SUITE.yaml|DIR]...", help="Suite YAML files, or folders holding suite.yaml. Default: ./suite.yaml")
+    ] = None,
 ) -> None:
     """Parse and validate suites without running anything; every problem is reported at once."""
+    from agenteval.execute import UsageError
     from agenteval.suite.loader import SuiteInvalid, load_suite
 
+    try:
+        paths = [_suite_file(given) for given in suites] if suites else [_suite_file(None)]
+    except UsageError as exc:
+        raise _fail(str(exc)) from None
     code = 0
-    for path in suites:
+    for path in paths:
         try:
             loaded = load_suite(path)
         except SuiteInvalid as invalid:
@@ -219,7 +226,8 @@ def validate(
         for warning in loaded.warnings:
             typer.echo(warning.render(), err=True)
         evaluators = len(loaded.suite.evaluators)
-        typer.echo(f"{path}: ok ({loaded.case_count} cases, {evaluators} evaluator{'s' if evaluators != 1 else ''})")
+        cases = loaded.case_count
+        typer.echo(f"{path}: ok ({cases} case{'s' if cases != 1 else ''}, {evaluators} evaluator{'s' if evaluators != 1 else ''})")
     raise typer.Exit(code)
 
 
@@ -468,16 +476,18 @@ def history(
             )
             if fmt == "table":
                 return
-    if fmt == "json":
-        sys.stdout.write(history_json(runs) + "\n")
-    elif fmt == "markdown":
-        sys.stdout.write(history_markdown(runs))
-    else:
-        from rich.console import Console
+    from agenteval.reports.outputs import stdout_reader_may_leave
 
-        from agenteval.reports.terminal import output_width
+    with stdout_reader_may_leave():
+        if fmt == "json":
+            sys.stdout.write(history_json(runs) + "\n")
+        elif fmt == "markdown":
+            sys.stdout.write(history_markdown(runs))
+        else:
+            from agenteval.reports.console import console
 
-        render_history(runs, Console(highlight=False, width=output_width(sys.stdout, 200)))  # piped: COLUMNS, else 200
+            render_history(runs, console(default_width=200))  # piped: COLUMNS, else 200
+        sys.stdout.flush()
 
 
 @app.command(epilog="Exit codes: 0 stopped (Ctrl+C) or exported; 2 a missing source, a busy port, a host refused, or the `view` extra not installed.",
@@ -499,10 +509,12 @@ def view(
     from agenteval.execute import RESULTS_DIR
     from agenteval.results import ResultsFileError
 
-    try:
-        from agenteval.view.runs import Runs, SourceError
-    except ImportError as exc:  # starlette, uvicorn: the `view` extra
-        raise _fail(f"agenteval view needs the `view` extra ({exc.name} is not installed): pip install 'agenteval[view]'") from None
+    from agenteval.extras import installed
+    from agenteval.view.runs import Runs, SourceError
+
+    missing = [module for module in ("starlette", "uvicorn") if not installed(module)]  # the `view` extra (pages, server)
+    if missing:
+        raise _fail(f"agenteval view needs the `view` extra ({', '.join(missing)} not installed): pip install 'agenteval[view]'")
     folders = list(sources or ([] if store else [Path(RESULTS_DIR)]))
     opened = None
     try:
@@ -514,6 +526,9 @@ def view(
             opened = _suite_store(Path("suite.yaml"))
             if opened is not None and not Path(RESULTS_DIR).exists():
                 folders = []  # the suite keeps its runs in its store only
+            elif not Path(RESULTS_DIR).exists():
+                raise _fail(f"no runs here: no {RESULTS_DIR}/ in the current folder (`agenteval run SUITE.yaml` writes runs to "
+                            f"{RESULTS_DIR}/ in the folder it runs in); name a results file or a folder of them, or give --store")
         runs = Runs(folders, opened)
         runs.all()
     except (SourceError, ResultsFileError) as exc:
@@ -778,13 +793,16 @@ def list_evaluators() -> None:
     """Every evaluator type, built-in or from an installed plugin, with a one-line description."""
     from agenteval.evaluators import BUILT_IN_TYPES, registry
     from agenteval.evaluators.plugin_registry import declared_plugins, describe
+    from agenteval.reports.outputs import stdout_reader_may_leave
 
     types = registry()
     packages = {plugin.type_name: plugin.package for plugin in declared_plugins()}
     width = max(map(len, types))
-    for name, cls in types.items():
-        source = "" if name in BUILT_IN_TYPES else f"  (plugin from {packages.get(name, 'an unknown package')})"
-        typer.echo(f"{name:<{width}}  {describe(cls)}{source}")
+    with stdout_reader_may_leave():
+        for name, cls in types.items():
+            source = "" if name in BUILT_IN_TYPES else f"  (plugin from {packages.get(name, 'an unknown package')})"
+            sys.stdout.write(f"{name:<{width}}  {describe(cls)}{source}\n")
+        sys.stdout.flush()
 
 
 def _plain_argument_help() -> None:

@@ -43,11 +43,9 @@ class RunOptions(RunSettings):
 
 
 def _human_console(to_stderr: bool) -> Any:
-    from rich.console import Console
+    from agenteval.reports.console import console
 
-    from agenteval.reports.terminal import output_width
-
-    return Console(stderr=to_stderr, highlight=False, width=output_width(sys.stderr if to_stderr else sys.stdout))  # piped: COLUMNS, else 120
+    return console(stderr=to_stderr)  # piped: COLUMNS, else 120
 
 
 def _print_lines(lines: Iterable[str]) -> None:
@@ -112,6 +110,7 @@ def _execute(options: RunOptions, reports: Any, results_stream: Any) -> int:
             if signum == signal.SIGTERM or signal.getsignal(signum) is signal.default_int_handler:
                 stack.callback(signal.signal, signum, signal.signal(signum, interrupt))
         progress = _progress(run.todo_count * options.repeat, options.quiet, stack)
+        reader_gone = False
         try:
             for result in run:
                 reports.add(result)
@@ -122,12 +121,13 @@ def _execute(options: RunOptions, reports: Any, results_stream: Any) -> int:
             _print_lines([f"error: {exc}"])
         except BrokenPipeError:  # the reader of `-o -` went away (e.g. `| head`)
             os.dup2(os.open(os.devnull, os.O_WRONLY), results_stream.fileno())
+            reader_gone = True
         except ResultsWriteError:  # disk full, file system gone read-only...: kept in run.write_failure
             pass
     report = run.summary
     _render(run, report, reports, options)
     reports.write(report)
-    return _outcome(run, report, options)
+    return _outcome(run, report, options, reader_gone)
 
 
 class _StdoutForResults:
@@ -193,7 +193,7 @@ def _stored_where(run: Any) -> str | None:
     return None if store is None else f"results: run {run.run_id} in {store.url}"
 
 
-def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
+def _outcome(run: Any, report: dict[str, Any], options: RunOptions, reader_gone: bool = False) -> int:
     """Say how the run ended when it did not end normally; the exit code."""
     from agenteval.stores.jsonl import JsonlStore
 
@@ -216,7 +216,8 @@ def _outcome(run: Any, report: dict[str, Any], options: RunOptions) -> int:
                 f"{_store_resume_hint(options, run.store)} continues"
             ])
         elif not in_file:
-            _print_lines([f"interrupted after {total} of {selected} cases"])
+            why = ": the reader of the results on stdout went away" if reader_gone else ""
+            _print_lines([f"interrupted after {total} of {selected} cases{why}"])
         else:
             _print_lines([
                 f"interrupted: {total} of {selected} cases are on disk; "

@@ -110,3 +110,57 @@ def test_group_help_shows_whole_subcommand_descriptions():
     imports = run_cli("import", "--help").stdout
     assert "promptfoo  A promptfoo config as a suite; lists what is not carried over." in imports
     assert "agentv     An AgentV eval file as a suite; lists what is not carried over." in imports
+
+
+def _piped(args: list[str], cwd: Path) -> tuple[int, str]:
+    """`agenteval ARGS | head -c 1`: the exit code and stderr of agenteval once its reader has gone."""
+    proc = subprocess.Popen([sys.executable, "-m", "agenteval", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.read(1)
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    return proc.wait(timeout=60), stderr
+
+
+def test_a_reader_that_stops_early_changes_no_exit_code(tmp_path):
+    """`report`, `compare`, `history` and `evaluators` piped to `head` exit as they do when read whole
+    (rich's console exited 1 when its reader left, which read as a failed gate under pipefail)."""
+    cases = "".join(f"      - {{id: c{n:03d}, expected: x, output: {'x' if n % 3 else 'y'}}}\n" for n in range(300))
+    write(tmp_path, "suite.yaml", "name: piped\nevaluators: [{type: equals}]\ncases:\n" + cases)
+    assert run_cli("run", "-q", "-o", "a.jsonl", cwd=tmp_path).returncode == 1
+    assert run_cli("run", "-q", "-o", "b.jsonl", cwd=tmp_path).returncode == 1
+    for args, code in [
+        (["report", "a.jsonl", "--show-failures", "300"], 1), (["report", "a.jsonl", "--min-pass-rate", "0.6"], 0),
+        (["report", "a.jsonl", "--format", "json", "--min-pass-rate", "0.6"], 0),
+        (["compare", "a.jsonl", "b.jsonl"], 0), (["history"], 0), (["history", "--format", "json"], 0), (["evaluators"], 0),
+    ]:
+        assert run_cli(*args, cwd=tmp_path).returncode == code, args
+        piped, stderr = _piped(args, tmp_path)
+        assert (piped, "Traceback" in stderr) == (code, False), (args, stderr)
+
+
+def test_validate_takes_what_run_takes_a_folder_or_nothing(tmp_path):
+    write(tmp_path, "s/suite.yaml", "name: one\nevaluators: [{type: equals}]\ncases: [{id: a, expected: x, output: x}]\n")
+    done = run_cli("validate", "s", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "s/suite.yaml: ok (1 case, 1 evaluator)\n"), done.stderr
+    done = run_cli("validate", cwd=tmp_path / "s")
+    assert (done.returncode, done.stdout) == (0, "suite.yaml: ok (1 case, 1 evaluator)\n"), done.stderr
+    done = run_cli("validate", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "error: no suite.yaml in the current folder, and no suite file there: give SUITE.yaml (`agenteval init` writes one)\n"
+
+
+def test_view_without_its_extra_or_without_runs_says_what_to_do(tmp_path):
+    blocker = tmp_path / "blocked"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['starlette'] = None\nsys.modules['uvicorn'] = None\n")
+    write(tmp_path, "r.jsonl", "")
+    for extra in ([], ["--export", "site"]):
+        done = subprocess.run([sys.executable, "-m", "agenteval", "view", "r.jsonl", "--no-open", *extra], cwd=tmp_path, capture_output=True,
+                              text=True, env={**os.environ, "PYTHONPATH": str(blocker)}, timeout=60)
+        assert (done.returncode, done.stderr) == (
+            2, "error: agenteval view needs the `view` extra (starlette, uvicorn not installed): pip install 'agenteval[view]'\n")
+    (tmp_path / "empty").mkdir()
+    done = run_cli("view", "--no-open", cwd=tmp_path / "empty")
+    assert (done.returncode, done.stderr) == (2, (
+        "error: no runs here: no agenteval-results/ in the current folder (`agenteval run SUITE.yaml` writes runs to "
+        "agenteval-results/ in the folder it runs in); name a results file or a folder of them, or give --store\n"))

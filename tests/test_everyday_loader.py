@@ -395,7 +395,7 @@ def test_missing_scripts_and_modules_are_warnings_at_their_lines(tmp_path):
     """)
     done = run_cli("validate", suite)
     assert done.returncode == 0, done.stderr
-    assert "ok (1 cases, 6 evaluators)" in done.stdout
+    assert "ok (1 case, 6 evaluators)" in done.stdout
     assert done.stderr.splitlines() == [
         f"{suite}:4: warning: evaluators[0].command: script 'judges/x.py' does not exist (looked for {tmp_path / 'judges/x.py'})",
         f"{suite}:6: warning: evaluators[2].command: program './no-such-program-4711' does not exist (looked for {tmp_path / 'no-such-program-4711'})",

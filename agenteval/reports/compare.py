@@ -769,11 +769,9 @@ def compare_command(
         elif fmt == "markdown":
             sys.stdout.write(comparison_markdown(comparison, gate))
         else:
-            from rich.console import Console
+            from agenteval.reports.console import console
 
-            from agenteval.reports.terminal import output_width
-
-            render_comparison(comparison, gate, Console(highlight=False, width=output_width(sys.stdout)))
+            render_comparison(comparison, gate, console())
         sys.stdout.flush()
     passed = not gate.reasons(comparison)
     if update_baseline:

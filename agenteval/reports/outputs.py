@@ -180,21 +180,19 @@ class Reports:
 
     def _produce(self, fmt: str, summary: dict[str, Any], out: IO[bytes] | None) -> None:
         if fmt == "table":
-            from rich.console import Console
-
+            from agenteval.reports.console import console
             from agenteval.reports.table import render_summary
-            from agenteval.reports.terminal import output_width
 
             if out is None:
-                console = Console(highlight=False, width=output_width(sys.stdout))
-                render_summary(summary, console)
-                self.render_failures(console)
+                shown = console()
+                render_summary(summary, shown)
+                self.render_failures(shown)
                 return
             text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
             try:
-                console = Console(file=text, width=output_width(text), highlight=False, color_system=None)
-                render_summary(summary, console)
-                self.render_failures(console)
+                shown = console(file=text, color_system=None)
+                render_summary(summary, shown)
+                self.render_failures(shown)
             finally:
                 text.detach()  # the caller closes `out`
             return
