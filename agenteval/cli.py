@@ -260,6 +260,7 @@ def report(
     min_agreement: Annotated[
         Optional[float], typer.Option("--min-agreement", metavar="KAPPA", help="With --agreement: exit 1 when a reviewed evaluator or criterion agrees less (or has too few reviews).")
     ] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Instead of the tables, one summary line on stderr (as `run -q`).")] = False,
 ) -> None:
     """Summary, failures and reports (JUnit, Markdown, HTML) of finished runs, without re-running anything."""
     from agenteval.execute import exit_code
@@ -273,14 +274,16 @@ def report(
         raise _fail(f"--min-agreement is a kappa between -1 and 1, got {min_agreement}")
     if agreement or min_agreement is not None:
         raise typer.Exit(_report_agreement(results, store, "json" if as_json else fmt, min_agreement))
+    shown = "json" if as_json else fmt
+    quiet = quiet and shown == "table" and output is None  # (a report asked for is still written)
     try:
         sources, opened = _stored_runs(results, store)
-        summary = report_results(sources, "json" if as_json else fmt, output, show_failures, min_pass_rate)
+        summary = report_results(sources, None if quiet else shown, output, show_failures, min_pass_rate)
     except (ResultsFileError, ReportError) as exc:
         raise _fail(str(exc)) from None
     if opened is not None:
         opened.close()
-    if fmt == "table" and not as_json and output is None:
+    if shown == "table" and output is None and not quiet:
         _mention_reviews([source for source in sources if isinstance(source, Path)])
     parts = list(summary.cells.values()) or [summary]  # a matrix run: each cell must pass the gate
     if summary.cells_not_kept:  # and the whole run when some cells were not kept apart

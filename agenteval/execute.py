@@ -168,7 +168,9 @@ class _StdoutForResults:
 def _render(run: Any, report: dict[str, Any], reports: Any, options: RunOptions) -> None:
     if options.quiet:
         if not run.write_failure:  # quiet: the failure is the one line
-            _print_lines([_one_line(report)])
+            from agenteval.reports.numbers import one_line
+
+            _print_lines([one_line(report)])
         return
     from agenteval.reports.table import render_summary
     from agenteval.reports.terminal import visible
@@ -238,17 +240,6 @@ def _outcome(run: Any, report: dict[str, Any], options: RunOptions, reader_gone:
 def _store_resume_hint(options: RunOptions, store: Any) -> str:
     where = f" --store {store.url}" if options.store else ""
     return f"`agenteval run {options.suite}{where} --resume`"
-
-
-def _one_line(report: dict[str, Any]) -> str:
-    from agenteval.reports.numbers import smoke_words
-
-    counts = report["counts"]
-    rate = report["pass_rate"]
-    return (
-        f"{report['suite']}: {counts['total']} cases, {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}{smoke_words(report)}"
-    )
 
 
 def _progress(total: int, quiet: bool, stack: ExitStack) -> Any:

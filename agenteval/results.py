@@ -161,6 +161,9 @@ def read_results(path: Path) -> Iterator[CaseResult]:
 
     try:
         handle = path.open("rb")
+    except IsADirectoryError:
+        newest = max(path.glob("*.jsonl"), key=lambda found: found.stat().st_mtime, default=None)
+        raise ResultsFileError(f"{path}: a folder; give results files" + (f" (its newest: {newest})" if newest else "")) from None
     except OSError as exc:
         raise ResultsFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with handle:
@@ -172,6 +175,8 @@ def read_results(path: Path) -> Iterator[CaseResult]:
             except (ValueError, TypeError, AttributeError) as exc:
                 if not raw.endswith(b"\n"):
                     return  # the last line was cut off mid-write
+                if path.name.endswith(".summary.json"):
+                    raise ResultsFileError(f"{path}: a run's summary, not its results: give {path.name.removesuffix('.summary.json')}.jsonl") from None
                 raise ResultsFileError(f"{path}:{number}: not a result line: {exc}") from None
 
 

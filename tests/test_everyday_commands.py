@@ -164,3 +164,19 @@ def test_view_without_its_extra_or_without_runs_says_what_to_do(tmp_path):
     assert (done.returncode, done.stderr) == (2, (
         "error: no runs here: no agenteval-results/ in the current folder (`agenteval run SUITE.yaml` writes runs to "
         "agenteval-results/ in the folder it runs in); name a results file or a folder of them, or give --store\n"))
+
+
+def test_report_takes_q_and_names_what_to_give_for_a_folder_or_a_summary(tmp_path):
+    write(tmp_path, "suite.yaml", SUITE)
+    assert run_cli("run", "-q", cwd=tmp_path).returncode == 1
+    assert run_cli("run", "-q", "-o", "r.jsonl", cwd=tmp_path).returncode == 1
+    done = run_cli("report", "r.jsonl", "-q", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "everyday: 2 cases, 1 passed, 1 failed, 0 errored, pass rate 50.0%\n")
+    [newest] = (tmp_path / "agenteval-results").glob("*.jsonl")
+    done = run_cli("report", "agenteval-results", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, f"error: agenteval-results: a folder; give results files (its newest: agenteval-results/{newest.name})\n")
+    done = run_cli("compare", "r.jsonl", "r.summary.json", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, "error: r.summary.json: a run's summary, not its results: give r.jsonl\n")
+    write(tmp_path, "one/suite.yaml", SUITE.replace("      - {id: b, expected: y, output: z}\n", ""))
+    done = run_cli("run", "one", "-q", "-o", "one.jsonl", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "everyday: 1 case, 1 passed, 0 failed, 0 errored, pass rate 100.0%\n")

@@ -23,6 +23,17 @@ def points(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:+.1f} pts"
 
 
+def one_line(report: dict[str, Any]) -> str:
+    """A run's summary in one line, as `run -q` and `report -q` print it."""
+    counts = report["counts"]
+    rate = report["pass_rate"]
+    total = counts["total"]
+    return (
+        f"{report['suite']}: {total} case{'' if total == 1 else 's'}, {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}{smoke_words(report)}"
+    )
+
+
 def smoke_words(summary: dict[str, Any]) -> str:
     """What a smoke run was, after its counts: ` (first 3 of 8 cases)`, ` (a sample of 20 of 200
     cases, seed 0)`; "" for a full run."""
