@@ -10,7 +10,9 @@ import sys
 import textwrap
 import os
 import signal
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,19 @@ def refused_url() -> Iterator[str]:
     with socket.socket() as bound:
         bound.bind(("127.0.0.1", 0))
         yield f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    """`handler` behind a real HTTP server on 127.0.0.1 (a daemon thread per request) while the block runs."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture

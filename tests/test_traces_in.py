@@ -9,8 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,7 +19,7 @@ from typer.testing import CliRunner
 from agenteval.api import RunError, run_suite
 from agenteval.cli import app
 from agenteval.traces.propagation import new_traceparent, parent_id_of, trace_id_of
-from conftest import read_jsonl, write
+from conftest import read_jsonl, serving, write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 GENAI_AGENT = "5250dc14c7363298eca7d21c8ca4ce6e"
@@ -165,10 +164,8 @@ class _Echo(BaseHTTPRequestHandler):
 
 
 def test_http_command_and_python_targets_receive_the_traceparent_recorded_in_the_result(tmp_path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    _Echo.seen.clear()
-    try:
+    with serving(_Echo) as server:
+        _Echo.seen.clear()
         write(tmp_path, "agent.py", "import os, sys, json\nsys.stdin.read()\nprint(json.dumps({'content': os.environ.get('TRACEPARENT')}))\n")
         write(tmp_path, "task.py", "import agenteval\n\ndef answer(question):\n    return {'content': agenteval.current_run().traceparent}\n")
         write(tmp_path, "s.yaml", f"""
@@ -182,8 +179,6 @@ cases: [{{id: a, input: {{question: hi}}}}, {{id: b, input: {{question: ho}}}}]
 """)
         result, _ = run(tmp_path)
         lines = read_jsonl(next(tmp_path.glob("r*.jsonl")))
-    finally:
-        server.shutdown()
     assert result.returncode == 0, result.stdout
     trace_ids = {(line["case_id"], line["target"]): line["trace_id"] for line in lines}
     assert len(trace_ids) == 6 and len(set(trace_ids.values())) == 6  # each case in each cell its own trace

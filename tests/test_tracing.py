@@ -10,12 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
-from conftest import read_jsonl, write
+from conftest import read_jsonl, serving, write
 from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -110,10 +109,8 @@ class _Collector(BaseHTTPRequestHandler):
 
 
 def test_the_cli_exports_over_otlp_http_as_the_environment_says(tmp_path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
-    server.requests = []
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(_Collector) as server:
+        server.requests = []
         env = {
             **os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_SERVICE_NAME": "nightly-evals",
@@ -124,8 +121,6 @@ def test_the_cli_exports_over_otlp_http_as_the_environment_says(tmp_path):
             env=env, capture_output=True, text=True, timeout=120,
         )
         assert done.returncode == 3, done.stderr
-    finally:
-        server.shutdown()
     assert {(path, kind) for path, kind, _ in server.requests} == {("/v1/traces", "application/x-protobuf")}
     spans, services = [], set()
     for _, _, body in server.requests:

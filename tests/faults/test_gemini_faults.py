@@ -9,7 +9,7 @@ import math
 from types import SimpleNamespace
 
 import pytest
-from conftest import read_jsonl, write
+from conftest import read_jsonl, serving, write
 from gemini_server import GeminiServer
 from llm_server import Fault
 from typer.testing import CliRunner
@@ -155,9 +155,8 @@ def test_a_token_endpoint_that_trickles_or_floods_is_that_cases_error_in_bounded
     """Vertex AI's token request to a `token_uri` that sends a byte every 0.5 s, or 300 MB: each
     request ends within the target's `timeout` (it waited for each byte: 158 s) and after 1 MiB
     (the whole reply was read: 1.6 GB); the case's error says so."""
-    import threading
     import time
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
     from gemini_server import service_account_file
 
@@ -182,10 +181,7 @@ def test_a_token_endpoint_that_trickles_or_floods_is_that_cases_error_in_bounded
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Token)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(Token) as server:
         for name in ("trickle", "flood"):
             folder = tmp_path / name
             folder.mkdir()
@@ -204,8 +200,6 @@ def test_a_token_endpoint_that_trickles_or_floods_is_that_cases_error_in_bounded
             assert "the Google credentials could not be refreshed" in line["error"], line["error"]
             assert ("did not answer whole within 2 s" if name == "trickle" else "is larger than 1 MiB") in line["error"], line["error"]
             assert took < 40, (name, took)
-    finally:
-        server.shutdown()
 
 
 def _run_vertex(folder, env):

@@ -225,10 +225,9 @@ def test_an_mcp_servers_schemas_cannot_hang_the_run_nor_make_it_fetch_a_url(tmp_
     (the SDK's own check held the process, deaf to Ctrl-C); a result its output schema refuses; an
     input schema whose `$ref` is a URL (it was fetched). Each is that case's error, in seconds, as
     the mcp target and as a tool of a model; nothing is fetched."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
-    from conftest import read_jsonl, run_cli
+    from conftest import read_jsonl, run_cli, serving
 
     fetched: list[str] = []
 
@@ -244,12 +243,10 @@ def test_an_mcp_servers_schemas_cannot_hang_the_run_nor_make_it_fetch_a_url(tmp_
         def log_message(self, *args):
             pass
 
-    web = ThreadingHTTPServer(("127.0.0.1", 0), Schemas)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    monkeypatch.setenv("HOSTILE_SCHEMAS", "1")
-    monkeypatch.setenv("HOSTILE_REF_URL", f"http://127.0.0.1:{web.server_port}/schema.json")
-    script = _server_in(tmp_path)
-    try:
+    with serving(Schemas) as web:
+        monkeypatch.setenv("HOSTILE_SCHEMAS", "1")
+        monkeypatch.setenv("HOSTILE_REF_URL", f"http://127.0.0.1:{web.server_port}/schema.json")
+        script = _server_in(tmp_path)
         write(tmp_path, "suite.yaml", f"""
             name: hostile-schemas
             target: {{type: mcp, command: [python, "{script}"], timeout: 5}}
@@ -282,8 +279,6 @@ def test_an_mcp_servers_schemas_cannot_hang_the_run_nor_make_it_fetch_a_url(tmp_
         backtrack, wrong = (call["result"] for call in answer.output["tool_calls"])
         assert backtrack["error"].startswith("tool 'backtrack': the result of 'backtrack' does not match its output schema: s: ")
         assert wrong == {"error": "tool 'wrong_shape': the result of 'wrong_shape' does not match its output schema: n: 'seven' is not of type 'integer'"}
-    finally:
-        web.shutdown()
     assert fetched == []
     assert wait_until_gone(tmp_path) == []
 
@@ -313,10 +308,9 @@ def test_an_mcp_servers_env_and_headers_reach_it_and_no_message_or_result(tmp_pa
     """A stdio server's `env` may read `${NAME}` (it reached the server as the text `${GH_TOKEN}`),
     and its values are `***` in the error of a server that prints them to stderr (they were shown
     whole); a streamable-HTTP server that echoes its `${NAME}` header in a result passes `***`."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
-    from conftest import read_jsonl, run_cli
+    from conftest import read_jsonl, run_cli, serving
 
     token, literal, header = "ghp_" + "7" * 20, "tok_literal_SECRET_42", "mcp_SECRET_TOKEN_777"
     monkeypatch.setenv("GH_TOKEN_FOR_MCP", token)
@@ -355,9 +349,7 @@ def test_an_mcp_servers_env_and_headers_reach_it_and_no_message_or_result(tmp_pa
         def log_message(self, *args):
             pass
 
-    web = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    try:
+    with serving(Echo) as web:
         write(tmp_path, "suite.yaml", f"""
             name: mcp-secrets
             targets:
@@ -372,8 +364,6 @@ def test_an_mcp_servers_env_and_headers_reach_it_and_no_message_or_result(tmp_pa
         """)
         done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "--junit", tmp_path / "j.xml", "--workers", "1",
                        cwd=tmp_path, timeout=120)
-    finally:
-        web.shutdown()
     assert "Traceback" not in done.stderr, done.stderr
     got = {(line["case_id"], line["target"]): line for line in read_jsonl(tmp_path / "r.jsonl")}
     assert got[("token", "read")]["output"] == {"said": "token ***", "length": len(token)}  # the server read the variable's value
@@ -409,15 +399,10 @@ def test_an_mcp_servers_reply_that_cannot_be_read_is_that_cases_error_at_once_no
     did not answer. Now the case's error says the reply could not be read, with the start of it,
     as soon as it comes; the server is stopped and the next case starts it afresh. Over streamable
     HTTP the SDK's own error came at once, and its log of it was a traceback on the run's stderr."""
-    import threading
-    from http.server import ThreadingHTTPServer
-
-    from conftest import read_jsonl, run_cli
+    from conftest import read_jsonl, run_cli, serving
 
     script = _server_in(tmp_path)
-    web = ThreadingHTTPServer(("127.0.0.1", 0), _GarbageOverHttp)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    try:
+    with serving(_GarbageOverHttp) as web:
         write(tmp_path, "suite.yaml", f"""
             name: unreadable
             targets:
@@ -432,8 +417,6 @@ def test_an_mcp_servers_reply_that_cannot_be_read_is_that_cases_error_at_once_no
         started = time.monotonic()
         done = run_cli("run", tmp_path / "suite.yaml", "-o", tmp_path / "r.jsonl", "--workers", "1", cwd=tmp_path, timeout=120)
         took = time.monotonic() - started
-    finally:
-        web.shutdown()
     assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
     lines = read_jsonl(tmp_path / "r.jsonl")
     got = {line["case_id"]: line for line in lines if line["target"] == "stdio"}

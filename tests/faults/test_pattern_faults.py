@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import random
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from conftest import ROOT, read_jsonl, run_cli, write
+from conftest import ROOT, read_jsonl, run_cli, serving, write
 
 from agenteval.json_schemas.formats import FORMATS
 
@@ -92,28 +91,24 @@ class _RefServer(BaseHTTPRequestHandler):
 
 
 def test_schema_ref_to_another_document_is_never_fetched_or_read(tmp_path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _RefServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/int.json"
-    secret = tmp_path / "outside" / "local.json"
-    secret.parent.mkdir()
-    secret.write_text('{"enum": ["s3cr3t"]}')
-    (tmp_path / "run").mkdir()
-    write(tmp_path / "run", "remote.schema.json", json.dumps({"properties": {"n": {"$ref": url}}}))
-    suite = f"""
-        name: refs
-        cases: cases.jsonl
-        evaluators:
-          - {{name: http, type: json_schema, schema: {{$ref: "{url}"}}}}
-          - {{name: file, type: json_schema, schema: {{$ref: "{secret.as_uri()}"}}}}
-          - {{name: relative, type: json_schema, schema: {{$id: "{url}", $ref: "other.json"}}}}
-          - {{name: from_file, type: json_schema, schema_file: remote.schema.json}}
-          - {{name: local, type: json_schema, schema: {{$defs: {{i: {{type: integer}}}}, $ref: "#/$defs/i"}}}}
-    """
-    try:
+    with serving(_RefServer) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}/int.json"
+        secret = tmp_path / "outside" / "local.json"
+        secret.parent.mkdir()
+        secret.write_text('{"enum": ["s3cr3t"]}')
+        (tmp_path / "run").mkdir()
+        write(tmp_path / "run", "remote.schema.json", json.dumps({"properties": {"n": {"$ref": url}}}))
+        suite = f"""
+            name: refs
+            cases: cases.jsonl
+            evaluators:
+              - {{name: http, type: json_schema, schema: {{$ref: "{url}"}}}}
+              - {{name: file, type: json_schema, schema: {{$ref: "{secret.as_uri()}"}}}}
+              - {{name: relative, type: json_schema, schema: {{$id: "{url}", $ref: "other.json"}}}}
+              - {{name: from_file, type: json_schema, schema_file: remote.schema.json}}
+              - {{name: local, type: json_schema, schema: {{$defs: {{i: {{type: integer}}}}, $ref: "#/$defs/i"}}}}
+        """
         results, _, stderr = run_suite(tmp_path / "run", suite, [case("c1", '"abc"')])
-    finally:
-        server.shutdown()
     assert _RefServer.requests == []
     outside = "other documents are never fetched or read (only references inside it, like '#/$defs/...', resolve)"
     got = results["c1"]

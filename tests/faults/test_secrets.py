@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from conftest import run_cli, write
+from conftest import run_cli, serving, write
 from fault_suites import assert_no_traceback, cases_file
 
 SEES_SECRETS = """
@@ -231,8 +231,7 @@ def test_a_key_an_error_reply_echoes_where_the_excerpt_is_cut_shows_no_part_of_i
     """A 400 whose body echoes the Authorization header across the 300th character: the error is
     cut to an excerpt, and was cut before the key was redacted, so the key's first part reached the
     results, the JUnit and the Markdown report."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
     class Echo(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -246,10 +245,8 @@ def test_a_key_an_error_reply_echoes_where_the_excerpt_is_cut_shows_no_part_of_i
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     key = "sk-proj-" + uuid.uuid4().hex.upper()
-    try:
+    with serving(Echo) as server:
         write(tmp_path, "s.yaml", json.dumps({
             "name": "k", "target": {"type": "openai", "model": "m", "base_url": f"http://127.0.0.1:{server.server_port}/v1",
                                     "api_key_env": "CUT_KEY", "retries": 0},
@@ -257,8 +254,6 @@ def test_a_key_an_error_reply_echoes_where_the_excerpt_is_cut_shows_no_part_of_i
         done = subprocess.run([sys.executable, "-m", "agenteval", "run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "r.jsonl"),
                                "--junit", str(tmp_path / "j.xml"), "--markdown", str(tmp_path / "m.md"), "--no-cache"],
                               env={**os.environ, "CUT_KEY": key}, capture_output=True, text=True, timeout=120)
-    finally:
-        server.shutdown()
     assert_no_traceback(done)
     assert done.returncode == 3, done.stderr
     shown = "".join((tmp_path / name).read_text() for name in ("r.jsonl", "j.xml", "m.md")) + done.stdout + done.stderr
