@@ -510,12 +510,14 @@ class _ReadableRun:
 
     def _describe(self, state: str, report: dict[str, Any] | None) -> str:
         """`<Kind run_id of 'suite': counts, pass rate (state)>`, from the summary once there is one."""
+        from agenteval.reports.numbers import counted
+
         counts = report["counts"] if report is not None else self._live_counts()
         total, passed = counts["total"], counts["passed"]
         rate = f"{passed / total:.1%}" if total else "n/a"
         suite = report["suite"] if report is not None else self._suite_name()
         return (
-            f"<{type(self).__name__} {self.run_id} of {suite!r}: {total} cases, {passed} passed, {counts['failed']} failed, "
+            f"<{type(self).__name__} {self.run_id} of {suite!r}: {counted(total)}, {passed} passed, {counts['failed']} failed, "
             f"{counts['errored']} errored, pass rate {rate} ({state})>"
         )
 
@@ -592,9 +594,13 @@ class SuiteRun(_ReadableRun):
         self.otel_warning: str | None = None  # otel=True: no collector answered, or some spans could not be exported
 
     def __repr__(self) -> str:
-        state = "interrupted" if self.interrupted else "finished" if self._report is not None else (
-            "running" if self._results is not None else "not started"
+        state = "interrupted" if self.interrupted else "finished" if self._report is not None or self._finished else (
+            "running" if self._results is not None else None
         )
+        if state is None:  # what it will run, not counts of nothing
+            from agenteval.reports.numbers import counted
+
+            return f"<SuiteRun {self.run_id} of {self._suite_name()!r}: {counted(self.todo_count)} to run (not started)>"
         return self._describe(state, self._report)  # never runs or closes anything
 
     def _live_counts(self) -> dict[str, int]:

@@ -205,3 +205,17 @@ def test_the_package_is_typed():
     assert (package / "py.typed").is_file()
     pyproject = (package.parent / "pyproject.toml").read_text()
     assert '"agenteval" = ["py.typed"]' in pyproject
+
+
+def test_an_invalid_suite_says_what_is_wrong_when_printed(tmp_path, monkeypatch):
+    """A notebook shows `str(exception)`: the problems as `agenteval validate` prints them."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(agenteval.SuiteInvalid) as missing:
+        agenteval.run_suite("nope.yaml")
+    assert str(missing.value) == "nope.yaml: file not found"
+    cases = [{"id": f"c{i}", "expected": 1, "bogus": i} for i in range(23)]
+    with pytest.raises(agenteval.SuiteInvalid) as many:
+        agenteval.evaluate(cases, [{"type": "equals"}])
+    lines = str(many.value).splitlines()
+    assert len(lines) == 21 and lines[:20] == [problem.render() for problem in many.value.problems[:20]]
+    assert lines[20] == "... and 3 more"

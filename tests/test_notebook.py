@@ -30,9 +30,9 @@ def divide(value):
 
 def test_a_run_and_its_results_have_short_reprs():
     run = agenteval.evaluate(CASES, FIELDS)
-    assert repr(run) == f"<SuiteRun {run.run_id} of 'evaluate': 0 cases, 0 passed, 0 failed, 0 errored, pass rate n/a (not started)>"
+    assert repr(run) == f"<SuiteRun {run.run_id} of 'evaluate': 3 cases to run (not started)>"
     results = list(run)
-    assert repr(run) == f"<SuiteRun {run.run_id} of 'evaluate': 3 cases, 2 passed, 1 failed, 0 errored, pass rate 66.7% (running)>"
+    assert repr(run) == f"<SuiteRun {run.run_id} of 'evaluate': 3 cases, 2 passed, 1 failed, 0 errored, pass rate 66.7% (finished)>"
     run.close()
     assert repr(run).endswith("3 cases, 2 passed, 1 failed, 0 errored, pass rate 66.7% (finished)>")
     assert [repr(result) for result in results] == [
@@ -159,3 +159,13 @@ def test_a_task_error_has_no_caret_lines():
     assert lines[0] == "test_notebook:test_a_task_error_has_no_caret_lines.<locals>.extract raised KeyError: 'missing'"
     assert lines[1].startswith('  File "') and lines[1].endswith(", in extract")
     assert lines[2:] == ['    return table["missing"] + value', "KeyError: 'missing'"]
+
+
+def test_a_run_read_to_its_end_says_finished_before_its_summary_is_asked():
+    run = agenteval.evaluate(CASES, FIELDS)
+    assert repr(run) == f"<SuiteRun {run.run_id} of 'evaluate': 3 cases to run (not started)>"
+    iterator = iter(run)
+    next(iterator)
+    assert repr(run) == f"<SuiteRun {run.run_id} of 'evaluate': 1 case, 1 passed, 0 failed, 0 errored, pass rate 100.0% (running)>"
+    list(iterator)
+    assert repr(run) == f"<SuiteRun {run.run_id} of 'evaluate': 3 cases, 2 passed, 1 failed, 0 errored, pass rate 66.7% (finished)>"

@@ -5,6 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 
+def counted(count: Any, noun: str = "case") -> str:
+    """`1 case`, `3 cases`: a count with its noun, singular for one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
@@ -41,5 +46,5 @@ def smoke_words(summary: dict[str, Any]) -> str:
     if not isinstance(smoke, dict):
         return ""
     if "first" in smoke:
-        return f" (first {smoke['first']} of {smoke.get('of', '?')} cases)"
-    return f" (a sample of {smoke.get('sample', '?')} of {smoke.get('of', '?')} cases, seed {smoke.get('seed', 0)})"
+        return f" (first {smoke['first']} of {counted(smoke.get('of', '?'))})"
+    return f" (a sample of {smoke.get('sample', '?')} of {counted(smoke.get('of', '?'))}, seed {smoke.get('seed', 0)})"

@@ -56,9 +56,17 @@ _SAMPLE_RECORDS = 256  # records whose mean length estimates the number of cases
 class SuiteInvalid(Exception):
     """The suite cannot run; `problems` says every reason."""
 
+    shown = 20  # problems its message lists
+
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__(f"{sum(p.severity == 'error' for p in problems)} problem(s)")
         self.problems = sorted(problems, key=lambda p: (str(p.file), p.line or 0))
+
+    def __str__(self) -> str:
+        """The problems as `agenteval validate` prints them (the first 20), so a traceback or a notebook says what is wrong."""
+        lines = [problem.render() for problem in self.problems[: self.shown]]
+        more = len(self.problems) - self.shown
+        return "\n".join(lines + [f"... and {more} more"] * (more > 0)) or str(self.args[0])
 
 
 @dataclass
