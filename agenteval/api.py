@@ -1098,12 +1098,21 @@ def _start(
     return run_id, done
 
 
+SLUG_BYTES = 120  # of the suite's name in a file name (its time and run follow; a file system takes 255)
+
+
 def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "suite"
+    """The suite's name as part of a file name: letters and digits of any script, `_`, `.` and `-`
+    (no separator, control character or leading dot), at most SLUG_BYTES bytes of UTF-8."""
+    import unicodedata
+
+    slug = re.sub(r"[^\w.-]+", "-", unicodedata.normalize("NFC", name)).strip("-.")
+    cut = slug.encode()[:SLUG_BYTES].decode(errors="ignore").rstrip("-.")  # whole characters only
+    return cut or "suite"
 
 
 def _default_output(suite_name: str, resume: bool, run_id: str) -> Path:
-    """agenteval-results/<suite>-<time>-<run>.jsonl; with resume, the newest run of this suite."""
+    """agenteval-results/<suite>-<time>-<run>.jsonl, the time the run id's (UTC); with resume, the newest run of this suite."""
     folder = Path(RESULTS_DIR)
     slug = _slug(suite_name)
     if resume:
@@ -1115,8 +1124,7 @@ def _default_output(suite_name: str, resume: bool, run_id: str) -> Path:
         if not runs:
             raise RunError(f"--resume found no earlier run of {suite_name!r} in {folder}/ (give -o)")
         return runs[-1]
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return folder / f"{slug}-{stamp}-{run_id[-6:]}.jsonl"
+    return folder / f"{slug}-{run_id[:8]}-{run_id[9:15]}-{run_id[-6:]}.jsonl"  # one clock reading for both
 
 
 def chosen_evaluators(loaded: LoadedSuite, names: list[str]) -> tuple[frozenset[str] | None, list[str]]:

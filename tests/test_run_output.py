@@ -221,3 +221,16 @@ def test_each_result_line_carries_the_cases_expected_and_older_lines_without_it_
     assert [(line["case_id"], line["verdict"], line["expected"]) for line in rescored] == [
         ("c0", "pass", {"a": 0}), ("c1", "fail", {"a": 1}), ("c2", "pass", {"a": 2}),
     ]
+
+
+def test_default_file_names_keep_unicode_names_and_the_run_ids_time(tmp_path):
+    names = {"請求書": "請求書", "請求書-b": "請求書-b", "ünï": "ünï", "../.hidden/x\ty": "hidden-x-y", "é" * 200: "é" * 60}
+    for name, slug in names.items():
+        write(tmp_path, "s.yaml", json.dumps({"name": name, "evaluators": [{"type": "equals"}], "cases": [{"id": "c", "expected": "x", "output": "x"}]}))
+        assert run_cli("run", "s.yaml", "-q", cwd=tmp_path).returncode == 0
+        [path] = (tmp_path / "agenteval-results").glob("*.jsonl")
+        run_id = read_jsonl(path)[0]["run_id"]
+        assert path.name == f"{slug}-{run_id[:8]}-{run_id[9:15]}-{run_id[-6:]}.jsonl"
+        assert len(slug.encode()) <= 120
+        for stale in (tmp_path / "agenteval-results").iterdir():
+            stale.unlink()
