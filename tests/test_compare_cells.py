@@ -246,7 +246,7 @@ cases:
     code, data, _ = cli_json("compare", tmp_path / "r.jsonl", "--cells", "good", "bad")
     assert code == 1
     assert [(row["case_id"], row["reason"]) for row in data["regressions"]] == [
-        ("b", "exact: answer does not equal 'Paris'; base: pass (1.000); new answer: Lyon"),  # the text answer too, on one line
+        ("b", "exact: answer does not equal 'Paris'; base: pass (1.000); new answer: \"Lyon\""),  # the text answer too, on one line
     ]
     assert data["unchanged"] == 2
     summary = json.loads((tmp_path / "r.summary.json").read_text())

@@ -30,7 +30,7 @@ def test_the_failure_list_shows_the_answer_on_one_line_and_each_criterions_reaso
     assert done.returncode == 1, done.stderr
     section = done.stdout[done.stdout.index("Failures ("):].splitlines()
     assert section[1] == "FAIL au (score 0.500)"
-    assert section[2].startswith("  answer: The capital of Australia is Sydney. It is the largest city and a harbour")
+    assert section[2].startswith('  answer: "The capital of Australia is Sydney. It is the largest city and a harbour')
     assert len(section[2]) == len("  answer: ") + 120 and section[2].endswith("…")
     assert section[3:6] == [
         "  quality (llm_judge, fail, 0.500)",
@@ -38,10 +38,10 @@ def test_the_failure_list_shows_the_answer_on_one_line_and_each_criterions_reaso
         "    brief (1): One sentence.",
     ]
     markdown = run_cli("report", tmp_path / "r.jsonl", "--format", "markdown").stdout
-    assert "  - answer: The capital of Australia is Sydney. It is" in markdown
+    assert '  - answer: "The capital of Australia is Sydney. It is' in markdown
     assert "    - correct (0): The answer names Sydney, but the capital is Canberra." in markdown
     junit = run_cli("report", tmp_path / "r.jsonl", "--format", "junit").stdout
-    assert "  answer: The capital of Australia is Sydney." in junit and "correct (0): The answer names Sydney" in junit
+    assert '  answer: "The capital of Australia is Sydney.' in junit and "correct (0): The answer names Sydney" in junit
 
 
 def test_compare_says_why_with_the_judges_reasoning_and_the_new_answer(tmp_path):
@@ -52,7 +52,7 @@ def test_compare_says_why_with_the_judges_reasoning_and_the_new_answer(tmp_path)
     [regression] = json.loads(done.stdout)["regressions"]
     assert regression["reason"].startswith(
         "quality: correct (0): The answer names Sydney, but the capital is Canberra.; brief (1): One sentence.; "
-        "base: pass (1.000); new answer: The capital of Australia is Sydney. It is the largest city"
+        'base: pass (1.000); new answer: "The capital of Australia is Sydney. It is the largest city'
     )
     table = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl").stdout
     rows = [line.split("│")[1:-1] for line in table.split("Regressions", 1)[1].split("└", 1)[0].splitlines() if line.startswith("│")]
@@ -74,3 +74,25 @@ def test_single_run_reports_show_each_criterions_mean_score_from_the_summary(tmp
     page = (tmp_path / "r.html").read_text()
     assert '<section id="criteria"><h2>Scores per criterion</h2>' in page
     assert "<tr><td>quality</td><td>correct</td><td>0.750</td><td>1</td><td>1</td><td>0</td></tr>" in page
+
+
+def test_a_string_answer_is_shown_quoted_and_a_string_holding_json_gets_a_hint(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(json.dumps({
+        "name": "s", "evaluators": [{"type": "field_accuracy", "fields": [{"path": "name"}]}],
+        "cases": [{"id": "c1", "output": '{"name": "Jane"}', "expected": {"name": "Jane"}}],
+    }))
+    done = run_cli("run", suite, "-o", tmp_path / "r.jsonl")
+    assert done.returncode == 1, done.stderr
+    section = done.stdout[done.stdout.index("Failures ("):].splitlines()
+    assert section[1:6] == [
+        "FAIL c1 (score 0.000)",
+        '  answer: "{\\"name\\": \\"Jane\\"}"',
+        "  hint: the answer is a string holding JSON; parse it with `transform: {python: \"json:loads\"}` or have the target return an object",
+        "  field_accuracy (field_accuracy, fail, 0.000)",
+        '    name (required, missing): expected "Jane", got nothing',
+    ]
+    markdown = run_cli("report", tmp_path / "r.jsonl", "--format", "markdown").stdout
+    assert '  - answer: "{\\\\"name\\\\": \\\\"Jane\\\\"}"' in markdown and "  - hint: the answer is a string holding JSON" in markdown
+    junit = run_cli("report", tmp_path / "r.jsonl", "--format", "junit").stdout
+    assert "  hint: the answer is a string holding JSON" in junit

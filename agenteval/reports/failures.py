@@ -156,12 +156,28 @@ def one_line(text: str, width: int) -> str:
 
 
 def answer_line(output: Any, width: int = ANSWER_CHARS) -> str | None:
-    """A text answer on one line, as the HTML report shows it first: the answer itself when it is
-    text, or the `content` of a model's or an agent's answer; None for a structured answer (its
-    field misses show the values that matter) or none at all."""
+    """A text answer on one line, quoted as a JSON string (so text holding JSON never reads like an
+    object), as the HTML report shows it first: the answer itself when it is text, or the `content`
+    of a model's or an agent's answer; None for a structured answer (its field misses show the
+    values that matter) or none at all."""
     if isinstance(output, dict) and isinstance(output.get("content"), str):
         output = output["content"]
-    return one_line(output, width) if isinstance(output, str) else None
+    return show_value(" ".join(output.split()), width) if isinstance(output, str) else None
+
+
+JSON_TEXT_HINT = (
+    "the answer is a string holding JSON; parse it with `transform: {python: \"json:loads\"}` or have the target return an object"
+)
+
+
+def holds_json(output: Any) -> bool:
+    """Whether a text answer is a JSON object or array written as a string."""
+    if not isinstance(output, str) or output.lstrip()[:1] not in ("{", "["):
+        return False
+    try:
+        return isinstance(orjson.loads(output), (dict, list))
+    except orjson.JSONDecodeError:
+        return False
 
 
 def criteria_lines(evaluator: EvaluatorResult) -> list[str]:
@@ -201,6 +217,12 @@ class Failure:
     error: str | None
     evaluators: list[EvaluatorMisses] = field(default_factory=list)
     answer: str | None = None  # the answer on one line (`answer_line`)
+    hint: str | None = None  # what to change when the misses come from how the answer is given
+
+    @property
+    def notes(self) -> list[str]:
+        """The lines every report shows before the evaluators: `answer: ...`, `hint: ...`."""
+        return [f"{label}: {text}" for label, text in (("answer", self.answer), ("hint", self.hint)) if text is not None]
 
     @property
     def key(self) -> tuple[int, float, str]:
@@ -215,9 +237,11 @@ def failure_key(verdict: str, score: float, case_id: str) -> tuple[int, float, s
 def describe(result: CaseResult, misses_shown: int = MISSES_SHOWN) -> Failure:
     """The case's error, and per evaluator that did not pass: its misses (or error, or reasoning)."""
     evaluators = []
+    looked_up = False  # some evaluator that did not pass looked for fields in the answer
     for evaluator in result.evaluator_results:
         if evaluator.verdict == "pass":
             continue
+        looked_up = looked_up or bool(field_rows(evaluator))
         if evaluator.error:
             lines = [f"error: {evaluator.error}"]
         else:  # the misses, else the judge's words: per criterion when it gave them, else its reasoning
@@ -230,7 +254,10 @@ def describe(result: CaseResult, misses_shown: int = MISSES_SHOWN) -> Failure:
     shown = result.case_id  # in a matrix run, with its cell: the same case fails in each cell on its own
     if result.target is not None or result.prompt is not None:
         shown = f"{shown} [{cell_label(result.target, result.prompt)}]"
-    return Failure(shown, result.suite, result.verdict, result.score, result.duration_ms, result.error, evaluators, answer_line(result.output))
+    hint = JSON_TEXT_HINT if looked_up and holds_json(result.output) else None
+    return Failure(
+        shown, result.suite, result.verdict, result.score, result.duration_ms, result.error, evaluators, answer_line(result.output), hint,
+    )
 
 
 class FailureCollector:
@@ -286,8 +313,8 @@ def render_failures(collector: FailureCollector, console: Any) -> None:
     for failure in shown:
         style = "magenta" if failure.verdict == "error" else "red"
         console.print(Text(visible(headline(failure)), style=style), soft_wrap=True)
-        if failure.answer is not None:
-            console.print(Text("  answer: " + visible(failure.answer), style="dim"), soft_wrap=True)
+        for note in failure.notes:
+            console.print(Text("  " + visible(note), style="dim"), soft_wrap=True)
         for misses in failure.evaluators:
             console.print(Text("  " + visible(evaluator_heading(misses))), soft_wrap=True)
             for line in misses.lines:

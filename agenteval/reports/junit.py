@@ -68,7 +68,7 @@ def testcase_xml(result: CaseResult, classname: str | None = None, label: str = 
     if result.verdict == "pass":
         return f"    {head}/>\n"
     failure = describe(result, MISSES_IN_BODY)
-    lines = [headline(failure)] + ([f"  answer: {failure.answer}"] if failure.answer is not None else [])
+    lines = [headline(failure), *(f"  {note}" for note in failure.notes)]
     for misses in failure.evaluators:
         lines.append("  " + evaluator_heading(misses))
         lines.extend("    " + line for line in misses.lines)

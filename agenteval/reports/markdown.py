@@ -152,8 +152,7 @@ def failures_markdown(failures: list[Failure], failing: int) -> list[str]:
     lines = ["", f"### Failures ({len(failures)} of {failing}, worst first)" if failures else f"### Failures ({failing})", ""]
     for failure in failures:
         lines.append(f"- **{md(headline(failure))}**")
-        if failure.answer is not None:
-            lines.append(f"  - answer: {md(failure.answer)}")
+        lines += [f"  - {md(note)}" for note in failure.notes]
         for misses in failure.evaluators:
             lines.append(f"  - {md(evaluator_heading(misses))}")
             lines += [f"    - {md(line)}" for line in misses.lines]
