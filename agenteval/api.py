@@ -120,9 +120,11 @@ def run_suite(
 
         plan_shipment(loaded, cluster=settings.ray_address is not None)  # every file the suite names can reach the workers
     if not (loaded.case_count if loaded.selected is None else len(loaded.selected)):
+        from agenteval.reports.numbers import counted
+
         shard = settings.shard
         raise RunError(
-            f"no case selected: the suite has {loaded.case_count} cases and none matches"
+            f"no case selected: the suite has {counted(loaded.case_count)} and none matches"
             + "".join(f" --filter {g}" for g in settings.filters)
             + "".join(f" --tag {t}" for t in settings.tags)
             + (f" --shard {shard[0]}/{shard[1]}" if shard else "")

@@ -234,3 +234,14 @@ def test_default_file_names_keep_unicode_names_and_the_run_ids_time(tmp_path):
         assert len(slug.encode()) <= 120
         for stale in (tmp_path / "agenteval-results").iterdir():
             stale.unlink()
+
+
+def test_a_run_of_one_case_says_1_case(tmp_path):
+    write(tmp_path, "s.yaml", json.dumps({"name": "one", "evaluators": [{"type": "equals"}], "cases": [{"id": "c", "expected": "x", "output": "y"}]}))
+    quiet = run_cli("run", "s.yaml", "-q", "-o", "r.jsonl", cwd=tmp_path)
+    assert quiet.stderr.splitlines() == ["one: 1 case, 0 passed, 1 failed, 0 errored, pass rate 0.0%"]
+    assert run_cli("report", "r.jsonl", cwd=tmp_path).stdout.splitlines()[1] == "1 case: 0 passed, 1 failed, 0 errored  pass rate 0.0%  mean score 0.000"
+    markdown = run_cli("report", "r.jsonl", "--format", "markdown", cwd=tmp_path).stdout
+    assert "**1 case: 0 passed, 1 failed, 0 errored**" in markdown
+    compared = run_cli("compare", "r.jsonl", "r.jsonl", cwd=tmp_path).stdout
+    assert "(1 case) → new" in compared and "cases)" not in compared

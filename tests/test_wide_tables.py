@@ -106,9 +106,9 @@ def test_columns_sets_the_width_of_piped_output(tmp_path, width):
         capture_output=True, text=True, env={**os.environ, "COLUMNS": str(width)},
     )
     assert done.returncode == 1, done.stderr
-    lines = _check_fitted(done.stdout, width, 40)  # at 80: the Evaluators table alone is 85 wide when drawn for 120
+    lines = _check_fitted(done.stdout, width, 40)  # the Evaluators table is 85 wide; at 80, 72 with its headers shortened
     evaluators = lines[lines.index("Evaluators") + 1:]
-    assert len(evaluators[0]) == min(width, 85) and ("mean ms" in evaluators[1]) == (width > 80)
+    assert len(evaluators[0]) == (72 if width == 80 else 85) and ("mean ms" in evaluators[1]) == (width > 80)
 
 
 def test_piped_output_without_columns_is_120_wide(tmp_path):
@@ -129,13 +129,21 @@ def test_on_a_terminal_the_tables_fit_its_width(tmp_path, width):
 
 
 def test_a_wide_evaluators_table_is_split_and_keeps_its_names_on_one_line():
-    """Any table, not only the cells': too many columns for 60 characters make two tables, each
-    starting with the evaluator's name, rather than names wrapped over lines."""
+    """Any table, not only the cells': at 60 characters the Evaluators table is whole, its headers
+    short and its least useful columns left out (named below it); too many columns for 40 make two
+    tables, each starting with the evaluator's name, rather than names wrapped over lines."""
     summary = _summary(2)
     out = io.StringIO()
     render_summary(summary, Console(file=out, width=60, color_system=None, highlight=False))
     lines, table, rows = _tables(out.getvalue())
     assert all(len(line) <= 60 for line in table)
+    assert "Evaluators" in lines and "Evaluators (1 of 2)" not in lines
+    assert rows[0] == ["evaluator", "score", "pass", "part", "fail", "err"]
+    assert "not shown at 60 columns: type, mean ms" in [line.strip() for line in lines]
+    out = io.StringIO()
+    render_summary(summary, Console(file=out, width=40, color_system=None, highlight=False))
+    lines, table, rows = _tables(out.getvalue())
+    assert all(len(line) <= 40 for line in table)
     assert "Evaluators (1 of 2)" in lines and "Evaluators (2 of 2)" in lines
     names = [row[0] for row in rows if row[0] in _evaluators(2)]
     assert names == _evaluators(2) * 2  # whole, once per table
@@ -149,3 +157,49 @@ def test_history_piped_honours_columns(tmp_path):
                           env={**os.environ, "COLUMNS": "70"})
     table = [line for line in done.stdout.splitlines() if line[:1] in _TABLE]
     assert table and all(len(line) <= 70 for line in table), done.stdout
+
+
+def _header(lines, title):
+    """The header cells of the table titled `title`."""
+    start = lines.index(title)
+    row = next(line for line in lines[start:] if line.startswith("┃"))
+    return [cell.strip() for cell in row.strip("┃").split("┃")]
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_the_invoices_run_is_whole_and_readable_at_60_80_and_120_columns(tmp_path, width):
+    """Every table of a real run shows whole (abbreviated headers, then the least useful columns
+    left out, named in a caption), no line is wider than the terminal, and the run's time stays
+    with its label."""
+    from conftest import EXAMPLES
+
+    env = {**os.environ, "COLUMNS": str(width)}
+    run = subprocess.run([sys.executable, "-m", "agenteval", "run", str(EXAMPLES / "invoices" / "suite.yaml"), "-o", str(tmp_path / "r.jsonl"),
+                          "--show-failures", "0"], capture_output=True, text=True, env=env)
+    report = subprocess.run([sys.executable, "-m", "agenteval", "report", str(tmp_path / "r.jsonl"), "--show-failures", "0"],
+                            capture_output=True, text=True, env=env)
+    counts = {  # broken between its parts where the width runs out, never inside one
+        120: ["8 cases: 3 passed, 5 failed, 0 errored  pass rate 37.5%  mean score 0.925  in <time>"],
+        80: ["8 cases: 3 passed, 5 failed, 0 errored  pass rate 37.5%  mean score 0.925", "in <time>"],
+        60: ["8 cases: 3 passed, 5 failed, 0 errored  pass rate 37.5%", "mean score 0.925  in <time>"],
+    }[width]
+    for done in (run, report):
+        assert done.returncode == 1, done.stderr
+        lines = [line.rstrip() for line in done.stdout.splitlines() if not line.startswith(("slowest: ", "results: "))]
+        assert not [line for line in lines if " of 2)" in line], done.stdout
+        assert all(len(line) <= width for line in lines), max(lines, key=len)
+        expected = counts if done is run else [line.removesuffix("  in <time>") for line in counts if line != "in <time>"]  # a report has no time
+        assert [re.sub(r"in \d+\.\d\ds$", "in <time>", line) for line in lines[1:len(expected) + 1]] == expected
+    lines = [line.rstrip() for line in run.stdout.splitlines()]
+    evaluators, fields = _header(lines, "Evaluators"), _header(lines, "Fields across the dataset")
+    if width == 120:
+        assert evaluators == ["evaluator", "type", "mean score", "pass", "partial", "fail", "error", "mean ms"]
+        assert fields == ["evaluator", "field", "accuracy", "hits/scored", "mean score", "skipped"]
+    elif width == 80:
+        assert evaluators == ["evaluator", "type", "score", "pass", "part", "fail", "err", "ms"]
+        assert fields == ["evaluator", "field", "accuracy", "hits", "score", "skip"]
+    else:
+        assert evaluators == ["evaluator", "score", "pass", "part", "fail", "err"]
+        assert fields == ["evaluator", "field", "accuracy", "hits", "score"]
+        assert "not shown at 60 columns: type, mean ms" in [line.strip() for line in lines]
+        assert "not shown at 60 columns: skipped" in [line.strip() for line in lines]

@@ -17,7 +17,7 @@ from agenteval.paths import MISSING
 from agenteval.reports.cell_table import comparison_group
 from agenteval.reports.failures import answer_line, criteria_lines, field_rows, miss_path, show_value
 from agenteval.reports.inputs import ResultInputs
-from agenteval.reports.numbers import num, pct, points, signed
+from agenteval.reports.numbers import counted, num, pct, points, signed
 from agenteval.reports.outputs import ReportError, stdout_reader_may_leave
 from agenteval.cells import cell_label
 from agenteval.metrics import ratio
@@ -638,7 +638,7 @@ def header_lines(comparison: Comparison) -> list[str]:
 
 def _sides_text(comparison: Comparison) -> str:
     base, new = comparison.base, comparison.new
-    cases = [f"({side['counts']['total']} cases)" for side in (base, new)]
+    cases = [f"({counted(side['counts']['total'])})" for side in (base, new)]
     if comparison.cells is None:
         return f"base {base['run_id']} {cases[0]} → new {new['run_id']} {cases[1]}"
     cells = [f"cell {label or '(unnamed)'}" for label in comparison.cells]

@@ -63,7 +63,7 @@ def history_markdown(runs: list[dict[str, Any]]) -> str:
 
 
 def render_history(runs: list[dict[str, Any]], console: Any) -> None:
-    from agenteval.reports.terminal import Column, fitted_table
+    from agenteval.reports.terminal import column, fitted_table
 
     if not runs:
         console.print("no runs")
@@ -72,7 +72,7 @@ def render_history(runs: list[dict[str, Any]], console: Any) -> None:
         # run ids, evaluator names and field paths stay whole (`compare RUN_ID` needs them); numbers
         # keep their width; the start time and the sparkline wrap when space runs out
         columns = [
-            Column(name, "num" if index >= right_from and name != "trend" else "text" if name in ("started (UTC)", "trend") else "id")
+            column(name, "num" if index >= right_from and name != "trend" else "text" if name in ("started (UTC)", "trend") else "id")
             for index, name in enumerate(header)
         ]
         console.print(fitted_table(console, title, columns, rows))

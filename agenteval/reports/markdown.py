@@ -7,7 +7,7 @@ from typing import Any
 
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines
 from agenteval.reports.failures import Failure, evaluator_heading, headline
-from agenteval.reports.numbers import num, pct, smoke_words
+from agenteval.reports.numbers import counted, num, pct, smoke_words
 from agenteval.reports.table import criterion_rows
 from agenteval.reports.terminal import BIDI
 from agenteval.reports.usage import usage_lines
@@ -64,7 +64,7 @@ def summary_markdown(summary: dict[str, Any], failures: list[Failure], failing: 
     counts = summary["counts"]
     lines = [f"## agenteval: {md(summary.get('suite', ''))}" + (" (interrupted)" if summary.get("interrupted") else ""), ""]
     status = (
-        f"**{counts['total']} cases: {counts['passed']} passed, {counts['failed']} failed, {counts['errored']} errored**"
+        f"**{counted(counts['total'])}: {counts['passed']} passed, {counts['failed']} failed, {counts['errored']} errored**"
         f" · pass rate **{pct(summary['pass_rate'])}** · mean score {num(summary['mean_score'])}"
     ) + md(smoke_words(summary))
     if summary.get("run_id"):

@@ -32,9 +32,8 @@ def one_line(report: dict[str, Any]) -> str:
     """A run's summary in one line, as `run -q` and `report -q` print it."""
     counts = report["counts"]
     rate = report["pass_rate"]
-    total = counts["total"]
     return (
-        f"{report['suite']}: {total} case{'' if total == 1 else 's'}, {counts['passed']} passed, {counts['failed']} failed, "
+        f"{report['suite']}: {counted(counts['total'])}, {counts['passed']} passed, {counts['failed']} failed, "
         f"{counts['errored']} errored, pass rate {'n/a' if rate is None else f'{rate:.1%}'}{smoke_words(report)}"
     )
 

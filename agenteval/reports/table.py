@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.text import Text
 
 from agenteval.reports.cell_table import cell_table, comparison_lines, gate_lines
-from agenteval.reports.numbers import num, pct
-from agenteval.reports.terminal import Column, fitted_table, fitted_tables, visible
+from agenteval.reports.numbers import counted, num, pct
+from agenteval.reports.terminal import Column, column, fitted_table, fitted_tables, joined, visible
 from agenteval.reports.usage import render_usage
 
 _VERDICT_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "error": "magenta"}
@@ -33,7 +33,7 @@ def criterion_rows(summary: dict[str, Any]) -> list[list[str]]:
 
 
 def _columns(*specs: tuple[str, str]) -> list[Column]:
-    return [Column(header, kind) for header, kind in specs]
+    return [column(header, kind) for header, kind in specs]
 
 
 def render_summary(summary: dict[str, Any], console: Console) -> None:
@@ -45,14 +45,14 @@ def render_summary(summary: dict[str, Any], console: Console) -> None:
     if summary.get("interrupted"):
         title.append("  (interrupted)", style="magenta")
     console.print(title)
-    line = Text(f"{counts['total']} cases: ")
-    line.append(f"{counts['passed']} passed", style="green").append(", ")
-    line.append(f"{counts['failed']} failed", style="red").append(", ")
-    line.append(f"{counts['errored']} errored", style="magenta").append("  pass rate ")
-    line.append(pct(summary["pass_rate"]), style="bold").append(f"  mean score {num(summary['mean_score'])}")
+    counted_line = Text(f"{counted(counts['total'])}: ")
+    counted_line.append(f"{counts['passed']} passed", style="green").append(", ")
+    counted_line.append(f"{counts['failed']} failed", style="red").append(", ")
+    counted_line.append(f"{counts['errored']} errored", style="magenta")
+    parts = [counted_line, Text("pass rate ").append(pct(summary["pass_rate"]), style="bold"), Text(f"mean score {num(summary['mean_score'])}")]
     if "duration_s" in summary:
-        line.append(f"  in {summary['duration_s']:.2f}s")
-    console.print(line)
+        parts.append(Text(f"in {summary['duration_s']:.2f}s"))
+    console.print(joined(console.width, parts))
 
     console.print(fitted_table(
         console, "Evaluators",

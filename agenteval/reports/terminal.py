@@ -54,14 +54,33 @@ def visible_lines(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Column:
     """`kind`: "id" (case ids, field paths, evaluator names: never cut), "num" (kept whole; its
-    header folds to make room), or "text" (free text: wraps into what is left)."""
+    header folds to make room), or "text" (free text: wraps into what is left). `short`: the
+    header when the whole ones do not fit on one line; `optional`: left out, highest first, when
+    even the short headers do not fit (0: always shown)."""
 
     header: str
     kind: str = "id"
+    short: str | None = None
+    optional: int = 0
 
     @property
     def right(self) -> bool:
         return self.kind == "num"
+
+
+# header: (its short form, how optional) in the tables reports share, for narrow terminals (see
+# `fitted_tables`): a column with a higher number is left out first; 0, never.
+SHORT = {
+    "mean score": ("score", 0), "partial": ("part", 0), "error": ("err", 0), "errored": ("err", 0), "passed": ("pass", 0),
+    "failed": ("fail", 0), "pass rate": ("rate", 0), "hits/scored": ("hits", 0), "precision": ("prec", 0),
+    "vs previous": ("vs prev", 0), "mean ms": ("ms", 2), "skipped": ("skip", 2), "started (UTC)": (None, 2),
+    "type": (None, 1), "cases": (None, 1), "first": (None, 1),
+}
+
+
+def column(header: str, kind: str = "id") -> Column:
+    """A column with its short header and how optional it is (`SHORT`)."""
+    return Column(header, kind, *SHORT.get(header, (None, 0)))
 
 
 _TEXT_MIN = 12  # characters a free-text column keeps however narrow the terminal
@@ -78,6 +97,24 @@ def output_width(stream: Any, default: int = PIPED_WIDTH) -> int | None:
         pass
     columns = os.environ.get("COLUMNS", "").strip()
     return int(columns) if columns.isdigit() and 0 < int(columns) <= 10_000 else default
+
+
+def joined(width: int, parts: Sequence[Text], gap: str = "  ") -> Text:
+    """`parts` on one line, `gap` apart; where the next would pass `width`, it starts a new line
+    (a part is never broken: `in 0.61s` stays whole)."""
+    from rich.text import Text
+
+    line, used = Text(), 0
+    for part in parts:
+        if used and used + len(gap) + part.cell_len > width:
+            line.append("\n")
+            used = 0
+        elif used:
+            line.append(gap)
+            used += len(gap)
+        line.append_text(part)
+        used += part.cell_len
+    return line
 
 
 def fitted_table(
@@ -98,8 +135,10 @@ def fitted_tables(
     console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str | Text]],
     *, caption: str | None = None, title_style: str | None = None, keep: int | None = None,
 ) -> list[Table]:
-    """The table, or when even its narrowest layout is wider than the console, the table split by
-    columns into several, each repeating the first `keep` (default: the leading identifiers) and
+    """The table, whole and with its headers on one line when that fits: with the full headers,
+    else the short ones, else without its optional columns (least useful first, named in the
+    caption). Else the last of these, and when even its narrowest layout is wider than the console,
+    split by columns into several, each repeating the first `keep` (default: the leading identifiers) and
     titled `title (1 of 3)`.
 
     Narrowest layout: identifiers and numbers at their content's width and headers folded between
@@ -109,10 +148,18 @@ def fitted_tables(
     """
     from rich.text import Text
 
+    headers = [column.header for column in columns]
     cells = [[cell if isinstance(cell, Text) else Text(visible(cell)) for cell in row] for row in rows]
     longest = [max((cell.cell_len for cell in column), default=0) for column in zip(*cells)] or [0] * len(columns)
     if len(longest) < len(columns):
         longest += [0] * (len(columns) - len(longest))
+    chosen, columns, fits = _layout(console.width, columns, longest)
+    if len(chosen) < len(longest):
+        left_out = [header for index, header in enumerate(headers) if index not in chosen]
+        caption = "; ".join(part for part in (caption, f"not shown at {console.width} columns: {', '.join(left_out)}") if part)
+        cells, longest = [[row[i] for i in chosen] for row in cells], [longest[i] for i in chosen]
+    if fits:
+        return [_table(console, title, columns, cells, longest, caption, title_style)]
     narrowest = [_narrowest(column, width) for column, width in zip(columns, longest)]
     if keep is None:
         keep = next((index for index, column in enumerate(columns) if column.kind != "id"), len(columns)) or 1
@@ -133,6 +180,31 @@ def fitted_tables(
             [longest[i] for i in chosen], caption if number == len(groups) else None, title_style,
         ))
     return tables
+
+
+def _layout(width: int, columns: Sequence[Column], longest: list[int]) -> tuple[list[int], list[Column], bool]:
+    """(the indices of the columns shown, those columns as shown, whether they fit `width` with
+    every header on one line) of the first layout that does: full headers, short headers, then short
+    headers without the optional columns, the highest `optional` first; else of the last of them."""
+    short = _shortened(columns)
+    droppable = sorted((i for i, column in enumerate(columns) if column.optional), key=lambda i: -columns[i].optional)
+    layouts = [(columns, []), *((short, droppable[:count]) for count in range(len(droppable) + 1))]
+    for shown, dropped in layouts:
+        chosen = [i for i in range(len(columns)) if i not in dropped]
+        if _outer(len(chosen)) + sum(_one_line(shown[i], longest[i]) for i in chosen) <= width:
+            return chosen, [shown[i] for i in chosen], True
+    return chosen, [shown[i] for i in chosen], False
+
+
+def _shortened(columns: Sequence[Column]) -> list[Column]:
+    from dataclasses import replace
+
+    return [replace(column, header=column.short) if column.short else column for column in columns]
+
+
+def _one_line(column: Column, longest: int) -> int:
+    """The narrowest a column gets with its header on one line: free text wraps, the rest is whole."""
+    return max(len(column.header), min(longest, _TEXT_MIN) if column.kind == "text" else longest, 1)
 
 
 def _outer(count: int) -> int:
