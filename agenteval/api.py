@@ -151,7 +151,7 @@ def run_suite(
     summary = Summary(settings.repeat, [] if _single_cell(cells) else [cell.names for cell in cells])
     summary.min_pass_rate = settings.min_pass_rate
     try:
-        destination = _destination(loaded, settings, run_id)
+        destination, note = _destination(loaded, settings, run_id)
         if settings.resume and destination is None:
             raise RunError("--resume continues a run in a results file or a store: give output= or store=")
         done: dict[str, set[tuple[str | None, str | None]]] = {}
@@ -170,6 +170,7 @@ def run_suite(
         loaded, settings, source=source, run_id=run_id, store=destination, summary=summary, done=done,
         answers=answers, only=only, skipped=skipped, exact=exact,
     )
+    run.resume_note = note
     if settings.otel:
         run._start_tracing()
     return run
@@ -594,6 +595,7 @@ class SuiteRun(_ReadableRun):
         self._kept: list[bytes] | None = [] if not _readable(store) else None
         self._tracer: Any = None  # otel=True: turns each result into spans (agenteval.tracing)
         self.otel_warning: str | None = None  # otel=True: no collector answered, or some spans could not be exported
+        self.resume_note: str | None = None  # resume without output: which run it continues, when not simply the newest
 
     def __repr__(self) -> str:
         state = "interrupted" if self.interrupted else "finished" if self._report is not None or self._finished else (
@@ -1045,9 +1047,9 @@ def _check_executor(settings: RunSettings) -> None:
     check_address(settings.ray_address)
 
 
-def _destination(loaded: LoadedSuite, settings: RunSettings, run_id: str) -> Store | None:
+def _destination(loaded: LoadedSuite, settings: RunSettings, run_id: str) -> tuple[Store | None, str | None]:
     """Where the results go: `store`, else `output`, else the suite's `store:`, else (output="auto")
-    a new file in agenteval-results/, else nowhere."""
+    a new file in agenteval-results/ (with resume, the run `_resumed` chooses, and its note), else nowhere."""
     from agenteval.stores import Store, open_store
     from agenteval.stores.jsonl import JsonlStore
 
@@ -1055,16 +1057,19 @@ def _destination(loaded: LoadedSuite, settings: RunSettings, run_id: str) -> Sto
     if isinstance(store, Store):
         from agenteval.stores.base import checked_store
 
-        return checked_store(store)
+        return checked_store(store), None
     if store is not None:
-        return open_store(store, Path.cwd(), {**loaded.env_values, **os.environ})
+        return open_store(store, Path.cwd(), {**loaded.env_values, **os.environ}), None
     if output is not None and output != "auto":
-        return JsonlStore(Path(output), overwrite=overwrite) if isinstance(output, (str, os.PathLike)) else JsonlStore(stream=output)
+        return JsonlStore(Path(output), overwrite=overwrite) if isinstance(output, (str, os.PathLike)) else JsonlStore(stream=output), None
     if loaded.suite.store is not None:
-        return open_store(loaded.suite.store, loaded.base_dir, {**loaded.env_values, **os.environ})  # (env_file's values too)
+        return open_store(loaded.suite.store, loaded.base_dir, {**loaded.env_values, **os.environ}), None  # (env_file's values too)
+    if output == "auto" and resume:
+        path, note = _resumed(loaded.suite.name)
+        return JsonlStore(path), note
     if output == "auto":
-        return JsonlStore(_default_output(loaded.suite.name, resume, run_id))
-    return None
+        return JsonlStore(_default_output(loaded.suite.name, run_id)), None
+    return None, None
 
 
 def _start(
@@ -1113,20 +1118,30 @@ def _slug(name: str) -> str:
     return cut or "suite"
 
 
-def _default_output(suite_name: str, resume: bool, run_id: str) -> Path:
-    """agenteval-results/<suite>-<time>-<run>.jsonl, the time the run id's (UTC); with resume, the newest run of this suite."""
+def _default_output(suite_name: str, run_id: str) -> Path:
+    """agenteval-results/<suite>-<time>-<run>.jsonl, the time the run id's (UTC)."""
+    return Path(RESULTS_DIR) / f"{_slug(suite_name)}-{run_id[:8]}-{run_id[9:15]}-{run_id[-6:]}.jsonl"  # one clock reading for both
+
+
+def _resumed(suite_name: str) -> tuple[Path, str | None]:
+    """The run of this suite in agenteval-results/ that --resume without -o continues: the newest
+    unfinished one, else the newest (finished: nothing is left to run); with a note unless it is
+    simply the newest run and unfinished."""
+    from agenteval.stores.jsonl import _unfinished
+
     folder = Path(RESULTS_DIR)
     slug = _slug(suite_name)
-    if resume:
-        own = re.compile(re.escape(slug) + r"-\d{8}-\d{6}(-[0-9a-f]{6})?\.jsonl")
-        runs = sorted(
-            (path for path in folder.glob(f"{slug}-*.jsonl") if own.fullmatch(path.name)),
-            key=lambda path: path.stat().st_mtime,
-        )
-        if not runs:
-            raise RunError(f"--resume found no earlier run of {suite_name!r} in {folder}/ (give -o)")
-        return runs[-1]
-    return folder / f"{slug}-{run_id[:8]}-{run_id[9:15]}-{run_id[-6:]}.jsonl"  # one clock reading for both
+    own = re.compile(re.escape(slug) + r"-\d{8}-\d{6}(-[0-9a-f]{6})?\.jsonl")
+    runs = sorted((path for path in folder.glob(f"{slug}-*.jsonl") if own.fullmatch(path.name)), key=lambda path: -path.stat().st_mtime)
+    if not runs:
+        raise RunError(f"--resume found no earlier run of {suite_name!r} in {folder}/ (give -o)")
+    for path in runs:
+        why = _unfinished(path)
+        if why is not None and path == runs[0]:
+            return path, None
+        if why is not None:
+            return path, f"note: --resume continues {path}, which is unfinished ({why}); the newest run of {suite_name!r}, {runs[0]}, is finished"
+    return runs[0], f"note: --resume found no unfinished run of {suite_name!r}; the newest, {runs[0]}, is finished: nothing is left to run"
 
 
 def chosen_evaluators(loaded: LoadedSuite, names: list[str]) -> tuple[frozenset[str] | None, list[str]]:

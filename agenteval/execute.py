@@ -90,6 +90,8 @@ def _execute(options: RunOptions, reports: Any, results_stream: Any) -> int:
         _print_lines(problem.render() for problem in invalid.problems)
         return EXIT_INVALID
     _print_lines(warning.render() for warning in run.warnings)
+    if run.resume_note:  # --resume without -o continues another run than the newest, or nothing
+        _print_lines([run.resume_note])
     if run.otel_warning:  # --otel without a collector: the run goes on without spans
         _print_lines([run.otel_warning])
     os.environ.update(run.loaded.env_values)  # this process is the run's: in-process code (python targets) sees env_file too

@@ -245,3 +245,28 @@ def test_a_run_of_one_case_says_1_case(tmp_path):
     assert "**1 case: 0 passed, 1 failed, 0 errored**" in markdown
     compared = run_cli("compare", "r.jsonl", "r.jsonl", cwd=tmp_path).stdout
     assert "(1 case) → new" in compared and "cases)" not in compared
+
+
+def test_resume_without_output_continues_the_newest_unfinished_run_and_says_so(tmp_path):
+    suite = _recorded(tmp_path)
+    folder = tmp_path / "agenteval-results"
+    assert run_cli("run", suite, "-q", "--filter", "c[01]", cwd=tmp_path).returncode == 1
+    [begun] = folder.glob("out-*.jsonl")
+    (folder / (begun.name[: -len(".jsonl")] + ".summary.json")).unlink()  # killed before its summary: unfinished
+    time.sleep(1.1)
+    assert run_cli("run", suite, "-q", cwd=tmp_path).returncode == 1
+    [finished] = [path for path in folder.glob("out-*.jsonl") if path != begun]
+    resumed = run_cli("run", suite, "--resume", "-q", cwd=tmp_path)
+    assert resumed.returncode == 1, resumed.stderr
+    assert resumed.stderr.splitlines() == [
+        f"note: --resume continues agenteval-results/{begun.name}, which is unfinished (no summary beside it); "
+        f"the newest run of 'out', agenteval-results/{finished.name}, is finished",
+        "out: 5 cases, 4 passed, 1 failed, 0 errored, pass rate 80.0%",
+    ]
+    assert sorted(row["case_id"] for row in read_jsonl(begun)) == [f"c{i}" for i in range(5)] and len(read_jsonl(finished)) == 5
+    again = run_cli("run", suite, "--resume", "-q", cwd=tmp_path)
+    assert again.returncode == 1, again.stderr
+    assert again.stderr.splitlines() == [
+        f"note: --resume found no unfinished run of 'out'; the newest, agenteval-results/{begun.name}, is finished: nothing is left to run",
+        "out: 5 cases, 4 passed, 1 failed, 0 errored, pass rate 80.0%",
+    ]
