@@ -180,3 +180,49 @@ def test_report_takes_q_and_names_what_to_give_for_a_folder_or_a_summary(tmp_pat
     write(tmp_path, "one/suite.yaml", SUITE.replace("      - {id: b, expected: y, output: z}\n", ""))
     done = run_cli("run", "one", "-q", "-o", "one.jsonl", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "everyday: 1 case, 1 passed, 0 failed, 0 errored, pass rate 100.0%\n")
+
+
+def _history_rows(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "agenteval", "history"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in lines if line.startswith("│")]
+    return lines, rows
+
+
+def test_history_counts_a_baseline_copy_once_and_marks_shards_apart_from_whole_runs(tmp_path):
+    write(tmp_path, "suite.yaml", SUITE)
+    assert run_cli("run", "-q", "-o", "baseline.jsonl", cwd=tmp_path).returncode == 1
+    assert run_cli("run", "-q", "-o", "new.jsonl", cwd=tmp_path).returncode == 1
+    assert run_cli("compare", "baseline.jsonl", "new.jsonl", "--update-baseline", cwd=tmp_path).returncode == 0
+    new = read_jsonl(tmp_path / "new.jsonl")[0]["run_id"]
+    assert [run["run_id"] for run in json.loads(run_cli("history", "--format", "json", cwd=tmp_path).stdout)["runs"]] == [new]
+    lines, rows = _history_rows(tmp_path)
+    assert "everyday: 1 run" in lines and [row[0] for row in rows if row[0].startswith("2")] == [new]
+
+    for name in ("baseline", "new"):
+        for suffix in (".jsonl", ".summary.json"):
+            (tmp_path / (name + suffix)).unlink()
+    for options in (["--shard", "1/2"], ["--shard", "2/2"], [], []):
+        run_cli("run", "-q", *options, cwd=tmp_path)
+    runs = json.loads(run_cli("history", "--format", "json", cwd=tmp_path).stdout)["runs"]
+    assert [run.get("shard") for run in runs] == ["1/2", "2/2", None, None]
+    ids = [run["run_id"] for run in runs]
+    lines, rows = _history_rows(tmp_path)
+    assert [[row[0], *row[2:]] for row in rows[:4]] == [
+        [f"{ids[0]} (shard 1/2)", "1", "100.0%", "n/a", "1.000"],
+        [f"{ids[1]} (shard 2/2)", "1", "0.0%", "n/a", "0.000"],
+        [ids[2], "2", "50.0%", "n/a", "0.500"],  # a whole run is compared with whole runs only
+        [ids[3], "2", "50.0%", "+0.0 pts", "0.500"],
+    ]
+    titles = [line for line in lines if "mean score by evaluator" in line]  # (a title wraps at its table's width)
+    assert titles == [
+        "everyday: mean score by evaluator, oldest to newest",
+        "everyday (shard 1/2): mean score by evaluator, oldest",
+        "everyday (shard 2/2): mean score by evaluator, oldest",
+    ]
+    for options in (["--shard", "1/2"], []):  # a SQL store's runs say their shard too
+        run_cli("run", "-q", "--store", "sqlite:///r.db", *options, cwd=tmp_path)
+    stored = json.loads(run_cli("history", "--store", "sqlite:///r.db", "--format", "json", cwd=tmp_path).stdout)
+    assert [run.get("shard") for run in stored["runs"]] == ["1/2", None] and list(stored["trends"]) == ["everyday (shard 1/2)", "everyday"]

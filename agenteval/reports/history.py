@@ -7,7 +7,7 @@ from typing import Any
 
 from agenteval.reports.markdown import md, table
 from agenteval.reports.numbers import num, pct, points, signed
-from agenteval.stores.history import trends
+from agenteval.stores.history import distinct, series, trends
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -18,34 +18,47 @@ def sparkline(values: list[float | None]) -> str:
 
 
 def sections(runs: list[dict[str, Any]]) -> list[tuple[str, list[str], list[list[str]], int]]:
-    """(title, header, rows, first numeric column) of every table, for the terminal and for Markdown."""
+    """(title, header, rows, first numeric column) of every table, for the terminal and for Markdown:
+    per suite its runs (each run id once; a shard marked, and compared only with the same shard of
+    earlier runs), then the trends of its whole runs and of each of its shards (`series`)."""
+    runs = distinct(runs)
+    figures_of = trends(runs)
     out = []
-    for suite, figures in trends(runs).items():
+    for suite in dict.fromkeys(run["suite"] for run in runs):
         own = [run for run in runs if run["suite"] == suite]
         reviewed = any(run.get("reviews") for run in own)  # people's reviews (agenteval view): a column when there are any
-        rows, previous = [], None
+        rows, previous = [], {}
         for run in own:
-            change = None if previous is None or run["pass_rate"] is None else run["pass_rate"] - previous
-            previous = run["pass_rate"] if run["pass_rate"] is not None else previous
+            before = previous.get(series(run))
+            change = None if before is None or run["pass_rate"] is None else run["pass_rate"] - before
+            if run["pass_rate"] is not None:
+                previous[series(run)] = run["pass_rate"]
             started = (run["started_at"] or "")[:19].replace("T", " ")
+            label = run["run_id"] + (f" (shard {run['shard']})" if run.get("shard") else "") + (" (interrupted)" if run["interrupted"] else "")
             rows.append([
-                run["run_id"] + (" (interrupted)" if run["interrupted"] else ""), started, str(run["total"]),
+                label, started, str(run["total"]),
                 pct(run["pass_rate"]), points(change), num(run["mean_score"]), *([str(run.get("reviews", 0))] if reviewed else []),
             ])
         out.append((f"{suite}: {len(own)} run{'s' if len(own) != 1 else ''}",
                     ["run", "started (UTC)", "cases", "pass rate", "vs previous", "mean score", *(["reviews"] if reviewed else [])], rows, 2))
-        evaluator_rows = []
-        for name, series in figures["evaluators"].items():
-            evaluator_rows.append(_trend_row(name, str(series["type"]), series))
-            # an llm_judge's criteria and a composite's children, each under its evaluator
-            evaluator_rows += [_trend_row(f"{name}: {criterion}", "criterion", line) for criterion, line in (series.get("criteria") or {}).items()]
-        out.append((f"{suite}: mean score by evaluator, oldest to newest", ["evaluator", "type", "trend", "first", "last", "change"], evaluator_rows, 3))
-        field_rows = [
-            [f"{name}: {path}", sparkline(series["values"]), pct(series["first"]), pct(series["last"]), points(series["change"])]
-            for name, paths in figures["fields"].items() for path, series in paths.items()
-        ]
-        if field_rows:
-            out.append((f"{suite}: field accuracy, oldest to newest", ["field", "trend", "first", "last", "change"], field_rows, 2))
+        for name in sorted(dict.fromkeys(map(series, own)), key=lambda name: name != suite):  # whole runs first, then each shard
+            out += _trend_sections(name, figures_of[name])
+    return out
+
+
+def _trend_sections(name: str, figures: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], int]]:
+    evaluator_rows = []
+    for evaluator, line in figures["evaluators"].items():
+        evaluator_rows.append(_trend_row(evaluator, str(line["type"]), line))
+        # an llm_judge's criteria and a composite's children, each under its evaluator
+        evaluator_rows += [_trend_row(f"{evaluator}: {criterion}", "criterion", part) for criterion, part in (line.get("criteria") or {}).items()]
+    out = [(f"{name}: mean score by evaluator, oldest to newest", ["evaluator", "type", "trend", "first", "last", "change"], evaluator_rows, 3)]
+    field_rows = [
+        [f"{evaluator}: {path}", sparkline(line["values"]), pct(line["first"]), pct(line["last"]), points(line["change"])]
+        for evaluator, paths in figures["fields"].items() for path, line in paths.items()
+    ]
+    if field_rows:
+        out.append((f"{name}: field accuracy, oldest to newest", ["field", "trend", "first", "last", "change"], field_rows, 2))
     return out
 
 

@@ -21,8 +21,20 @@ def folder_runs(folder: Path, suite: str | None, limit: int) -> list[dict[str, A
     A run killed before its summary was written has none, and is not listed until resumed."""
     found = [(run, written) for run, written in _summaries(folder) if suite is None or run["suite"] == suite]
     found.sort(key=lambda item: (item[0]["started_at"] or "", item[1]))  # two runs started in one second: by end
-    runs = [run for run, _ in found]
+    runs = distinct([run for run, _ in found])
     return runs[-limit:] if limit else runs
+
+
+def distinct(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each run once, where it first appears: a results file copied whole (`compare
+    --update-baseline` copies NEW over BASE) holds the same run under another name."""
+    return list({run["run_id"]: run for run in reversed(runs)}.values())[::-1]
+
+
+def series(run: dict[str, Any]) -> str:
+    """The trend a run belongs to: its suite, or for a shard (`--shard 1/2`) the suite and that
+    shard, compared only with the same shard of other runs, never with whole runs."""
+    return f"{run['suite']} (shard {run['shard']})" if run.get("shard") else run["suite"]
 
 
 def _summaries(folder: Path) -> Iterator[tuple[dict[str, Any], float]]:
@@ -55,6 +67,7 @@ def run_from_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """A summary (`.summary.json`) as one history record, shaped like a SQL store's."""
     counts = summary["counts"]
     return {
+        **shard_of(summary.get("fingerprint")),
         "run_id": summary["run_id"], "suite": summary.get("suite"), "started_at": summary.get("started_at"),
         "finished_at": summary.get("finished_at"), "interrupted": summary.get("interrupted"),
         "total": counts.get("total", 0), "passed": counts.get("passed", 0), "errored": counts.get("errored", 0),
@@ -68,6 +81,13 @@ def run_from_summary(summary: dict[str, Any]) -> dict[str, Any]:
             for evaluator, paths in (summary.get("fields") or {}).items()
         },
     }
+
+
+def shard_of(fingerprint: Any) -> dict[str, str]:
+    """{"shard": "1/2"} for a run of one shard (its fingerprint's selection, agenteval.resume); {} for a whole run."""
+    selection = fingerprint.get("selection") if isinstance(fingerprint, dict) else None
+    shard = selection.get("--shard") if isinstance(selection, dict) else None
+    return {"shard": shard} if isinstance(shard, str) else {}
 
 
 def _figures(stats: dict[str, Any]) -> dict[str, Any]:
@@ -95,10 +115,11 @@ def trend(values: list[float | None]) -> dict[str, Any]:
 
 
 def trends(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per suite: pass rate, mean score, each evaluator's mean score and each field's accuracy, run by run."""
+    """Per suite (per suite and shard for shards, `series`): pass rate, mean score, each
+    evaluator's mean score and each field's accuracy, run by run."""
     out: dict[str, dict[str, Any]] = {}
-    for suite in dict.fromkeys(run["suite"] for run in runs):
-        own = [run for run in runs if run["suite"] == suite]
+    for suite in dict.fromkeys(map(series, runs)):
+        own = [run for run in runs if series(run) == suite]
         evaluators = dict.fromkeys(name for run in own for name in run["evaluators"])
         fields = dict.fromkeys((name, path) for run in own for name, paths in run["fields"].items() for path in paths)
         out[suite] = {
@@ -131,4 +152,5 @@ def _criteria_trends(runs: list[dict[str, Any]], evaluator: str) -> dict[str, An
 
 
 def history_json(runs: list[dict[str, Any]]) -> str:
+    runs = distinct(runs)
     return orjson.dumps({"runs": runs, "trends": trends(runs)}, option=orjson.OPT_INDENT_2).decode()

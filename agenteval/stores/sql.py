@@ -474,11 +474,14 @@ class SqlStore(Store):
                        func.avg(E.c.score).label("mean_score"), func.sum(case((E.c.verdict == "pass", 1), else_=0)).label("passed"))
                 .where(E.c.run_id.in_(list(by_id))).group_by(E.c.run_id, E.c.name).order_by(E.c.run_id, func.min(E.c.position))
             )
-            from agenteval.stores.history import criteria_figures
+            from agenteval.stores.history import criteria_figures, shard_of
 
-            summaries = {  # each evaluator's criteria, as the run's summary counted them
-                row.run_id: row.summary for row in conn.execute(select(R.c.run_id, R.c.summary).where(R.c.run_id.in_(list(by_id))))
-            }
+            fingerprint = () if ("runs", "fingerprint") in self._absent else (R.c.fingerprint,)
+            summaries = {}  # each evaluator's criteria, as the run's summary counted them
+            for row in conn.execute(select(R.c.run_id, R.c.summary, *fingerprint).where(R.c.run_id.in_(list(by_id)))):
+                summaries[row.run_id] = row.summary
+                if fingerprint:  # a shard (`--shard 1/2`), as a results folder's summary says it
+                    by_id[row.run_id].update(shard_of(row.fingerprint))
             for row in conn.execute(evaluator_query):
                 summary = summaries.get(row.run_id)
                 counted = (summary.get("evaluators") or {}).get(row.name) if isinstance(summary, dict) else None
