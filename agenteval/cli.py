@@ -415,7 +415,9 @@ def _suite_store(suite: Path) -> Any:
     try:
         loaded = load_suite(suite)
     except SuiteInvalid as exc:
-        typer.echo(f"warning: {suite} does not load ({exc}); its store is not shown", err=True)
+        more = len(exc.problems) - 1
+        first = exc.problems[0].render() if exc.problems else "invalid"
+        typer.echo(f"warning: {suite} does not load ({first}{f' and {more} more' if more else ''}); its store is not shown", err=True)
         return None
     if loaded.suite.store is None:
         return None
@@ -446,7 +448,7 @@ def history(
     from agenteval.execute import RESULTS_DIR
     from agenteval.stores import is_store_url
     from agenteval.reports.history import history_markdown, render_history
-    from agenteval.stores.history import folder_runs, history_json
+    from agenteval.stores.history import distinct, folder_runs, history_json
 
     if fmt not in ("table", "json", "markdown"):
         raise _fail(f"--format takes table, json or markdown, got {fmt!r}")
@@ -468,7 +470,7 @@ def history(
             raise _fail(f"{folder} is not a folder of runs; give --store URL (a SQL store) or --store DIR")
         runs = folder_runs(folder, suite, limit)
     else:  # where runs are written by default, and where `-o results.jsonl` puts them
-        runs = folder_runs(Path(RESULTS_DIR), suite, 0) + folder_runs(Path("."), suite, 0)
+        runs = distinct(folder_runs(Path(RESULTS_DIR), suite, 0) + folder_runs(Path("."), suite, 0))  # (a run in both: once)
         runs.sort(key=lambda run: run["started_at"] or "")
         runs = runs[-limit:] if limit else runs
         if not runs:

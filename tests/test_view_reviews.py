@@ -211,8 +211,9 @@ def test_view_without_sources_shows_the_store_the_suite_names(tmp_path):
     assert "stored" in index and "50.0%" in index
     (tmp_path / "suite.yaml").write_text("name: broken\nevaluators: [{type: nope}]\ncases: []\n")
     done = run_cli("view", "--export", "out2", cwd=tmp_path)
-    assert done.returncode == 2 and "agenteval-results: no such file or folder" in done.stderr
-    assert "warning: suite.yaml does not load" in done.stderr
+    assert done.returncode == 2 and done.stderr.splitlines()[-1].startswith("error: no runs here: no agenteval-results/ in the current folder")
+    assert done.stderr.startswith("warning: suite.yaml does not load (suite.yaml:2: evaluators[0].type: unknown evaluator type 'nope'")
+    assert done.stderr.splitlines()[0].endswith("); its store is not shown")
 
 
 def _matrix_store(tmp_path):
