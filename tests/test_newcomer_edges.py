@@ -243,9 +243,9 @@ def test_cases_the_recorded_target_cannot_answer_are_told_once_before_the_run(tm
         name: demo
         evaluators: [{type: equals}]
         cases:
-          - {id: c0, output: 1, expected: 1}
-          - {id: c1, expected: 1}
-          - {id: c2, expected: 1}
+          - {id: c0, output: x, expected: x}
+          - {id: c1, expected: x}
+          - {id: c2, expected: x}
     """)
     warning = (f"{suite}:5: warning: cases[1]: case 'c1' and 1 other case have no `output`, which the recorded target answers "
                "with: the run fails them unless --predictions gives their answers")
@@ -253,7 +253,7 @@ def test_cases_the_recorded_target_cannot_answer_are_told_once_before_the_run(tm
     assert (done.returncode, done.stderr.splitlines()) == (0, [warning])
     ran = run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q")
     assert ran.returncode == 3 and ran.stderr.splitlines()[0] == warning
-    write(tmp_path, "p.jsonl", '{"id": "c1", "output": 1}\n{"id": "c2", "output": 1}\n')
+    write(tmp_path, "p.jsonl", "".join(f'{{"id": "c{i}", "output": "x"}}\n' for i in range(3)))
     assert run_cli("run", suite, "-o", tmp_path / "r.jsonl", "-q", "--predictions", tmp_path / "p.jsonl").returncode == 0
     write(tmp_path, "cases.jsonl", '{"id": "a", "expected": 1}\n')
     suite = write(tmp_path, "t.yaml", "name: demo\nevaluators: [{type: equals}]\ncases: cases.jsonl\n")
@@ -268,7 +268,7 @@ def test_cases_the_recorded_target_cannot_answer_are_told_once_before_the_run(tm
 def test_a_task_answering_cases_without_output_warns_of_nothing(tmp_path):
     import agenteval
 
-    cases, evaluators = [{"id": "a", "input": 1, "expected": 1}], [{"type": "equals"}]
+    cases, evaluators = [{"id": "a", "input": "x", "expected": "x"}], [{"type": "equals"}]
     run = agenteval.evaluate(cases, evaluators, task=lambda value: value, base_dir=tmp_path)
     assert run.warnings == [] and [result.verdict for result in run] == ["pass"]
     assert [w.message for w in agenteval.evaluate(cases, evaluators, base_dir=tmp_path).warnings] == [

@@ -121,6 +121,10 @@ def table_rows(handle: IO[bytes], delimiter: str) -> Iterator[tuple[int, int, An
         header = [name.strip() for name in next(reader, [])]
         columns = _columns(header)
         header_hash = hash(tuple(header))
+        unknown = [i for i, (name, (_, key)) in enumerate(zip(header, columns)) if name and key is None and name not in Case.model_fields]
+        if unknown:  # told once, at the header (both reads yield it, so the records after it keep their places); no row repeats it
+            yield 1, 0, _unknown_columns([header[i] for i in unknown])
+            columns = [("", None) if i in unknown else column for i, column in enumerate(columns)]
         start = reader.line_num + 1
         for row in reader:
             if not any(cell.strip() for cell in row):
@@ -167,10 +171,6 @@ def _columns(header: list[str]) -> list[tuple[str, str | None]]:
     for name in header:
         scope, dot, key = name.partition(".")
         columns.append((scope, key) if dot and scope in _DOTTED and key else (name, None))
-    for name, (owner, key) in zip(header, columns):
-        if name and key is None and name not in Case.model_fields:
-            raise CaseFileError(f"the header's column {name!r} is no case key{_column_hint(name)} (columns: {', '.join(_COLUMNS)}, "
-                                f"and {', '.join(scope + '.NAME' for scope in _DOTTED)} for one key of those)", 1)
     for scope in _DOTTED:
         parts = [name for name, (owner, key) in zip(header, columns) if owner == scope and key is not None]
         if scope in header and parts:
@@ -182,6 +182,14 @@ def _columns(header: list[str]) -> list[tuple[str, str | None]]:
 
 _DOTTED = ("input", "expected", "output", "metadata")  # the case keys a column may give one key of: `expected.name`
 _COLUMNS = ("id", "input", "expected", "output", "tags", "metadata", "threshold")
+
+
+def _unknown_columns(unknown: list[str]) -> CaseFileError:
+    """The header's columns that are no case key: a did-you-mean for the first, and the columns a table takes."""
+    names = ", ".join(map(repr, unknown))
+    return CaseFileError(f"the header's column{'s' if len(unknown) > 1 else ''} {names} {'are' if len(unknown) > 1 else 'is'} no case key"
+                         f"{_column_hint(unknown[0])} (columns: {', '.join(_COLUMNS)}, and "
+                         f"{', '.join(scope + '.NAME' for scope in _DOTTED)} for one key of those)", 1)
 
 
 def _column_hint(name: str) -> str:

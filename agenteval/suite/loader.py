@@ -329,7 +329,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
                 for message in getattr(evaluator, "expected_problems", lambda _: [])(case.expected):  # a path splitting a dotted key
                     key = ("cases", number, "expected")
                     problems.append(Problem(path, line_of(lines, key), key, f"case {case.id!r}: {evaluator.label}: {message}"))
-    problems += checks.unscored_problem()
+    problems += checks.unscored.told("has no evaluators and the suite defines none", "have no evaluators, and the suite defines none")
     warnings += checks.unseen.warnings(path, lines)
     if suite is not None and not index.count and not problems:
         where = f"{reference} has no cases" if cases_file or parts is not None else "the suite has no cases"
@@ -347,7 +347,10 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
     return LoadedSuite(
         suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts, env_values=env_values,
-        unanswered=checks.unanswered_warning(),
+        unanswered=next(iter(checks.unanswered.told(
+            "has no `output`, which the recorded target answers with: the run fails it unless --predictions gives its answer",
+            "have no `output`, which the recorded target answers with: the run fails them unless --predictions gives their answers",
+        )), None),
     )
 
 
@@ -515,33 +518,8 @@ class _CaseChecks:
     plain: Callable[[Any], Case | None] = field(default_factory=Case.plain_builder)  # validation's fast path for a plain record
     unseen: _UnseenPaths = field(default_factory=lambda: _UnseenPaths(None))  # field paths no `expected` has had yet
     recorded: bool = False  # the suite's one target is `recorded`: a case answers with its own `output`
-    unanswered: int = 0  # of those, cases without one (`unanswered_warning`)
-    first_unanswered: Problem | None = None
-    unscored: int = 0  # cases with no evaluators of their own in a suite that has none: told once (`unscored_problem`)
-    first_unscored: Problem | None = None
-
-    def no_output(self, case_id: str, file: Path, line: int | None, prefix: KeyPath) -> None:
-        self.unanswered += 1
-        if self.first_unanswered is None:
-            self.first_unanswered = Problem(file, line, prefix, f"case {case_id!r}", "warning")
-
-    def unanswered_warning(self) -> Problem | None:
-        """One warning for every case the recorded target cannot answer, at the first of them."""
-        first = self.first_unanswered
-        if first is None:
-            return None
-        many = self.unanswered > 1
-        who = f" and {_other_cases(self.unanswered - 1)} have" if many else " has"
-        return replace(first, message=f"{first.message}{who} no `output`, which the recorded target answers with: the run "
-                       f"fails {'them' if many else 'it'} unless --predictions gives {'their answers' if many else 'its answer'}")
-
-    def unscored_problem(self) -> list[Problem]:
-        """One line for every case no evaluator scores, at the first of them."""
-        first = self.first_unscored
-        if first is None:
-            return []
-        others = f" and {_other_cases(self.unscored - 1)} have" if self.unscored > 1 else " has"
-        return [replace(first, message=f"{first.message}{others} no evaluators{',' if self.unscored > 1 else ''} and the suite defines none")]
+    unanswered: _Shared = field(default_factory=lambda: _Shared("warning"))  # of those, cases without one
+    unscored: _Shared = field(default_factory=lambda: _Shared("error"))  # cases with no evaluators in a suite that has none
 
     def case(self, record: Any, file: Path, line: int | None, prefix: KeyPath, lines: Lines) -> Case | None:
         """The validated case, or None with its problems recorded."""
@@ -581,11 +559,9 @@ class _CaseChecks:
         if case is not None and self.defaults is not None:
             self.defaults.apply(case)
         if case is not None and not case.evaluators and not self.has_evaluators and not any(t.evaluators for t in case.turns or ()):
-            self.unscored += 1
-            if self.first_unscored is None:
-                self.first_unscored = Problem(file, line, prefix, f"case {case.id!r}")
+            self.unscored.add(case.id, file, line, prefix)
         if self.recorded and case is not None and not case.has_output and not case.is_conversation:
-            self.no_output(case.id, file, line, prefix)
+            self.unanswered.add(case.id, file, line, prefix)
         if case is not None and self.unseen.pending:
             self.unseen.see(case.expected)
         if not raw:
@@ -611,6 +587,28 @@ class _CaseChecks:
         if suite and any(e.weight for e in suite) and not any(e.weight for e in merged_evaluators(suite, case.evaluators)):
             message = f"case {case.id!r}: its evaluators all have weight 0, so its score is always 0"
             self.warnings.append(Problem(file, line, prefix + ("evaluators",), message, "warning"))
+
+
+@dataclass
+class _Shared:
+    """A slip many cases may share (thousands of a cases file), told once: at the first of them, with how many."""
+
+    severity: Severity
+    count: int = 0
+    first: Problem | None = None
+
+    def add(self, case_id: str, file: Path, line: int | None, prefix: KeyPath) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = Problem(file, line, prefix, f"case {case_id!r}", self.severity)
+
+    def told(self, one: str, many: str) -> list[Problem]:
+        """`case 'c0' ONE`, or `case 'c0' and 4,999 other cases MANY`; none when no case has the slip."""
+        first, others = self.first, self.count - 1
+        if first is None:
+            return []
+        said = f" {one}" if not others else f" and {others:,} other case{'s' if others > 1 else ''} {many}"
+        return [replace(first, message=first.message + said)]
 
 
 class _UnseenPaths:
@@ -669,10 +667,6 @@ class _UnseenPaths:
 
 _SAMPLED = 64  # cases whose keys give a pending path's did-you-mean
 _NAMES_KEPT = 256  # keys kept of the level where a path's walk stopped, for its did-you-mean
-
-
-def _other_cases(count: int) -> str:
-    return f"{count:,} other case{'s' if count > 1 else ''}"
 
 
 def _located(found: Iterable[tuple[KeyPath, str]], file: Path, lines: Lines, prefix: KeyPath, severity: Severity = "error") -> list[Problem]:
@@ -768,7 +762,7 @@ def _validate_records_of(
             add(case_id, record.get("tags", _NO_TAGS))
             keep(mark)
             if recorded and "output" not in record:
-                checks.no_output(case_id, file, number, ())
+                checks.unanswered.add(case_id, file, number, ())
             if unseen.pending:
                 unseen.see(record.get("expected"))
             continue
