@@ -67,7 +67,9 @@ description: >
 #   base_url: https://api.openai.com/v1   # any OpenAI-compatible server, e.g. http://localhost:11434/v1
 #   model: gpt-4.1-mini
 #   api_key_env: OPENAI_API_KEY           # leave this line out for a local server that takes no key
-#   system: Answer in one short sentence.
+#   messages:
+#     - {role: system, content: Answer in one short sentence.}
+#     - {role: user, content: "{{ input }}"}
 evaluators:
   - name: answer
     type: contains

@@ -75,7 +75,7 @@ def test_validating_without_building_reports_every_problem_as_building_does(tmp_
     assert fast == _outcome(suite)
     assert others == [_outcome(_suite(tmp_path / name, lines, keys=keys)) for name, keys in (
         ("defaults", EVALUATORS + "defaults: {tags: [d], input: {k: 1}}\n"), ("none", ""))]
-    assert "has no evaluators and the suite defines none" in "\n".join(others[1])
+    assert "have no evaluators, and the suite defines none" in "\n".join(others[1])
     assert "`defaults.input` has keys to merge, but this input is a list" in "\n".join(others[0])
     rendered = "\n".join(fast)
     assert len(fast) >= len(INVALID_LINES) and "duplicate case id 'a' (first at line 1)" in rendered

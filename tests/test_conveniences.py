@@ -178,7 +178,7 @@ def test_a_bad_row_in_a_csv_cases_file_names_its_line(tmp_path):
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "cases.csv:3" in text and "id" in text
-    assert "cases.csv:4" in text and "colour" in text
+    assert "cases.csv:1: the header's column 'colour' is no case key" in text  # once, at the header, not at each row using it
 
 
 def test_cases_from_several_files_and_a_glob_stream_jsonl_and_keep_file_lines(tmp_path):

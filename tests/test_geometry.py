@@ -236,7 +236,9 @@ def test_a_threshold_at_max_distance_is_a_load_time_warning(tmp_path):
         cases: [{id: a, expected: {p: [0, 0]}}]
     """)
     assert [w.render() for w in load_suite(suite).warnings] == [
-        f"{suite}:2: warning: evaluators[0].threshold: threshold 10 >= max_distance 10: a score of 0 passes"
+        f"{suite}:2: warning: evaluators[0].threshold: threshold 10 >= max_distance 10: a score of 0 passes",
+        f"{suite}:3: warning: cases[0]: case 'a' has no `output`, which the recorded target answers with: the run fails it "
+        "unless --predictions gives its answer",
     ]
 
 

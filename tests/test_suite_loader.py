@@ -202,7 +202,9 @@ def test_malformed_path_is_a_load_time_warning(tmp_path):
     """)
     loaded = load_suite(suite)
     assert [w.render() for w in loaded.warnings] == [
-        f"{suite}:4: warning: evaluators[0].fields[0].path: malformed path 'invoice..total': it will resolve to missing"
+        f"{suite}:4: warning: evaluators[0].fields[0].path: malformed path 'invoice..total': it will resolve to missing",
+        f"{suite}:5: warning: cases[0]: case 'a' has no `output`, which the recorded target answers with: the run fails it "
+        "unless --predictions gives its answer",
     ]
 
 
@@ -224,7 +226,9 @@ def test_code_judge_passes_unknown_keys_as_config_and_warns_on_near_misses(tmp_p
     assert judge.command == ["python", "judge.py", "--strict"]
     assert judge.judge_config == {"fields": [{"path": "supplier.name", "threshold": 0.85}], "algorithm": "levenshtein", "timout": 5}
     assert [w.render() for w in loaded.warnings] == [
-        f"{suite}:7: warning: evaluators[0].timout: `timout` is passed to the judge as config; did you mean `timeout`?"
+        f"{suite}:7: warning: evaluators[0].timout: `timout` is passed to the judge as config; did you mean `timeout`?",
+        f"{suite}:8: warning: cases[0]: case 'a' has no `output`, which the recorded target answers with: the run fails it "
+        "unless --predictions gives its answer",
     ]
 
 
@@ -458,6 +462,10 @@ def test_zero_total_weights_are_load_time_warnings(tmp_path):
     assert [w.render() for w in load_suite(suite).warnings] == [
         f"{suite}:2: warning: evaluators: every evaluator has weight 0: case scores are always 0",
         f"{suite}:3: warning: evaluators[0].fields: every field has weight 0: the score is always 0",
+        f"{suite}:3: warning: evaluators[0].fields[1].path: 'b' is in no case's `expected` (of the 1 that have one), so every "
+        "case skips it; did you mean 'a'?",
+        f"{suite}:4: warning: cases[0]: case 'a' has no `output`, which the recorded target answers with: the run fails it "
+        "unless --predictions gives its answer",
     ]
 
 
@@ -470,7 +478,9 @@ def test_a_case_whose_own_evaluators_weigh_nothing_is_warned_about(tmp_path):
           - {id: b, expected: {a: 1}, evaluators: [{name: g, type: field_accuracy, weight: 0, fields: [{path: a}]}]}
     """)
     assert [w.render() for w in load_suite(suite).warnings] == [
-        f"{suite}:4: warning: cases[0].evaluators: case 'a': its evaluators all have weight 0, so its score is always 0"
+        f"{suite}:4: warning: cases[0].evaluators: case 'a': its evaluators all have weight 0, so its score is always 0",
+        f"{suite}:4: warning: cases[0]: case 'a' and 1 other case have no `output`, which the recorded target answers with: "
+        "the run fails them unless --predictions gives their answers",
     ]
 
 

@@ -275,6 +275,11 @@ class FieldAccuracy(EvaluatorConfig):
             found.append((("fields",), "every field has weight 0: the score is always 0"))
         return found
 
+    def expected_paths(self) -> list[tuple[tuple[str | int, ...], Path, Callable[[Any], Any]]]:
+        """(where, parsed path, lookup: MISSING when absent) of each field read from the expected answer:
+        validation warns of one that no case's `expected` has (agenteval.suite.loader)."""
+        return [(("fields", i, "path"), field.keys, get) for i, (field, get) in enumerate(self._lookups) if field.keys]
+
     def expected_problems(self, expected: Any) -> list[str]:
         """Fields that an expected answer written in the suite itself cannot be scored on as written
         (only a path that reads as absent can be one: the others are looked up directly)."""

@@ -111,8 +111,8 @@ def records(file: Path, handle: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
 
 def table_rows(handle: IO[bytes], delimiter: str) -> Iterator[tuple[int, int, Any]]:
     """A CSV or TSV cases file, row by row: a header row naming case keys (`id`, `input`, `expected`,
-    `output`, `tags`, `metadata`, `threshold`), or `input.NAME` / `metadata.NAME` for one key of
-    those mappings. A cell holding a JSON object or array is that value; any other cell is its text,
+    `output`, `tags`, `metadata`, `threshold`), or `input.NAME`, `expected.NAME`, `output.NAME` /
+    `metadata.NAME` for one key of those mappings. A cell holding a JSON object or array is that value; any other cell is its text,
     and an empty cell leaves the key out. `tags` may also be comma-separated words."""
     import csv
 
@@ -121,6 +121,10 @@ def table_rows(handle: IO[bytes], delimiter: str) -> Iterator[tuple[int, int, An
         header = [name.strip() for name in next(reader, [])]
         columns = _columns(header)
         header_hash = hash(tuple(header))
+        unknown = [i for i, (name, (_, key)) in enumerate(zip(header, columns)) if name and key is None and name not in Case.model_fields]
+        if unknown:  # told once, at the header (both reads yield it, so the records after it keep their places); no row repeats it
+            yield 1, 0, _unknown_columns([header[i] for i in unknown])
+            columns = [("", None) if i in unknown else column for i, column in enumerate(columns)]
         start = reader.line_num + 1
         for row in reader:
             if not any(cell.strip() for cell in row):
@@ -166,14 +170,33 @@ def _columns(header: list[str]) -> list[tuple[str, str | None]]:
     columns: list[tuple[str, str | None]] = []
     for name in header:
         scope, dot, key = name.partition(".")
-        columns.append((scope, key) if dot and scope in ("input", "metadata") and key else (name, None))
-    for scope in ("input", "metadata"):
+        columns.append((scope, key) if dot and scope in _DOTTED and key else (name, None))
+    for scope in _DOTTED:
         parts = [name for name, (owner, key) in zip(header, columns) if owner == scope and key is not None]
         if scope in header and parts:
             raise CaseFileError(
                 f"the header has both a {scope!r} column and {', '.join(map(repr, parts))}: a cell of one would overwrite "
                 f"or drop the other; use {scope!r} alone (a JSON object) or only {scope}.NAME columns", 1)
     return columns
+
+
+_DOTTED = ("input", "expected", "output", "metadata")  # the case keys a column may give one key of: `expected.name`
+_COLUMNS = ("id", "input", "expected", "output", "tags", "metadata", "threshold")
+
+
+def _unknown_columns(unknown: list[str]) -> CaseFileError:
+    """The header's columns that are no case key: a did-you-mean for the first, and the columns a table takes."""
+    names = ", ".join(map(repr, unknown))
+    return CaseFileError(f"the header's column{'s' if len(unknown) > 1 else ''} {names} {'are' if len(unknown) > 1 else 'is'} no case key"
+                         f"{_column_hint(unknown[0])} (columns: {', '.join(_COLUMNS)}, and "
+                         f"{', '.join(scope + '.NAME' for scope in _DOTTED)} for one key of those)", 1)
+
+
+def _column_hint(name: str) -> str:
+    from agenteval.suite.problems import did_you_mean
+
+    scope, dot, _ = name.partition(".")
+    return did_you_mean(f"{scope}.NAME", [f"{owner}.NAME" for owner in _DOTTED]) if dot else did_you_mean(name, list(_COLUMNS))
 
 
 def _record(columns: list[tuple[str, str | None]], row: list[str]) -> dict[str, Any]:
@@ -242,9 +265,24 @@ _CHANGED = "the cases file changed after it was validated; the run stopped here 
 
 
 def streamed_ids(file: Path, fingerprints: array) -> Iterable[tuple[str, int, KeyPath]]:
-    """(id, line, key prefix) of every valid case of a validated streamed file: for the exact duplicate check."""
+    """(id, line, key prefix) of every case of a validated streamed file that has an id (an invalid one
+    too, whose other problems are told with its duplicate id): for the exact duplicate check."""
     with file.open("rb") as handle:
         for position, (number, _, raw) in enumerate(_marked(file, handle)):
-            if position < len(fingerprints) and fingerprints[position]:
-                case_id = (orjson.loads(raw) if isinstance(raw, bytes) else raw)["id"]
-                yield (str(case_id) if type(case_id) is int else case_id), number, ()
+            if position >= len(fingerprints):
+                break
+            try:
+                record = orjson.loads(raw) if isinstance(raw, bytes) else raw
+            except orjson.JSONDecodeError:
+                continue
+            case_id = raw_id(record)
+            if case_id is not None:
+                yield case_id, number, ()
+
+
+def raw_id(record: Any) -> str | None:
+    """The id a record gives (as its case's id reads), valid or not; None when it has none."""
+    case_id = record.get("id") if isinstance(record, dict) else None
+    if type(case_id) is int:
+        return str(case_id)
+    return case_id if type(case_id) is str and case_id else None

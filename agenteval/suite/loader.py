@@ -15,7 +15,7 @@ from array import array
 from itertools import islice
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from agenteval.suite.case_files import (
     CaseFileError,
     CasesChanged,
     new_fingerprints,
+    raw_id,
     read_whole,
     records,
     stream_validated,
@@ -39,7 +40,8 @@ from agenteval.suite.case_index import CaseIndex, SelectedCases
 from agenteval.cells import Cell
 from agenteval.suite.matrix import suite_cells
 from agenteval.suite.models import Case, CaseDefaults, Suite, plain_id
-from agenteval.suite.problems import Problem, Severity, from_validation_error, line_of, misspells
+from agenteval.paths import MISSING, format_path
+from agenteval.suite.problems import Problem, Severity, did_you_mean, from_validation_error, line_of, misspells
 from agenteval.suite.selection import Selection
 from agenteval.suite.conversation import conversation_problems
 from agenteval.suite.references import endpoint_problems, missing_programs, target_endpoint_problem
@@ -75,14 +77,27 @@ class LoadedSuite:
     path: Path
     cases_file: Path | None
     index: CaseIndex
-    warnings: list[Problem] = field(default_factory=list)
+    found_warnings: list[Problem] = field(default_factory=list)
     cases: list[Case] | None = None  # inline, .json and .yaml cases; None: streamed from the JSONL file
     fingerprints: array | None = None  # JSONL: one per line, in order
     case_evaluators: list[EvaluatorConfig] = field(default_factory=list)  # one case-level evaluator of each kind
     parts: list[tuple[Path, array | None, list[Case] | None]] | None = None  # several cases files: each as above, in order
     env_values: dict[str, str] = field(default_factory=dict)  # what `env_file:` sets for the run (never in os.environ)
+    unanswered: Problem | None = None  # cases without `output` while the recorded target answers: warned of only while it does
     _prepared: bool = field(default=False, repr=False)
     _cells: list[Cell] | None = field(default=None, repr=False)
+
+    @property
+    def warnings(self) -> list[Problem]:
+        """What validation warned about (the run goes on); cases without `output` only while the recorded
+        target answers them (a task given to the Python API answers instead)."""
+        recorded = self.unanswered is not None and self.suite.targets is None and self.suite.target.type == "recorded"
+        found = self.found_warnings + [self.unanswered] if recorded else self.found_warnings  # type: ignore[list-item]
+        return sorted(found, key=lambda p: (str(p.file), p.line or 0)) if recorded else found
+
+    @warnings.setter
+    def warnings(self, found: list[Problem]) -> None:
+        self.found_warnings = found
 
     @property
     def cells(self) -> list[Cell]:
@@ -189,7 +204,28 @@ def load_suite(path: str | Path, selection: Selection = Selection(), overrides: 
     `overrides` are `--set KEY=VALUE` changes applied before validating (agenteval.suite.overrides)."""
     path = Path(path)
     data, lines, problems = _read_suite_file(path)
-    return _load(_overridden(data, overrides, path), path, selection, lines, problems)
+    overrides = list(overrides)
+    data = _overridden(data, overrides, path)
+    try:
+        loaded = _load(data, path, selection, lines, problems)
+    except SuiteInvalid as invalid:
+        raise SuiteInvalid(_set_by(invalid.problems, overrides, path)) from None
+    loaded.warnings = _set_by(loaded.found_warnings, overrides, path)
+    return loaded
+
+
+def _set_by(problems: list[Problem], overrides: list[str], path: Path) -> list[Problem]:
+    """Problems at a key a `--set` gave name it instead of a line of the file, which does not hold the value."""
+    if not overrides:
+        return problems
+    from agenteval.suite.overrides import parse_override
+
+    given = [(tuple(parse_override(text)[0]), text) for text in reversed(overrides)]  # the last --set of a key wins
+    found = []
+    for problem in problems:
+        text = next((text for key, text in given if problem.file == path and problem.key[: len(key)] == key), None)
+        found.append(problem if text is None else replace(problem, line=None, message=f"{problem.message} (from --set {text})"))
+    return found
 
 
 def _overridden(data: dict[Any, Any], overrides: Iterable[str], path: Path) -> dict[Any, Any]:
@@ -220,7 +256,7 @@ def _load(data: dict[Any, Any], path: Path, selection: Selection, lines: Lines, 
         loaded = _load_expanded(data, path, selection, lines, problems)
     except SuiteInvalid as invalid:
         raise SuiteInvalid(unincluded + includes.locate(invalid.problems, path, origins)) from None
-    loaded.warnings = includes.locate(loaded.warnings, path, origins)
+    loaded.warnings = includes.locate(loaded.found_warnings, path, origins)
     if unincluded:
         raise SuiteInvalid(unincluded + loaded.warnings)
     return loaded
@@ -267,6 +303,8 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
         context=context,
         models=None if suite is None else suite.models,
         defaults=None if suite is None or suite.defaults.empty else suite.defaults,
+        unseen=_UnseenPaths(None if suite is None else suite.evaluators),
+        recorded=suite is not None and suite.targets is None and suite.target.type == "recorded",
     )
     index = CaseIndex(selection)
     loaded_cases: list[Case] | None = None
@@ -299,6 +337,8 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
                 for message in getattr(evaluator, "expected_problems", lambda _: [])(case.expected):  # a path splitting a dotted key
                     key = ("cases", number, "expected")
                     problems.append(Problem(path, line_of(lines, key), key, f"case {case.id!r}: {evaluator.label}: {message}"))
+    problems += checks.unscored.told("has no evaluators and the suite defines none", "have no evaluators, and the suite defines none")
+    warnings += checks.unseen.warnings(path, lines)
     if suite is not None and not index.count and not problems:
         where = f"{reference} has no cases" if cases_file or parts is not None else "the suite has no cases"
         problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
@@ -315,6 +355,10 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
     return LoadedSuite(
         suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts, env_values=env_values,
+        unanswered=next(iter(checks.unanswered.told(
+            "has no `output`, which the recorded target answers with: the run fails it unless --predictions gives its answer",
+            "have no `output`, which the recorded target answers with: the run fails them unless --predictions gives their answers",
+        )), None),
     )
 
 
@@ -359,12 +403,30 @@ def _read_suite_file(path: Path) -> tuple[dict[Any, Any], Lines, list[Problem]]:
     try:
         data, lines, duplicates = load_yaml(decode_utf8(raw))
     except YamlSyntaxError as exc:
-        raise SuiteInvalid([Problem(path, exc.line, (), str(exc))]) from None
+        raise SuiteInvalid([_cases_file_given(path) or Problem(path, exc.line, (), str(exc))]) from None
     problems = [Problem(path, line, key, message) for line, key, message in duplicates]
+    if not isinstance(data, dict) and (given := _cases_file_given(path)):
+        raise SuiteInvalid([given])
     if not isinstance(data, dict):
         problems.append(Problem(path, 1, (), "a suite is a mapping with `name`, `evaluators` and `cases`"))
         raise SuiteInvalid(problems)
     return data, lines, problems
+
+
+def _cases_file_given(path: Path) -> Problem | None:
+    """A cases file given where a suite goes (`agenteval run cases.jsonl`): the suites beside it that name it."""
+    if path.suffix.lower() not in (".jsonl", ".json", ".csv", ".tsv"):
+        return None
+    suites = [str(suite) for suite in sorted(path.parent.glob("*.y*ml")) if _names(suite, path.name)]
+    return Problem(path, None, (), "this is a cases file, not a suite: run the suite that names it"
+                   + (f" ({', '.join(suites)})" if suites else " (its `cases:`)"))
+
+
+def _names(suite: Path, name: str) -> bool:
+    try:
+        return name in suite.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _load_env_files(names: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem]) -> dict[str, str]:
@@ -433,9 +495,19 @@ def _cases_path(reference: str, suite_path: Path, lines: Lines, problems: list[P
         problems.append(Problem(suite_path, line, ("cases",), f"cases file must be .jsonl, .json, .yaml, .csv or .tsv, got {reference!r}"))
         return None
     if not cases_file.is_file():
-        problems.append(Problem(suite_path, line, ("cases",), f"cases file not found: {reference} (looked for {cases_file})"))
+        folder = reference[: len(reference) - len(Path(reference).name)]  # as written: `data/` of `data/cases.json`
+        hint = did_you_mean(reference, [folder + name for name in _case_file_names(cases_file.parent)])
+        problems.append(Problem(suite_path, line, ("cases",), f"cases file not found: {reference} (looked for {cases_file}){hint}"))
         return None
     return cases_file
+
+
+def _case_file_names(folder: Path) -> list[str]:
+    """The cases files in a folder, for a did-you-mean (none when it cannot be listed)."""
+    try:
+        return sorted(entry.name for entry in folder.iterdir() if entry.suffix.lower() in CASE_FILE_TYPES)
+    except OSError:
+        return []
 
 
 @dataclass
@@ -452,6 +524,10 @@ class _CaseChecks:
     kinds: dict[type, EvaluatorConfig] = field(default_factory=dict)  # the first case-level evaluator of each type
     defaults: CaseDefaults | None = None  # the suite's `defaults:`, merged before the case is indexed (its tags select it)
     plain: Callable[[Any], Case | None] = field(default_factory=Case.plain_builder)  # validation's fast path for a plain record
+    unseen: _UnseenPaths = field(default_factory=lambda: _UnseenPaths(None))  # field paths no `expected` has had yet
+    recorded: bool = False  # the suite's one target is `recorded`: a case answers with its own `output`
+    unanswered: _Shared = field(default_factory=lambda: _Shared("warning"))  # of those, cases without one
+    unscored: _Shared = field(default_factory=lambda: _Shared("error"))  # cases with no evaluators in a suite that has none
 
     def case(self, record: Any, file: Path, line: int | None, prefix: KeyPath, lines: Lines) -> Case | None:
         """The validated case, or None with its problems recorded."""
@@ -491,7 +567,11 @@ class _CaseChecks:
         if case is not None and self.defaults is not None:
             self.defaults.apply(case)
         if case is not None and not case.evaluators and not self.has_evaluators and not any(t.evaluators for t in case.turns or ()):
-            self.problems.append(Problem(file, line, prefix, f"case {case.id!r} has no evaluators and the suite defines none"))
+            self.unscored.add(case.id, file, line, prefix)
+        if self.recorded and case is not None and not case.has_output and not case.is_conversation:
+            self.unanswered.add(case.id, file, line, prefix)
+        if case is not None and self.unseen.pending:
+            self.unseen.see(case.expected)
         if not raw:
             return case
         evaluators = list(enumerate(case.evaluators or ())) if case is not None else _valid_evaluators(raw, self.context)
@@ -515,6 +595,86 @@ class _CaseChecks:
         if suite and any(e.weight for e in suite) and not any(e.weight for e in merged_evaluators(suite, case.evaluators)):
             message = f"case {case.id!r}: its evaluators all have weight 0, so its score is always 0"
             self.warnings.append(Problem(file, line, prefix + ("evaluators",), message, "warning"))
+
+
+@dataclass
+class _Shared:
+    """A slip many cases may share (thousands of a cases file), told once: at the first of them, with how many."""
+
+    severity: Severity
+    count: int = 0
+    first: Problem | None = None
+
+    def add(self, case_id: str, file: Path, line: int | None, prefix: KeyPath) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = Problem(file, line, prefix, f"case {case_id!r}", self.severity)
+
+    def told(self, one: str, many: str) -> list[Problem]:
+        """`case 'c0' ONE`, or `case 'c0' and 4,999 other cases MANY`; none when no case has the slip."""
+        first, others = self.first, self.count - 1
+        if first is None:
+            return []
+        said = f" {one}" if not others else f" and {others:,} other case{'s' if others > 1 else ''} {many}"
+        return [replace(first, message=first.message + said)]
+
+
+class _UnseenPaths:
+    """The suite's field paths (`expected_paths()` of its evaluators) that no case's `expected` has held so
+    far, counted while the cases are validated: a few lookups per case until each path has been seen, then
+    none. For a path never seen, the keys found where its walk stopped (a bounded set) give a did-you-mean."""
+
+    def __init__(self, evaluators: list[EvaluatorConfig] | None) -> None:
+        self.pending = [
+            ((index, *where), keys, get) for index, evaluator in enumerate(evaluators or ())
+            for where, keys, get in getattr(evaluator, "expected_paths", list)()
+        ]
+        self.answers = 0  # cases with an `expected`, while a path is pending
+        self.stops: dict[tuple[Any, ...], tuple[int, set[str]]] = {}  # path -> (depth its walk stopped at, keys there)
+
+    def see(self, expected: Any) -> None:
+        if not isinstance(expected, (dict, list)):  # (a text or a number has no fields: a different slip)
+            return
+        self.answers += 1
+        still = [entry for entry in self.pending if entry[2](expected) is MISSING]
+        for _, keys, _ in still if self.answers <= _SAMPLED else ():
+            self._stop(keys, expected)
+        self.pending = still
+
+    def _stop(self, keys: tuple[Any, ...], node: Any) -> None:
+        depth = 0
+        for depth, key in enumerate(keys):
+            if type(node) is not dict or key not in node:
+                break
+            node = node[key]
+        if type(node) is not dict:
+            return
+        found, names = self.stops.get(keys, (-1, set()))
+        if depth > found:
+            found, names = depth, set()
+        if depth == found and len(names) < _NAMES_KEPT:
+            names.update(name for name in islice(node, _NAMES_KEPT) if isinstance(name, str))
+        self.stops[keys] = (found, names)
+
+    def warnings(self, file: Path, lines: Lines) -> list[Problem]:
+        """A warning for each path no case's `expected` held (none when no case's `expected` is a mapping or a list)."""
+        found = []
+        for where, keys, _ in self.pending if self.answers else ():
+            depth, names = self.stops.get(keys, (0, set()))
+            word = keys[depth] if depth < len(keys) else None
+            hint = did_you_mean(word, sorted(names)) if isinstance(word, str) else ""
+            if hint:
+                guess = hint.split("'")[1]
+                hint = f"; did you mean {format_path((*keys[:depth], guess, *keys[depth + 1:]))!r}?"
+            message = (f"{format_path(keys)!r} is in no case's `expected` (of the {self.answers:,} that have one), "
+                       f"so every case skips it{hint}")
+            key = ("evaluators", *where)
+            found.append(Problem(file, line_of(lines, key), key, message, "warning"))
+        return found
+
+
+_SAMPLED = 64  # cases whose keys give a pending path's did-you-mean
+_NAMES_KEPT = 256  # keys kept of the level where a path's walk stopped, for its did-you-mean
 
 
 def _located(found: Iterable[tuple[KeyPath, str]], file: Path, lines: Lines, prefix: KeyPath, severity: Severity = "error") -> list[Problem]:
@@ -603,12 +763,16 @@ def _validate_records_of(
     """The loop of `_validate_streamed`. A plain record (`plain_id`) whose case `checks.case` would
     take as it is (no defaults to merge, evaluators in the suite) is indexed without building it."""
     plain = plain_id if checks.defaults is None and checks.has_evaluators else _never
-    add, keep = index.add, fingerprints.append
+    add, keep, unseen, recorded = index.add, fingerprints.append, checks.unseen, checks.recorded
     for number, mark, record in found:
         case_id = plain(record)
         if case_id is not None:
             add(case_id, record.get("tags", _NO_TAGS))
             keep(mark)
+            if recorded and "output" not in record:
+                checks.unanswered.add(case_id, file, number, ())
+            if unseen.pending:
+                unseen.see(record.get("expected"))
             continue
         if isinstance(record, CaseFileError):
             checks.problems.append(Problem(file, record.line, record.key, str(record)))
@@ -617,6 +781,8 @@ def _validate_records_of(
         case = checks.case(record, file, number, (), {(): number})
         if case is not None:
             index.add(case.id, case.tags)
+        elif (case_id := raw_id(record)) is not None:  # its id still counts for the duplicate check
+            index.add(case_id, _NO_TAGS)
         keep(0 if case is None else mark)
 
 
@@ -642,15 +808,21 @@ def _validate_records(
     located: list[tuple[Any, int | None, KeyPath]], file: Path, lines: Lines, checks: _CaseChecks, index: CaseIndex
 ) -> list[Case]:
     """Cases held in memory (inline, .json, .yaml): validated in order, then the exact duplicate check."""
-    valid: list[tuple[Case, int | None, KeyPath]] = []
+    valid: list[Case] = []
+    ids: list[tuple[str, int | None, KeyPath]] = []  # (of invalid cases too: a duplicate id is told with their other problems)
     for record, line, prefix in located:
         case = checks.case(record, file, line, prefix, lines)
+        case_id = case.id if case is not None else raw_id(record)
         if case is not None:
             index.add(case.id, case.tags)
-            valid.append((case, line, prefix))
+            valid.append(case)
+        elif case_id is not None:
+            index.add(case_id, _NO_TAGS)
+        if case_id is not None:
+            ids.append((case_id, line, prefix))
     if index.suspects:
-        checks.problems.extend(_duplicate_ids(((c.id, line, prefix) for c, line, prefix in valid), index, file))
-    return [case for case, _, _ in valid]
+        checks.problems.extend(_duplicate_ids(ids, index, file))
+    return valid
 
 
 def _duplicate_ids(cases: Iterable[tuple[str, int | None, KeyPath]], index: CaseIndex, file: Path) -> list[Problem]:

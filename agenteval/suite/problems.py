@@ -134,9 +134,9 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
         return "required key is missing"
     if kind == "extra_forbidden":
         known = _known_keys(model, data, path[:-1])
-        hint = _did_you_mean(str(key), known)
+        hint = _other_name(str(key), known) or _did_you_mean(str(key), known)
         if not hint and len(path) == 1 and model.__name__ == "Suite":
-            hint = " (top-level keys starting with `x-` are ignored: a place for YAML anchors)"
+            hint = _misplaced(str(key), data) or " (top-level keys starting with `x-` are ignored: a place for YAML anchors)"
         return f"unknown key {key!r}" + hint
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
@@ -159,11 +159,13 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
             return f"Invalid match type: {value} (valid: {', '.join(options)})" + _did_you_mean(str(value), options)
         return f"invalid value {_show(value)} (valid: {', '.join(options)})" + _did_you_mean(str(value), options)
     if kind in _TYPE_WORDS:
-        return f"expected {_TYPE_WORDS[kind]}, got {_show(value)}"
+        hint = f"; write {{path: {value}}}" if len(path) > 1 and path[-2] == "fields" and isinstance(value, str) and kind == "model_type" else ""
+        return f"expected {_TYPE_WORDS[kind]}, got {_show(value)}{hint}"
     bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
     if kind in bounds:
         limit = next(iter(ctx.values()), "")
-        return f"must be {bounds[kind]} {limit}, got {_show(value)}"
+        percent = kind == "less_than_equal" and limit == 1 and type(value) in (int, float) and value in range(2, 101)
+        return f"must be {bounds[kind]} {limit}, got {_show(value)}" + (f"; did you mean {value / 100:g}?" if percent else "")
     if kind == "too_short":
         return "must not be empty"
     if kind == "finite_number":
@@ -201,7 +203,38 @@ def _other_tools_type(tag: str) -> str:
     return f"; did you mean {found}? (promptfoo's or AgentV's {tag!r}; `agenteval import` converts a whole config)" if found else ""
 
 
-def _did_you_mean(word: str, options: list[str]) -> str:
+# keys other tools (or other targets) use for one this model has: the key to write, and the form to write it in
+_OTHER_NAMES = {
+    "expected_output": ("expected", ""), "expectedOutput": ("expected", ""),
+    "system": ("messages", " (write `messages: [{role: system, content: ...}, {role: user, content: \"{{ input }}\"}]`)"),
+}
+
+
+def _other_name(word: str, known: list[str]) -> str:
+    """promptfoo's or LangSmith's `expected_output` on a case, an Anthropic-style `system` on a chat target: the key to write."""
+    key, form = _OTHER_NAMES.get(word, ("", ""))
+    if key not in known:
+        return ""
+    return f"; did you mean `{key}`?{form}" if form else f"; did you mean {key!r}?"
+
+
+def _misplaced(key: str, data: Any) -> str:
+    """A top-level key that one of the suite's evaluators (or its target) takes: indented one level too little."""
+    from agenteval.evaluators import registry
+    from agenteval.targets import TYPES, target_type
+
+    evaluators = data.get("evaluators") if isinstance(data, dict) else None
+    owners = [
+        f"evaluators[{index}]" for index, item in enumerate(evaluators if isinstance(evaluators, list) else ())
+        if isinstance(item, dict) and key not in item and key in getattr(registry().get(str(item.get("type"))), "model_fields", ())
+    ]
+    target = data.get("target") if isinstance(data, dict) else None
+    if isinstance(target, dict) and key not in target and target.get("type") in TYPES and key in target_type(target["type"]).model_fields:
+        owners.append("target")
+    return f"; it may belong under {' or '.join(owners)} (check its indentation)" if owners else ""
+
+
+def did_you_mean(word: str, options: list[str]) -> str:
     """A suggestion only when it is really close: a typo or two away (`fuzy` -> `fuzzy`), or the
     one option the word begins (`numeric` -> `numeric_tolerance`). `llm_judge` is not `code_judge`."""
     from rapidfuzz.distance import OSA
@@ -214,6 +247,9 @@ def _did_you_mean(word: str, options: list[str]) -> str:
         starting = [option for option in options if option.lower().startswith(lowered)]
         close = starting if len(starting) == 1 else []
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+_did_you_mean = did_you_mean  # (the name it had)
 
 
 def _known_keys(model: type[BaseModel], data: Any, path: KeyPath) -> list[str]:

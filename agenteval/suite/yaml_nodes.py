@@ -109,7 +109,9 @@ def load_yaml(text: str) -> tuple[Any, Lines, list[tuple[int, KeyPath, str]]]:
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     parts = [part for part in (exc.context, exc.problem) if part]
-    return "invalid YAML: " + ", ".join(parts)
+    hint = " (in double quotes a backslash starts an escape: write a regex in single quotes, '\\d+')" \
+        if "unknown escape character" in str(exc.problem) else ""
+    return "invalid YAML: " + ", ".join(parts) + hint
 
 
 class _Walk:

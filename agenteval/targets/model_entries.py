@@ -181,8 +181,8 @@ def credential_problem(entry: Any, environ: Mapping[str, str], models: Mapping[s
     `credential_problem(environ, models)`), or None. Asked at load of every `models:` entry
     (agenteval.suite.loader) and as a run starts of each chosen target (agenteval.api), there
     unless `replies_cached` and a cache file exists: a replay needs no credential."""
-    check = getattr(entry, "credential_problem", None)
-    return check(environ, models) if callable(check) and not is_chat(entry) else None
+    check = getattr(entry, "credential_problem", None)  # (an OpenAI-compatible `models:` entry has none: a local server takes no key)
+    return check(environ, models) if callable(check) else None
 
 
 def replies_cached(target: Any, models: Mapping[str, Any]) -> bool:

@@ -8,6 +8,7 @@ runs the tool loop (agenteval.agents.loop) over `step`, and the answer is the lo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -27,6 +28,7 @@ REQUEST_METADATA = ("usage", "model", "latency_ms")
 LOOP_METADATA = ("usage", "model", "latency_ms", "steps")  # a tool loop's answer: `steps` holds latencies and usage
 TRACE_METADATA = ("usage", "model", "latency_ms", "steps", "spans", "trace_id")  # a trace's answer: ids, timings, raw spans
 
+OPENAI_HOST = "api.openai.com"  # the one server known to need a key: any other may be a local one that takes none
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "{{ input if input is string else input | tojson }}"}
 ]
@@ -75,6 +77,28 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
         except EndpointError as exc:
             return Answer(error=f"openai target: {exc}")
         return reply_answer("openai", reply, messages, self.parse_json)
+
+    def credential_problem(self, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
+        """What to set when a key is needed and missing (agenteval.agents.protocol): the variable `api_key_env`
+        names, or, for api.openai.com, `api_key_env` itself. Any other server may take no key (a local one)."""
+        from urllib.parse import urlsplit
+
+        from agenteval.endpoints.settings import merged_settings
+
+        try:
+            settings = merged_settings(self, dict(models))
+        except ValueError:
+            return None  # each case says what is wrong
+        if any(header.lower() == "authorization" for header in settings.headers):
+            return None
+        name = settings.api_key_env
+        if name is None:
+            if urlsplit(settings.base_url or "").hostname == OPENAI_HOST:
+                return f"{OPENAI_HOST} needs an API key: add `api_key_env: OPENAI_API_KEY` (the NAME of the variable that holds it) and set it"
+            return None
+        if (environ.get(name) or "").strip():
+            return None
+        return f"environment variable {name} is not set: it holds the API key (`api_key_env`); set it, or name another variable"
 
     def step(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, run: TargetRun, response_format: dict[str, Any] | None = None,

@@ -253,9 +253,10 @@ def test_a_misspelled_evaluators_key_is_told_once_not_once_per_case(tmp_path):
     suite = write(tmp_path, "suite.yaml", "name: t\nevaluator: [{type: equals}]\ncases: c.jsonl\n")
     lines = assert_problem_lines(run_cli("validate", suite, cwd=tmp_path), "suite.yaml:2")
     assert lines == [f"{suite}:2: evaluator: unknown key 'evaluator'; did you mean 'evaluators'?", f"{suite}: 1 error"]
-    write(tmp_path, "none.yaml", "name: t\ncases: c.jsonl\n")  # no evaluators at all: each case is still told
-    lines = assert_problem_lines(run_cli("validate", tmp_path / "none.yaml", cwd=tmp_path), "c.jsonl:1", "has no evaluators")
-    assert lines[-1] == f"{tmp_path / 'none.yaml'}: 50 errors"
+    write(tmp_path, "none.yaml", "name: t\ncases: c.jsonl\n")  # no evaluators at all: told once too, at the first case
+    lines = assert_problem_lines(run_cli("validate", tmp_path / "none.yaml", cwd=tmp_path), "c.jsonl:1", "have no evaluators")
+    assert lines == [f"{tmp_path / 'c.jsonl'}:1: case 'c0' and 49 other cases have no evaluators, and the suite defines none",
+                     f"{tmp_path / 'none.yaml'}: 1 error"]
 
 
 def test_json_schema_patterns_with_unicode_property_escapes_are_valid(tmp_path):
