@@ -208,14 +208,20 @@ def validate(
     from agenteval.execute import UsageError
     from agenteval.suite.loader import SuiteInvalid, load_suite
 
-    try:
-        paths = [_suite_file(given) for given in suites] if suites else [_suite_file(None)]
-    except UsageError as exc:
-        raise _fail(str(exc)) from None
-    code = 0
-    for path in paths:
+    if not suites:
         try:
+            suites = [_suite_file(None)]
+        except UsageError as exc:
+            raise _fail(str(exc)) from None
+    code = 0
+    for given in suites:
+        try:
+            path = _suite_file(given)
             loaded = load_suite(path)
+        except UsageError as exc:  # a folder without a suite.yaml
+            typer.echo(f"{given}: {exc}", err=True)
+            code = 2
+            continue
         except SuiteInvalid as invalid:
             for problem in invalid.problems:
                 typer.echo(problem.render(), err=True)
@@ -619,7 +625,8 @@ def _write_imported(imported: Any, config: Path, out_dir: Path, tool: str, force
                 typer.echo(problem.render(), err=True)
             code = 2
             continue
-        typer.echo(f"{path}: ok ({loaded.case_count} cases, {len(loaded.suite.evaluators)} suite evaluators)")
+        cases, evaluators = loaded.case_count, len(loaded.suite.evaluators)
+        typer.echo(f"{path}: ok ({cases} case{'s' if cases != 1 else ''}, {evaluators} suite evaluator{'s' if evaluators != 1 else ''})")
     if imported.predictions is not None:  # promptfoo's --model-outputs, as predictions (agenteval.importers.output)
         import shlex
 

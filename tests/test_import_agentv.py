@@ -172,7 +172,7 @@ def test_cli_writes_and_validates(tmp_path):
     done = run_cli("import", "agentv", tmp_path / "e.eval.yaml")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "agenteval" / "suite.yaml").is_file()
-    assert "suite.yaml: ok (1 cases, 0 suite evaluators)" in done.stdout
+    assert "suite.yaml: ok (1 case, 0 suite evaluators)" in done.stdout
     assert "0 keys not carried over, 0 notes" in done.stderr
 
 

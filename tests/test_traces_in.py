@@ -418,7 +418,7 @@ def test_import_traces_writes_cases_to_fill_in_and_a_suite_that_runs(tmp_path):
 
     done = run_cli("import", "traces", FIXTURES / "openinference.jsonl", "-o", tmp_path / "suite")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == f"{tmp_path / 'suite' / 'suite.yaml'}: ok (3 cases, 1 suite evaluators)"
+    assert done.stdout.splitlines()[-1] == f"{tmp_path / 'suite' / 'suite.yaml'}: ok (3 cases, 1 suite evaluator)"
     cases = {case["id"]: case for case in read_jsonl(tmp_path / "suite" / "cases.jsonl")}
     assert list(cases) == [OI_AGENT, "24191ce4a363a34151f910d88e928a36", OI_RAG]  # file order
     agent = cases[OI_AGENT]

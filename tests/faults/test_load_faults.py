@@ -225,7 +225,7 @@ def test_unicode_line_separators_do_not_split_an_env_file_line(tmp_path, separat
     (tmp_path / "sep.env").write_text(f"F4_A=a{separator}F4_H=injected\r\nF4_B=b\rF4_C=c\n", encoding="utf-8")
     done = run_cli("run", suite, "--env-file", tmp_path / "sep.env", "-o", tmp_path / "r.jsonl", "-q", cwd=tmp_path)
     assert_no_traceback(done)
-    assert "1 cases" in done.stderr, done.stderr
+    assert "env: 1 case, " in done.stderr, done.stderr
     [row] = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().split("\n") if line]  # U+2028 is no line end in JSONL either
     assert row["output"] == {"F4_A": f"a{separator}F4_H=injected", "F4_H": None, "F4_B": "b"}
 
