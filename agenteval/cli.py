@@ -219,7 +219,7 @@ def validate(
             path = _suite_file(given)
             loaded = load_suite(path)
         except UsageError as exc:  # a folder without a suite.yaml
-            typer.echo(f"{given}: {exc}", err=True)
+            typer.echo(f"{given}: {exc}\n{given}: 1 error", err=True)
             code = 2
             continue
         except SuiteInvalid as invalid:
