@@ -67,6 +67,15 @@ def refused_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 @contextlib.contextmanager
 def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
     """`handler` behind a real HTTP server on 127.0.0.1 (a daemon thread per request) while the block runs."""

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import alive, write
 from llm_server import LLMServer, calls
 
 from agenteval.endpoints import Endpoints
@@ -73,9 +73,9 @@ def test_one_session_per_worker_is_kept_across_cases_and_the_server_is_gone_when
             server.play(calls(("pid", {})), {"role": "assistant", "content": "done"})
             got = run_case(model_target, tmp_path, processes, Case(id=case, input="x"))
             pids.append(got.output["tool_calls"][0]["result"]["pid"])
-        assert pids[0] == pids[1] and _alive(pids[0])  # the same server answered both cases of this worker
+        assert pids[0] == pids[1] and alive(pids[0])  # the same server answered both cases of this worker
         processes.stop_all()
-    assert not _alive(pids[0])
+    assert not alive(pids[0])
 
 
 def test_a_server_tool_the_suite_names_but_the_server_lacks_is_that_cases_error(tmp_path):
@@ -102,11 +102,4 @@ def test_an_mcp_server_entry_is_refused_at_load_when_it_is_neither_stdio_nor_htt
         load_suite(tmp_path / "s.yaml")
     assert "an MCP server is `command: [...]` (stdio) or `url: ...` (streamable HTTP): give one of them" in refused.value.problems[0].render()
 
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 

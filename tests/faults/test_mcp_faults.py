@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from conftest import alive, write
 from fault_suites import kill_pids, live_processes, start_run, wait_until_gone
 from llm_server import LLMServer, calls
 
@@ -308,7 +308,6 @@ def test_an_mcp_servers_env_and_headers_reach_it_and_no_message_or_result(tmp_pa
     """A stdio server's `env` may read `${NAME}` (it reached the server as the text `${GH_TOKEN}`),
     and its values are `***` in the error of a server that prints them to stderr (they were shown
     whole); a streamable-HTTP server that echoes its `${NAME}` header in a result passes `***`."""
-    from http.server import BaseHTTPRequestHandler
 
     from conftest import read_jsonl, run_cli, serving
 
@@ -317,37 +316,12 @@ def test_an_mcp_servers_env_and_headers_reach_it_and_no_message_or_result(tmp_pa
     monkeypatch.setenv("MCP_HEADER_TOKEN", header)
     write(tmp_path, "env_server.py", ENV_SERVER)
 
-    class Echo(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Echo(_McpOverHttp):
+        tools = ("who",)
 
-        def do_POST(self):
-            message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-            if message.get("id") is None:
-                return self._send(202, b"")
-            method, ident = message["method"], message["id"]
-            if method == "initialize":
-                result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                          "serverInfo": {"name": "h", "version": "1"}}
-            elif method == "tools/list":
-                result = {"tools": [{"name": "who", "inputSchema": {"type": "object"}}]}
-            else:
-                said = "you are " + str(self.headers.get("Authorization"))
-                result = {"content": [{"type": "text", "text": said}], "structuredContent": {"said": said}}
-            self._send(200, json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}).encode())
-
-        def do_DELETE(self):
-            self._send(200, b"")
-
-        def _send(self, status, body):
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Mcp-Session-Id", "s1")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
+        def call(self, ident, params):
+            said = "you are " + str(self.headers.get("Authorization"))
+            return {"content": [{"type": "text", "text": said}], "structuredContent": {"said": said}}
 
     with serving(Echo) as web:
         write(tmp_path, "suite.yaml", f"""
@@ -460,10 +434,10 @@ def test_a_stdio_mcp_server_that_exits_leaves_none_of_its_children_running_after
     [line] = read_jsonl(tmp_path / "r.jsonl")
     children = line["output"]["children"]
     left = wait_until_gone(tmp_path)
-    alive = [pid for pid in children if _alive(pid)]
+    running = [pid for pid in children if alive(pid)]
     kill_pids(left)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    assert len(children) == 2 and alive == []
+    assert len(children) == 2 and running == []
     assert left == []
 
 
@@ -504,10 +478,15 @@ def test_an_mcp_url_answering_401_or_403_names_the_status_the_url_and_the_header
     assert token not in written
 
 
-class _GarbageOverHttp(BaseHTTPRequestHandler):
-    """A streamable-HTTP MCP server whose tools answer as the hostile server's `garbage` and `not_jsonrpc` do."""
+class _McpOverHttp(BaseHTTPRequestHandler):
+    """A streamable-HTTP MCP server in a few lines: it lists `tools` and answers each call with `call`'s
+    result, or with the raw reply `call` gives as (status, body)."""
 
     protocol_version = "HTTP/1.1"
+    name, tools = "h", ()
+
+    def call(self, ident, params):
+        raise NotImplementedError
 
     def do_POST(self):
         message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
@@ -515,19 +494,15 @@ class _GarbageOverHttp(BaseHTTPRequestHandler):
             return self._send(202, b"")
         method, ident = message["method"], message["id"]
         if method == "initialize":
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "g", "version": "1"}}
+            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                      "serverInfo": {"name": self.name, "version": "1"}}
         elif method == "tools/list":
-            result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("garbage", "not_jsonrpc", "echo")]}
-        elif message["params"]["name"] == "garbage":
-            return self._send(200, b"debug: " + b"x" * 5000)
-        elif message["params"]["name"] == "not_jsonrpc":
-            return self._send(200, json.dumps({"jsonrpc": "2.0", "id": ident, "answer": 42}).encode())
+            result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in self.tools]}
         else:
-            result = {"content": [], "structuredContent": {"echo": message["params"]["arguments"]}}
+            result = self.call(ident, message["params"])
+            if isinstance(result, tuple):
+                return self._send(*result)
         self._send(200, json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}).encode())
-
-    def do_GET(self):
-        self._send(405, b"")
 
     def do_DELETE(self):
         self._send(200, b"")
@@ -544,9 +519,18 @@ class _GarbageOverHttp(BaseHTTPRequestHandler):
         pass
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+class _GarbageOverHttp(_McpOverHttp):
+    """A streamable-HTTP MCP server whose tools answer as the hostile server's `garbage` and `not_jsonrpc` do."""
+
+    name, tools = "g", ("garbage", "not_jsonrpc", "echo")
+
+    def call(self, ident, params):
+        if params["name"] == "garbage":
+            return 200, b"debug: " + b"x" * 5000
+        if params["name"] == "not_jsonrpc":
+            return 200, json.dumps({"jsonrpc": "2.0", "id": ident, "answer": 42}).encode()
+        return {"content": [], "structuredContent": {"echo": params["arguments"]}}
+
+    def do_GET(self):
+        self._send(405, b"")
+

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_jsonl
+from conftest import alive, read_jsonl
 from fault_suites import (
     JSONL_JUDGE, JUDGE, TARGET, FaultRun, assert_finished_run, case_ids, error_of, has_error_line, healthy,
     judge_suite, kill_pids, program, run_measured, run_suite, summary_of, target_suite, wait_until_gone,
@@ -165,20 +165,13 @@ def test_grandchild_holding_stdout_does_not_hold_the_answer(tmp_path, kind, gran
         if grandchild == GRANDCHILD:
             pid = int(pid_file.read_text())
             deadline = time.monotonic() + 2
-            while _alive(pid) and time.monotonic() < deadline:
+            while alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert not _alive(pid), "the grandchild in the process group was left running"
+            assert not alive(pid), "the grandchild in the process group was left running"
     finally:
         if pid_file.exists():  # the one in its own session is beyond agenteval's reach: ours to end
             kill_pids([int(pid_file.read_text())])
 
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def _lines(run: FaultRun) -> list[dict]:
