@@ -668,11 +668,11 @@ def test_every_duplicate_key_of_a_yaml_cases_file_is_reported(tmp_path):
 
 
 def test_a_far_fetched_name_gets_no_suggestion():
-    from agenteval.suite.problems import _did_you_mean
+    from agenteval.suite.problems import did_you_mean
 
-    assert _did_you_mean("llm_judge", ["code_judge", "field_accuracy"]) == ""
-    assert _did_you_mean("optimum", ["index", "greedy", "optimal"]) == ""
-    assert _did_you_mean("thresold", ["threshold", "tolerance"]) == "; did you mean 'threshold'?"
+    assert did_you_mean("llm_judge", ["code_judge", "field_accuracy"]) == ""
+    assert did_you_mean("optimum", ["index", "greedy", "optimal"]) == ""
+    assert did_you_mean("thresold", ["threshold", "tolerance"]) == "; did you mean 'threshold'?"
 
 
 def test_a_control_character_in_yaml_is_a_clear_error_with_its_line(tmp_path):

@@ -134,7 +134,7 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
         return "required key is missing"
     if kind == "extra_forbidden":
         known = _known_keys(model, data, path[:-1])
-        hint = _other_name(str(key), known) or _did_you_mean(str(key), known)
+        hint = _other_name(str(key), known) or did_you_mean(str(key), known)
         if not hint and len(path) == 1 and model.__name__ == "Suite":
             hint = _misplaced(str(key), data) or " (top-level keys starting with `x-` are ignored: a place for YAML anchors)"
         return f"unknown key {key!r}" + hint
@@ -150,14 +150,14 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
             if found := type_problem(str(tag)):
                 return found
         spelled = str(tag).lower().replace("-", "_") in expected  # only spelled otherwise: the plain suggestion
-        hint = (what == "evaluator" and not spelled and _other_tools_type(str(tag))) or _did_you_mean(str(tag), expected)
+        hint = (what == "evaluator" and not spelled and _other_tools_type(str(tag))) or did_you_mean(str(tag), expected)
         return f"unknown {what} type {tag!r}".replace("  ", " ") + hint + f" (known: {', '.join(expected)})"
     if kind == "literal_error":
         valid = re.findall(r"'([^']*)'|(\d+)", str(ctx.get("expected", "")))
         options = [a or b for a, b in valid]
         if key == "match":
-            return f"Invalid match type: {value} (valid: {', '.join(options)})" + _did_you_mean(str(value), options)
-        return f"invalid value {_show(value)} (valid: {', '.join(options)})" + _did_you_mean(str(value), options)
+            return f"Invalid match type: {value} (valid: {', '.join(options)})" + did_you_mean(str(value), options)
+        return f"invalid value {_show(value)} (valid: {', '.join(options)})" + did_you_mean(str(value), options)
     if kind in _TYPE_WORDS:
         hint = f"; write {{path: {value}}}" if len(path) > 1 and path[-2] == "fields" and isinstance(value, str) and kind == "model_type" else ""
         return f"expected {_TYPE_WORDS[kind]}, got {_show(value)}{hint}"
@@ -177,7 +177,7 @@ def _message(error: Any, path: KeyPath, model: type[BaseModel], data: Any) -> st
 
 def misspells(word: Any, option: str) -> bool:
     """Whether an unknown key is a typo of this known one (the same rule as the did-you-mean hints)."""
-    return isinstance(word, str) and word != option and bool(_did_you_mean(word, [option]))
+    return isinstance(word, str) and word != option and bool(did_you_mean(word, [option]))
 
 
 # promptfoo's and AgentV's assertion types typed into a suite: the agenteval evaluator (and option) that checks the same
@@ -247,9 +247,6 @@ def did_you_mean(word: str, options: list[str]) -> str:
         starting = [option for option in options if option.lower().startswith(lowered)]
         close = starting if len(starting) == 1 else []
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-_did_you_mean = did_you_mean  # (the name it had)
 
 
 def _known_keys(model: type[BaseModel], data: Any, path: KeyPath) -> list[str]:
