@@ -206,6 +206,7 @@ def validate(
 ) -> None:
     """Parse and validate suites without running anything; every problem is reported at once."""
     from agenteval.execute import UsageError
+    from agenteval.reports.numbers import counted
     from agenteval.suite.loader import SuiteInvalid, load_suite
 
     if not suites:
@@ -233,7 +234,7 @@ def validate(
             typer.echo(warning.render(), err=True)
         evaluators = len(loaded.suite.evaluators)
         cases = loaded.case_count
-        typer.echo(f"{path}: ok ({cases} case{'s' if cases != 1 else ''}, {evaluators} evaluator{'s' if evaluators != 1 else ''})")
+        typer.echo(f"{path}: ok ({counted(cases)}, {counted(evaluators, 'evaluator')})")
     raise typer.Exit(code)
 
 
@@ -606,6 +607,7 @@ def _write_imported(imported: Any, config: Path, out_dir: Path, tool: str, force
     """Write an import, list what was not carried over (file:line: key: why), then validate what was written."""
     from agenteval.importers import ImportFailed
     from agenteval.importers.output import write_import
+    from agenteval.reports.numbers import counted
     from agenteval.suite.loader import SuiteInvalid, load_suite
 
     try:
@@ -626,7 +628,7 @@ def _write_imported(imported: Any, config: Path, out_dir: Path, tool: str, force
             code = 2
             continue
         cases, evaluators = loaded.case_count, len(loaded.suite.evaluators)
-        typer.echo(f"{path}: ok ({cases} case{'s' if cases != 1 else ''}, {evaluators} suite evaluator{'s' if evaluators != 1 else ''})")
+        typer.echo(f"{path}: ok ({counted(cases)}, {counted(evaluators, 'suite evaluator')})")
     if imported.predictions is not None:  # promptfoo's --model-outputs, as predictions (agenteval.importers.output)
         import shlex
 
