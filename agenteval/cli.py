@@ -161,9 +161,9 @@ def run(
     raise typer.Exit(code)
 
 
-def _suite_file(given: Path | None) -> Path:
-    """The suite `run` was given: a file as it is; a folder (or nothing: the current one) by its
-    suite.yaml, else a UsageError naming the suite files seen there."""
+def _suite_file(given: Path | None, command: str = "run") -> Path:
+    """The suite `run` (or `validate`) was given: a file as it is; a folder (or nothing: the current
+    one) by its suite.yaml, else a UsageError naming the suite files seen there, or in its folders."""
     from agenteval.execute import UsageError
 
     folder = Path(".") if given is None else given
@@ -177,7 +177,13 @@ def _suite_file(given: Path | None) -> Path:
     if seen:
         shown = ", ".join(str(path if given is not None else path.relative_to(folder)) for path in seen[:5])
         more = f" and {len(seen) - 5} more" if len(seen) > 5 else ""
-        raise UsageError(f"no suite.yaml in {where}; suite files there: {shown}{more} (give one: agenteval run {seen[0] if given is not None else seen[0].name})")
+        raise UsageError(f"no suite.yaml in {where}; suite files there: {shown}{more} (give one: agenteval {command} {seen[0] if given is not None else seen[0].name})")
+    inner = sorted(path.parent for path in folder.glob("*/suite.yaml"))
+    if inner:
+        shown = ", ".join(str(path if given is not None else path.relative_to(folder)) for path in inner[:5])
+        more = f" and {len(inner) - 5} more" if len(inner) > 5 else ""
+        hint = f"agenteval {command} {inner[0] if given is not None else inner[0].relative_to(folder)}"
+        raise UsageError(f"no suite.yaml in {where}; folders there that hold one: {shown}{more} (give one: {hint})")
     raise UsageError(f"no suite.yaml in {where}, and no suite file there: give SUITE.yaml (`agenteval init` writes one)")
 
 
@@ -211,13 +217,13 @@ def validate(
 
     if not suites:
         try:
-            suites = [_suite_file(None)]
+            suites = [_suite_file(None, "validate")]
         except UsageError as exc:
             raise _fail(str(exc)) from None
     code = 0
     for given in suites:
         try:
-            path = _suite_file(given)
+            path = _suite_file(given, "validate")
             loaded = load_suite(path)
         except UsageError as exc:  # a folder without a suite.yaml
             typer.echo(f"{given}: {exc}\n{given}: 1 error", err=True)

@@ -176,7 +176,7 @@ def read_results(path: Path) -> Iterator[CaseResult]:
                 if not raw.endswith(b"\n"):
                     return  # the last line was cut off mid-write
                 if path.name.endswith(".summary.json"):
-                    raise ResultsFileError(f"{path}: a run's summary, not its results: give {path.name.removesuffix('.summary.json')}.jsonl") from None
+                    raise ResultsFileError(f"{path}: a run's summary, not its results: give {path.with_name(path.name.removesuffix('.summary.json') + '.jsonl')}") from None
                 raise ResultsFileError(f"{path}:{number}: not a result line: {exc}") from None
 
 

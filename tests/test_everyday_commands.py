@@ -145,8 +145,16 @@ def test_validate_takes_what_run_takes_a_folder_or_nothing(tmp_path):
     done = run_cli("validate", cwd=tmp_path / "s")
     assert (done.returncode, done.stdout) == (0, "suite.yaml: ok (1 case, 1 evaluator)\n"), done.stderr
     done = run_cli("validate", cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr == "error: no suite.yaml in the current folder, and no suite file there: give SUITE.yaml (`agenteval init` writes one)\n"
+    assert (done.returncode, done.stderr) == (2, (
+        "error: no suite.yaml in the current folder; folders there that hold one: s (give one: agenteval validate s)\n"))
+    write(tmp_path, "two/a.yaml", "name: a\nevaluators: [{type: equals}]\ncases: [{id: a, expected: x, output: x}]\n")
+    done = run_cli("validate", cwd=tmp_path / "two")
+    assert (done.returncode, done.stderr) == (2, "error: no suite.yaml in the current folder; suite files there: a.yaml (give one: agenteval validate a.yaml)\n")
+    (tmp_path / "empty").mkdir()
+    done = run_cli("validate", "empty", "s", cwd=tmp_path)  # a folder without a suite is its own problem; the others are checked
+    assert (done.returncode, done.stdout) == (2, "s/suite.yaml: ok (1 case, 1 evaluator)\n")
+    assert done.stderr == ("empty: no suite.yaml in empty, and no suite file there: give SUITE.yaml (`agenteval init` writes one)\n"
+                           "empty: 1 error\n")
 
 
 def test_view_without_its_extra_or_without_runs_says_what_to_do(tmp_path):
@@ -177,6 +185,9 @@ def test_report_takes_q_and_names_what_to_give_for_a_folder_or_a_summary(tmp_pat
     assert (done.returncode, done.stderr) == (2, f"error: agenteval-results: a folder; give results files (its newest: agenteval-results/{newest.name})\n")
     done = run_cli("compare", "r.jsonl", "r.summary.json", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, "error: r.summary.json: a run's summary, not its results: give r.jsonl\n")
+    summary = f"agenteval-results/{newest.stem}.summary.json"
+    done = run_cli("report", summary, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, f"error: {summary}: a run's summary, not its results: give agenteval-results/{newest.name}\n")
     write(tmp_path, "one/suite.yaml", SUITE.replace("      - {id: b, expected: y, output: z}\n", ""))
     done = run_cli("run", "one", "-q", "-o", "one.jsonl", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "everyday: 1 case, 1 passed, 0 failed, 0 errored, pass rate 100.0%\n")

@@ -175,6 +175,28 @@ def test_running_a_cases_file_says_to_run_the_suite_that_names_it(tmp_path):
     )
 
 
+def test_a_cases_file_of_one_line_is_told_as_one_too(tmp_path):
+    """A one-line JSONL file is a YAML mapping as well: it was read as a suite missing `name`."""
+    write(tmp_path, "m/suite.yaml", "name: demo\nevaluators: [{type: equals}]\ncases: cases.jsonl\n")
+    write(tmp_path, "m/cases.jsonl", '{"id": "a", "output": 1, "expected": 1}\n')
+    done = run_cli("run", tmp_path / "m" / "cases.jsonl")
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        f"{tmp_path / 'm' / 'cases.jsonl'}: this is a cases file, not a suite: run the suite that names it ({tmp_path / 'm' / 'suite.yaml'})"])
+
+
+def test_a_regex_escape_yaml_read_in_double_quotes_is_a_warning(tmp_path):
+    """`pattern: "\\bJane\\b"` validates (YAML reads `\\b` as a backspace) and then never matches."""
+    suite = write(tmp_path, "s.yaml", 'name: demo\nevaluators: [{type: regex, pattern: "\\bJane\\b"}]\ncases: [{id: a, output: "Jane Doe"}]\n')
+    done = run_cli("validate", suite)
+    assert (done.returncode, done.stderr) == (0, (
+        f"{suite}:2: warning: evaluators[0].pattern: the pattern holds a backspace ('\\x08'): in double quotes YAML reads `\\b` "
+        "as one; write the regex in single quotes\n"))
+    (tmp_path / "s.yaml").write_text(suite.read_text().replace('"\\bJane\\b"', "'\\bJane\\b'"))
+    done = run_cli("validate", suite)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert run_cli("run", suite, "-q", "-o", tmp_path / "r.jsonl").returncode == 0
+
+
 def test_a_regex_in_double_quotes_gets_a_hint_at_single_quotes(tmp_path):
     suite = write(tmp_path, "s.yaml", 'name: demo\nevaluators: [{type: regex, pattern: "\\d+"}]\ncases: [{id: a, output: "1"}]\n')
     assert run_cli("validate", suite).stderr.splitlines()[0] == (

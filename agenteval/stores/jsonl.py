@@ -198,7 +198,8 @@ def _unfinished(path: Path) -> str | None:
     if isinstance(summary, dict) and summary.get("interrupted") is True and "counts" not in summary:
         return "it stopped before it could write its summary"
     if not isinstance(summary, dict) or summary.get("interrupted") is not False:
-        return f"its summary says it stopped after {_total(summary)} cases"
+        total = _total(summary)
+        return f"its summary says it stopped after {total} case{'' if total == 1 else 's'}"
     with path.open("rb") as handle:
         first = handle.readline()
     try:

@@ -405,7 +405,8 @@ def _read_suite_file(path: Path) -> tuple[dict[Any, Any], Lines, list[Problem]]:
     except YamlSyntaxError as exc:
         raise SuiteInvalid([_cases_file_given(path) or Problem(path, exc.line, (), str(exc))]) from None
     problems = [Problem(path, line, key, message) for line, key, message in duplicates]
-    if not isinstance(data, dict) and (given := _cases_file_given(path)):
+    looks_like_cases = not isinstance(data, dict) or ("name" not in data and "evaluators" not in data and "cases" not in data)
+    if looks_like_cases and (given := _cases_file_given(path)):  # (one JSONL line is a YAML mapping too)
         raise SuiteInvalid([given])
     if not isinstance(data, dict):
         problems.append(Problem(path, 1, (), "a suite is a mapping with `name`, `evaluators` and `cases`"))

@@ -36,6 +36,12 @@ def compile_pattern(pattern: str, flags: list[Flag], case_sensitive: bool) -> An
         raise ValueError(f"invalid regular expression at {where}: {exc.msg} in {pattern!r}") from None
 
 
+# Characters a regex written in YAML's double quotes gets from an escape meant for the regex (`\b` a
+# word boundary): what YAML made of each escape, and the escape as written.
+_YAML_ESCAPED = {"\b": ("a backspace", "\\b"), "\a": ("a bell", "\\a"), "\x1b": ("an escape", "\\e"),
+                 "\v": ("a vertical tab", "\\v"), "\f": ("a form feed", "\\f"), "\0": ("a NUL", "\\0")}
+
+
 class Regex(TextOptions):
     """A search over the text, bounded by `limits.pattern_seconds`; an invalid pattern is a load-time error."""
 
@@ -54,6 +60,15 @@ class Regex(TextOptions):
     def _compiles(cls, pattern: str, info: ValidationInfo) -> str:
         compile_pattern(pattern, info.data.get("flags", []), info.data.get("case_sensitive", True))
         return pattern
+
+    def warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        found = super().warnings()
+        control = next((char for char in self.pattern if char in _YAML_ESCAPED), None)
+        if control is not None:  # `pattern: "\bJane\b"`: YAML read `\b` as a backspace, which no answer holds
+            name, escape = _YAML_ESCAPED[control]
+            found.append((("pattern",), f"the pattern holds {name} ({control!r}): in double quotes YAML reads `{escape}` as one; "
+                          "write the regex in single quotes"))
+        return found
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
