@@ -173,17 +173,11 @@ def _suite_file(given: Path | None, command: str = "run") -> Path:
         if (folder / name).is_file():
             return folder / name if given is not None else Path(name)
     where = "the current folder" if given is None else str(folder)
-    seen = _suite_files(folder)
-    if seen:
-        shown = ", ".join(str(path if given is not None else path.relative_to(folder)) for path in seen[:5])
-        more = f" and {len(seen) - 5} more" if len(seen) > 5 else ""
-        raise UsageError(f"no suite.yaml in {where}; suite files there: {shown}{more} (give one: agenteval {command} {seen[0] if given is not None else seen[0].name})")
-    inner = sorted(path.parent for path in folder.glob("*/suite.yaml"))
-    if inner:
-        shown = ", ".join(str(path if given is not None else path.relative_to(folder)) for path in inner[:5])
-        more = f" and {len(inner) - 5} more" if len(inner) > 5 else ""
-        hint = f"agenteval {command} {inner[0] if given is not None else inner[0].relative_to(folder)}"
-        raise UsageError(f"no suite.yaml in {where}; folders there that hold one: {shown}{more} (give one: {hint})")
+    for what, seen in (("suite files there", _suite_files(folder)), ("folders there that hold one", sorted(path.parent for path in folder.glob("*/suite.yaml")))):
+        if seen:
+            named = [str(path if given is not None else path.relative_to(folder)) for path in seen]
+            more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+            raise UsageError(f"no suite.yaml in {where}; {what}: {', '.join(named[:5])}{more} (give one: agenteval {command} {named[0]})")
     raise UsageError(f"no suite.yaml in {where}, and no suite file there: give SUITE.yaml (`agenteval init` writes one)")
 
 
