@@ -201,7 +201,7 @@ def _suite_files(folder: Path) -> list[Path]:
 @app.command(epilog="Exit codes: 0 every suite is valid; 2 some suite has errors.", short_help="Validate suites without running them: every error at once.")
 def validate(
     suites: Annotated[
-        Optional[list[Path]], typer.Argument(metavar="[SUITE.yaml|DIR]...", help="Suite YAML files, or folders holding suite.yaml. Default: ./suite.yaml")
+        Optional[list[Path]], typer.Argument(metavar="SUITE.yaml|DIR...", help="Suite YAML files, or folders holding suite.yaml. Default: ./suite.yaml")
     ] = None,
 ) -> None:
     """Parse and validate suites without running anything; every problem is reported at once."""
@@ -826,8 +826,8 @@ def _plain_argument_help() -> None:
 
     def usage_name(self: Any) -> str:
         name = self.display_name_raw
-        name = name if self.required else f"[{name}]"
-        return name if self.nargs == 1 or name.endswith("...") else f"{name}..."
+        name = name if self.nargs == 1 or "..." in name else f"{name}..."
+        return name if self.required or name.startswith("[") else f"[{name}]"
 
     if hasattr(TyperArgument, "display_type_rich") and hasattr(TyperArgument, "_usage_display_name"):
         TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
