@@ -91,7 +91,7 @@ class LoadedSuite:
     def warnings(self) -> list[Problem]:
         """What validation warned about (the run goes on); cases without `output` only while the recorded
         target answers them (a task given to the Python API answers instead)."""
-        recorded = self.unanswered is not None and self.suite.targets is None and self.suite.target.type == "recorded"
+        recorded = self.unanswered is not None and _answers_recorded(self.suite)
         found = self.found_warnings + [self.unanswered] if recorded else self.found_warnings  # type: ignore[list-item]
         return sorted(found, key=lambda p: (str(p.file), p.line or 0)) if recorded else found
 
@@ -304,7 +304,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
         models=None if suite is None else suite.models,
         defaults=None if suite is None or suite.defaults.empty else suite.defaults,
         unseen=_UnseenPaths(None if suite is None else suite.evaluators),
-        recorded=suite is not None and suite.targets is None and suite.target.type == "recorded",
+        recorded=suite is not None and _answers_recorded(suite),
     )
     index = CaseIndex(selection)
     loaded_cases: list[Case] | None = None
@@ -424,10 +424,17 @@ def _cases_file_given(path: Path) -> Problem | None:
 
 
 def _names(suite: Path, name: str) -> bool:
+    """Whether a suite file names `name` in its first MiB (a suite's `cases:` is near its top; a huge file is not read whole)."""
     try:
-        return name in suite.read_text(encoding="utf-8", errors="replace")
+        with suite.open("rb") as handle:
+            return name.encode() in handle.read(1 << 20)
     except OSError:
         return False
+
+
+def _answers_recorded(suite: Suite) -> bool:
+    """Whether each case answers with its own `output`: the suite's one target is `recorded`."""
+    return suite.targets is None and suite.target.type == "recorded"
 
 
 def _load_env_files(names: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem]) -> dict[str, str]:
