@@ -812,11 +812,32 @@ def list_evaluators() -> None:
     types = registry()
     packages = {plugin.type_name: plugin.package for plugin in declared_plugins()}
     width = max(map(len, types))
+    lines = _hanging(sys.stdout, [(f"{name:<{width}}  ", describe(cls) + (
+        "" if name in BUILT_IN_TYPES else f"  (plugin from {packages.get(name, 'an unknown package')})"
+    )) for name, cls in types.items()])
     with stdout_reader_may_leave():
-        for name, cls in types.items():
-            source = "" if name in BUILT_IN_TYPES else f"  (plugin from {packages.get(name, 'an unknown package')})"
-            sys.stdout.write(f"{name:<{width}}  {describe(cls)}{source}\n")
+        sys.stdout.write("".join(line + "\n" for line in lines))
         sys.stdout.flush()
+
+
+def _hanging(stream: Any, rows: list[tuple[str, str]]) -> list[str]:
+    """Each (name, text) as `name text`, one line each; on a terminal (or piped with COLUMNS set, as
+    `report` reads it) a text too long for the width goes on over more lines, broken between words and
+    indented under itself, so the names stay a column of their own (when 20 characters are left beside them)."""
+    import shutil
+    import textwrap
+
+    from agenteval.reports.terminal import output_width
+
+    width = output_width(stream, default=0)
+    if width is None:
+        width = shutil.get_terminal_size().columns
+    if not width or width < max(len(name) for name, _ in rows) + 20:  # a pipe or a file (one line each, for grep), or too narrow
+        return [name + text for name, text in rows]
+    return [
+        textwrap.fill(text, width, initial_indent=name, subsequent_indent=" " * len(name), break_long_words=False, break_on_hyphens=False)
+        for name, text in rows
+    ]
 
 
 def _plain_argument_help() -> None:

@@ -1,8 +1,14 @@
 """`agenteval compare BASE NEW`: per-case changes, aggregate deltas, and the CI gate's edge cases."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 
-from conftest import read_jsonl, run_cli, write
+import pytest
+
+from conftest import EXAMPLES, read_jsonl, run_cli, write
 
 
 def result(case_id, verdict, score, suite="s", run_id="base-run", evaluators=None):
@@ -270,3 +276,136 @@ def test_each_regression_says_why_its_first_miss_old_against_new(tmp_path):
     markdown = run_cli("compare", tmp_path / "base.jsonl", tmp_path / "new.jsonl", "--format", "markdown").stdout
     assert "| field | pass → fail | 1.000 → 0.000 | -1.000 | header: invoice.total: expected 15600.0; base got 15600.0, new got 16500.0 |" in markdown
     assert "|---|---|--:|--:|---|" in markdown  # the reason is text, aligned left
+
+
+# --- on a narrow terminal: every table fits, as `report`'s do (terminal.fitted_table) -------------
+
+def compare_lines(*args, columns=None, code=1, cwd=None):
+    """`agenteval compare ARGS` piped, `COLUMNS` set to `columns` (None: unset): its stdout's lines."""
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    done = subprocess.run([sys.executable, "-m", "agenteval", "compare", *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd)
+    assert done.returncode == code, done.stderr
+    return [line.rstrip() for line in done.stdout.splitlines()]
+
+
+def table(lines, title):
+    """The table titled `title`: (its header, each header cell's lines joined as they read, and its
+    rows, each a list of cell texts; a row's wrapped lines stay apart, an empty first cell marks them)."""
+    start = lines.index(title)
+    end = next(index for index in range(start, len(lines)) if lines[index].startswith("└"))
+    header = [[cell.strip() for cell in line.strip("┃").split("┃")] for line in lines[start:end] if line.startswith("┃")]
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in lines[start:end] if line.startswith("│")]
+    return [" ".join(word for word in column if word) for column in zip(*header)], rows
+
+
+def check_fitted(lines, width, split=()):
+    """Every line at most `width` wide but the paired statistics (one line each, as `report` prints
+    its comparisons: a log reader greps for them), and no table split in two but those titled `split`."""
+    paired = [line for line in lines if line.startswith(("paired: ", "  "))]
+    assert paired
+    assert all(len(line) <= width for line in lines if line not in paired), max((line for line in lines if line not in paired), key=len)
+    assert [line for line in lines if " of 2)" in line] == [f"{title} ({number} of 2)" for title in split for number in (1, 2)], lines
+
+
+def notes(lines):
+    return [line.strip() for line in lines if line.strip().startswith("not shown at ")]
+
+
+@pytest.fixture(scope="module")
+def invoice_runs(tmp_path_factory):
+    """examples/invoices as recorded, then a copy in which inv-001 has the wrong invoice number (a
+    regression), inv-006 its total as a number (an improvement) and inv-008 another, longer id."""
+    folder = tmp_path_factory.mktemp("invoices")
+    for name in ("invoices", "judges"):
+        shutil.copytree(EXAMPLES / name, folder / name)
+    cases = [json.loads(line) for line in (folder / "invoices" / "cases.jsonl").read_text().splitlines()]
+    for case in cases:
+        if case["id"] == "inv-001":
+            case["output"]["invoice"]["number"] = "INV-2024-0118"
+        elif case["id"] == "inv-006":
+            case["output"]["invoice"]["total"] = 7200.0
+        elif case["id"] == "inv-008":
+            case["id"] = "inv-009-credit-note-for-inv-008"
+    (folder / "invoices" / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
+    for name, suite in (("base", EXAMPLES / "invoices" / "suite.yaml"), ("new", folder / "invoices" / "suite.yaml")):
+        done = run_cli("run", suite, "-o", folder / f"{name}.jsonl", "-q")
+        assert done.returncode == 1, done.stderr
+    return folder / "base.jsonl", folder / "new.jsonl"
+
+
+INVOICE_REASON = 'header: invoice.number: expected "INV-2024-0117"; base got "INV-2024-0117", new got "INV-2024-0118"'
+
+
+def _check_invoice_compare(lines, width, base, new):
+    check_fitted(lines, width)
+    ids = [read_jsonl(path)[0]["run_id"] for path in (base, new)]
+    what = [f"invoice-extraction: base {ids[0]} (8 cases) → new {ids[1]} (8 cases)"]
+    headline = ["pass rate 37.5% → 37.5% (+0.0 pts), mean score 0.925 → 0.938 (+0.013)"]
+    counts = ["2 regressed, 1 improved, 5 unchanged, 1 only in base, 1 only in new"]
+    gate = ["gate: FAILED: 2 cases went from pass to not passing (at most 0 allowed)"]
+    if width < 100:  # broken between its parts, never inside one
+        what = [f"invoice-extraction: base {ids[0]} (8 cases)", f"→ new {ids[1]} (8 cases)"]
+    if width == 60:
+        headline = ["pass rate 37.5% → 37.5% (+0.0 pts),", "mean score 0.925 → 0.938 (+0.013)"]
+        counts = ["2 regressed, 1 improved, 5 unchanged, 1 only in base,", "1 only in new"]
+        gate = ["gate: FAILED: 2 cases went from pass to not passing (at most", "0 allowed)"]
+    assert lines[:len(what) + len(headline)] == what + headline
+    assert lines[-len(counts) - len(gate):] == counts + gate
+
+    regressions, rows = table(lines, "Regressions (2)")
+    why = {120: "why: first miss, base against new", 80: "why", 60: "why"}[width]
+    shown = ["case", "verdict", "score", "delta", why] if width > 60 else ["case", "score", "delta", why]
+    assert regressions == shown
+    first = ["inv-001", "pass → fail", "1.000 → 0.938", "-0.062"] if width > 60 else ["inv-001", "1.000 → 0.938", "-0.062"]
+    assert rows[0][:len(first)] == first
+    reason = [row[-1] for row in rows[:next(i for i, row in enumerate(rows) if row[0] == "inv-008")]]
+    assert " ".join(reason) == INVOICE_REASON  # free text wraps between words, all of it shown
+    assert table(lines, "Improvements (1)") == (["case", "verdict", "score", "delta"], [["inv-006", "fail → pass", "0.815 → 0.982", "+0.167"]])
+    only_new = table(lines, "Only in new (1)")
+    if width > 60:
+        assert only_new == (["case", "verdict", "score", "delta"], [["inv-009-credit-note-for-inv-008", "missing → pass", "n/a → 0.971", "n/a"]])
+    else:  # the case id whole, with its scores; the verdict and a delta that is n/a in every row left out
+        assert only_new == (["case", "score"], [["inv-009-credit-note-for-inv-008", "n/a → 0.971"]])
+
+    evaluators, rows = table(lines, "Evaluators")
+    assert rows[1] == {
+        120: ["party_names", "75.0%", "75.0%", "+0.0 pts", "0.948", "0.948", "+0.000"],
+        80: ["party_names", "75.0%", "75.0%", "+0.0 pts", "0.948", "+0.000"],
+        60: ["party_names", "75.0%", "+0.0 pts", "0.948", "+0.000"],
+    }[width]
+    assert evaluators == {
+        120: ["evaluator", "pass rate base", "new", "delta", "mean score base", "new", "delta"],
+        80: ["evaluator", "rate base", "rate new", "rate Δ", "score new", "score Δ"],
+        60: ["evaluator", "rate new", "rate Δ", "score new", "score Δ"],
+    }[width]
+    fields, rows = table(lines, "Fields whose accuracy changed")
+    assert fields == (["evaluator", "field", "base", "new", "delta"] if width == 60 else ["evaluator", "field", "accuracy base", "new", "delta"])
+    assert rows == [["header", "invoice.number", "87.5%", "75.0%", "-12.5 pts"], ["header", "invoice.total", "75.0%", "87.5%", "+12.5 pts"]]
+    assert notes(lines) == {
+        120: [],
+        80: ["not shown at 80 columns: mean score base"],
+        60: ["not shown at 60 columns: verdict", "not shown at 60 columns: verdict, delta",
+             "not shown at 60 columns: pass rate base, mean score base"],
+    }[width]
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_two_invoice_runs_compared_are_whole_and_readable_at_60_80_and_120_columns(invoice_runs, width):
+    """As `report`: headers shorten first, then the least useful columns are left out (named under
+    the table); the case id, its scores and the change stay, and no cell is cut."""
+    base, new = invoice_runs
+    lines = compare_lines(base, new, columns=width)
+    _check_invoice_compare(lines, width, base, new)
+    if width == 120:  # piped without COLUMNS: 120 wide, as `report`
+        assert compare_lines(base, new) == lines
+
+
+def test_on_a_60_column_terminal_compare_fits_it(invoice_runs):
+    from test_reports import run_in_terminal
+
+    base, new = invoice_runs
+    code, screen = run_in_terminal("compare", base, new, columns=60)
+    assert code == 1, screen
+    _check_invoice_compare([line.rstrip() for line in screen.splitlines()], 60, base, new)

@@ -2,8 +2,16 @@
 runs of differently named suites, and per-criterion rows: real result files, the real command."""
 
 import json
+import os
+import re
+import shutil
+import subprocess
+import sys
 
-from conftest import run_cli
+import pytest
+
+from conftest import EXAMPLES, read_jsonl, run_cli
+from test_compare import check_fitted, compare_lines, notes, table
 
 from agenteval.statistics import compare_cells
 
@@ -252,3 +260,70 @@ cases:
     summary = json.loads((tmp_path / "r.summary.json").read_text())
     pair = next(row for row in summary["comparisons"] if {row["a"], row["b"]} == {"good", "bad"})
     assert data["statistics"][0]["n"] == pair["n"] == 3
+
+
+# --- on a narrow terminal ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def matrix_runs(tmp_path_factory):
+    """examples/compare-models from its cache, twice: as it is, and with `brief` at 8 words (its
+    careful prompt's sentences fail it: regressions in two cells of four)."""
+    folder = tmp_path_factory.mktemp("matrix")
+    shutil.copytree(EXAMPLES / "compare-models", folder / "examples" / "compare-models", ignore=shutil.ignore_patterns("agenteval-results"))
+    env = {key: value for key, value in os.environ.items() if key != "COMPARE_MODELS_BASE_URL"}  # the cache is keyed by the default
+    for name, more in (("base", []), ("new", ["--set", "evaluators[1].max=8"])):
+        done = subprocess.run([sys.executable, "-m", "agenteval", "run", "examples/compare-models/suite.yaml", "-q", "-o", f"{name}.jsonl", *more],
+                              cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1, done.stderr
+    return folder / "base.jsonl", folder / "new.jsonl"
+
+
+CELLS = ("small/terse", "small/careful", "large/terse", "large/careful")
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_two_matrix_runs_compared_on_a_narrow_terminal_keep_cases_and_cells_whole(matrix_runs, width):
+    lines = compare_lines(*matrix_runs, columns=width)
+    check_fitted(lines, width, split=["Regressions (11)"] if width == 60 else [])
+    if width == 80:  # the verdict left out, the reason wraps beside the case
+        header, rows = table(lines, "Regressions (11)")
+        assert header == ["case", "score", "delta", "why"]
+    else:  # too narrow for a case of a cell beside its reason: the reasons in a table of their own, each by its case
+        header, rows = table(lines, "Regressions (11) (1 of 2)")
+        assert header == ["case", "score", "delta"]
+        reasons = table(lines, "Regressions (11) (2 of 2)")
+        assert reasons[0] == ["case", "why"]
+        assert [row[0] for row in reasons[1] if row[0]] == [row[0] for row in rows]
+        first = [row[1] for row in reasons[1][:next(i for i, row in enumerate(reasons[1]) if i and row[0])]]
+        assert " ".join(first) == 'brief: content has 9 words, more than 8; base: pass (1.000); new answer: "The Amazon is the longest river in South America."'
+    cases = [row[0] for row in rows if row[0]]
+    assert len(cases) == 11 and all(re.fullmatch(r"[a-z-]+ \((small|large)/careful\)", case) for case in cases), cases
+    assert [row[1:3] for row in rows if row[0]] == [["1.000 → 0.500", "-0.500"]] * 11
+    assert {"amazon (large/careful)", "amazon (small/careful)", "photosynthesis (small/careful)"} <= set(cases)
+    header, rows = table(lines, "Cells")
+    assert [row[0] for row in rows] == list(CELLS)
+    if width == 80:
+        assert header == ["cell", "rate base", "rate new", "rate Δ", "score new", "score Δ"]
+        assert rows[1] == ["small/careful", "65.0%", "40.0%", "-25.0 pts", "0.675", "-0.125"]
+    else:  # its last headers fold between their words, never inside one
+        assert header == ["cell", "rate new", "rate Δ", "score new", "score Δ"]
+        assert rows[1] == ["small/careful", "40.0%", "-25.0 pts", "0.675", "-0.125"]
+    assert notes(lines) == {
+        80: ["not shown at 80 columns: verdict", "not shown at 80 columns: mean score base", "not shown at 80 columns: mean score base"],
+        60: ["not shown at 60 columns: verdict", "not shown at 60 columns: pass rate base, mean score base",
+             "not shown at 60 columns: pass rate base, mean score base"],
+    }[width]
+
+
+def test_two_cells_compared_at_60_columns(matrix_runs):
+    base, _ = matrix_runs
+    lines = compare_lines(base, "--cells", "small/terse", "large/careful", columns=60, code=0)
+    check_fitted(lines, 60)
+    assert lines[:2] == [f"compare-models: run {read_jsonl(base)[0]['run_id']},", "cell small/terse (20 cases) → cell large/careful (20 cases)"]
+    header, rows = table(lines, "Improvements (7)")
+    assert header == ["case", "verdict", "score", "delta"]
+    assert rows[0] == ["au-capital", "fail → pass", "0.500 → 1.000", "+0.500"] and len(rows) == 7
+    header, rows = table(lines, "Evaluators")
+    assert header == ["evaluator", "rate new", "rate Δ", "score new", "score Δ"]
+    assert rows == [["correct", "100.0%", "+35.0 pts", "1.000", "+0.350"], ["brief", "100.0%", "+0.0 pts", "1.000", "+0.000"]]
+    assert notes(lines) == ["not shown at 60 columns: pass rate base, mean score base"]

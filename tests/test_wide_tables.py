@@ -203,3 +203,53 @@ def test_the_invoices_run_is_whole_and_readable_at_60_80_and_120_columns(tmp_pat
         assert fields == ["evaluator", "field", "accuracy", "hits", "score"]
         assert "not shown at 60 columns: type, mean ms" in [line.strip() for line in lines]
         assert "not shown at 60 columns: skipped" in [line.strip() for line in lines]
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_history_leaves_the_start_time_out_rather_than_wrap_it(tmp_path, width):
+    """Each run on one line: its start time whole or not shown (its run id holds it too), never its
+    date over one line and its time under it."""
+    suite = tmp_path / "s.yaml"
+    suite.write_text(json.dumps({"name": "s", "evaluators": [{"type": "equals"}], "cases": [{"id": "c", "expected": "x", "output": "x"}]}))
+    for _ in range(2):
+        assert run_cli("run", suite, "-q", cwd=tmp_path).returncode == 0
+    done = subprocess.run([sys.executable, "-m", "agenteval", "history"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": str(width)})
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    assert all(len(line) <= width for line in lines), done.stdout
+    runs = lines[:lines.index(next(line for line in lines if line.startswith("└")))]
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in runs if line.startswith("│")]
+    assert len(rows) == 2 and all(re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", row[0]) for row in rows), rows
+    assert _header(lines, "s: 2 runs") == {
+        120: ["run", "started (UTC)", "cases", "pass rate", "vs previous", "mean score"],
+        80: ["run", "cases", "rate", "vs prev", "score"],
+        60: ["run", "rate", "vs prev", "score"],
+    }[width]
+    if width == 120:
+        assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row[1]) for row in rows), rows
+    else:
+        shown = "started (UTC)" if width == 80 else "started (UTC), cases"
+        assert f"not shown at {width} columns: {shown}" in [line.strip() for line in lines]
+
+
+def test_the_evaluator_list_wraps_its_descriptions_under_themselves_on_a_terminal():
+    from agenteval.evaluators import BUILT_IN_TYPES
+
+    indent = max(map(len, BUILT_IN_TYPES)) + 2
+    code, screen = run_in_terminal("evaluators", columns=60)
+    assert code == 0, screen
+    lines = [line.rstrip() for line in screen.splitlines()]
+    assert all(len(line) <= 60 for line in lines), max(lines, key=len)
+    starts = [index for index, line in enumerate(lines) if not line.startswith(" ")]
+    assert [lines[index].split()[0] for index in starts] == list(BUILT_IN_TYPES)
+    assert all(line.startswith(" " * indent) and line[indent] != " " for line in lines if line.startswith(" "))
+    contains = starts[list(BUILT_IN_TYPES).index("contains")]
+    assert lines[contains:starts[starts.index(contains) + 1]] == [
+        f"{'contains':<{indent}}The candidate text contains the",
+        f"{'':<{indent}}reference strings: `mode: all` scores",
+        f"{'':<{indent}}the share found, `any` needs one.",
+    ]
+    assert len(lines) > len(BUILT_IN_TYPES)
+    piped = run_cli("evaluators").stdout.splitlines()  # a pipe without COLUMNS: one line each, for grep
+    assert [line.split()[0] for line in piped] == list(BUILT_IN_TYPES)
+    assert f"{'contains':<{indent - 2}}  The candidate text contains the reference strings: `mode: all` scores the share found, `any` needs one." in piped

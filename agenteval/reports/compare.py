@@ -9,6 +9,7 @@ more than noise.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from agenteval.reports.failures import answer_line, criteria_lines, field_rows, 
 from agenteval.reports.inputs import ResultInputs
 from agenteval.reports.numbers import counted, num, pct, points, signed
 from agenteval.reports.outputs import ReportError, stdout_reader_may_leave
+from agenteval.reports.terminal import Column
 from agenteval.cells import cell_label
 from agenteval.metrics import ratio
 from agenteval.results import MAX_PAIRED_METRICS, CaseResult, Summary, compared_metric_names, metric_values
@@ -663,40 +665,72 @@ CASE_SECTIONS = (
 
 def render_comparison(comparison: Comparison, gate: Gate, console: Any) -> None:
     """The terminal view: case tables, aggregate deltas, then the counts and the gate's decision.
-    Ids, names and reasons come from the data: shown via `visible`, identifiers never cut."""
+    Ids, names and reasons come from the data: shown via `visible`, identifiers never cut. Tables
+    fit the console as `report`'s do (`terminal.fitted_table`: short headers, then the least useful
+    columns left out and named under the table); the lines around them break between their parts."""
     from rich.text import Text
 
-    from agenteval.reports.terminal import Column, fitted_table, visible
+    from agenteval.reports.terminal import fitted_table, joined, visible
 
-    for line in header_lines(comparison):
+    def broken(line: str, breaks: re.Pattern[str] = _AFTER_COMMA) -> Text:
+        return joined(console.width, [Text(part) for part in breaks.split(visible(line))], gap=" ")
+
+    what, headline, *paired = header_lines(comparison)
+    console.print(broken(what, _AFTER_COMMA_OR_BEFORE_ARROW))  # base … → new …
+    console.print(broken(headline))
+    for line in paired:  # one line each, as `report` prints its comparisons: a log reader greps for them
         console.print(Text(visible(line)), soft_wrap=True)
     for heading, attribute, style in CASE_SECTIONS:
         changes = getattr(comparison, attribute)
         if not changes:
             continue
         why = attribute == "regressions"
-        columns = [Column("case"), Column("verdict"), Column("score", "num"), Column("delta", "num")]
-        if why:
-            columns.append(Column(REASON_HEADER, "text"))
         console.print(fitted_table(
-            console, f"{heading} ({len(changes)})", columns, case_rows(changes, reasons=why), title_style=style,
+            console, f"{heading} ({len(changes)})", case_columns(why, one_side=attribute in ("only_base", "only_new")),
+            case_rows(changes, reasons=why), title_style=style, keep=1,
             caption=f"{len(changes) - ROWS_SHOWN} more not shown (--format json lists all)" if len(changes) > ROWS_SHOWN else None,
         ))
     rows = aggregate_rows(comparison)
-    for heading, key, headers in (
-        ("Cells", "cells", ("cell", "pass rate base", "new", "delta", "mean score base", "new", "delta")),
-        ("Evaluators", "evaluators", ("evaluator", "pass rate base", "new", "delta", "mean score base", "new", "delta")),
-        ("Fields whose accuracy changed", "fields", ("evaluator", "field", "accuracy base", "new", "delta")),
-        ("Dataset metrics that changed", "metrics", ("evaluator", "metric", "base", "new", "delta")),
-    ):
-        if not rows[key]:
-            continue
-        names = 1 if key in ("cells", "evaluators") else 2
-        columns = [Column(header, "id" if index < names else "num") for index, header in enumerate(headers)]
-        console.print(fitted_table(console, heading, columns, rows[key][:ROWS_SHOWN]))
-    console.print(Text(counts_line(comparison)), soft_wrap=True)
+    for heading, key in (("Cells", "cells"), ("Evaluators", "evaluators"), ("Fields whose accuracy changed", "fields"),
+                         ("Dataset metrics that changed", "metrics")):
+        if rows[key]:
+            console.print(fitted_table(console, heading, AGGREGATE_COLUMNS[key], rows[key][:ROWS_SHOWN]))
+    console.print(broken(counts_line(comparison)))
     reasons = gate.reasons(comparison)
-    console.print(Text(gate_line(comparison, gate), style="bold red" if reasons else "bold green"), soft_wrap=True)
+    console.print(Text(gate_line(comparison, gate), style="bold red" if reasons else "bold green"))
+
+
+# where a line around the tables may break when the terminal is too narrow for it
+_AFTER_COMMA = re.compile(r"(?<=[,;]) ")
+_AFTER_COMMA_OR_BEFORE_ARROW = re.compile(r"(?<=[,;]) | (?=→ )")
+
+
+def case_columns(why: bool = False, one_side: bool = False) -> list[Column]:
+    """The columns of a table of cases. On a narrow terminal the case, its scores (base → new) and
+    the change stay; left out first is a delta that is n/a in every row (a case in one run only),
+    then the verdicts (the scores and the table's title say most of it). A regression's reason is
+    free text: it wraps between words, and is never left out."""
+    columns = [Column("case"), Column("verdict", optional=2), Column("score", "num"), Column("delta", "num", optional=3 if one_side else 0)]
+    return columns + ([Column(REASON_HEADER, "text", short="why")] if why else [])
+
+
+def _rate_and_score_columns(name: str) -> list[Column]:
+    """A name, then pass rate and mean score, each base, new and delta. Short headers say which
+    figure each column holds, so that the table still reads when a base column is left out: the
+    mean score's first, then the pass rate's (each is its new value less its delta)."""
+    return [
+        Column(name),
+        Column("pass rate base", "num", "rate base", 1), Column("new", "num", "rate new"), Column("delta", "num", "rate Δ"),
+        Column("mean score base", "num", "score base", 2), Column("new", "num", "score new"), Column("delta", "num", "score Δ"),
+    ]
+
+
+AGGREGATE_COLUMNS = {
+    "cells": _rate_and_score_columns("cell"),
+    "evaluators": _rate_and_score_columns("evaluator"),
+    "fields": [Column("evaluator"), Column("field"), Column("accuracy base", "num", "base", 1), Column("new", "num"), Column("delta", "num")],
+    "metrics": [Column("evaluator"), Column("metric"), Column("base", "num", optional=1), Column("new", "num"), Column("delta", "num")],
+}
 
 
 REASON_HEADER = "why: first miss, base against new"

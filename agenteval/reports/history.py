@@ -82,10 +82,8 @@ def render_history(runs: list[dict[str, Any]], console: Any) -> None:
         console.print("no runs")
         return
     for title, header, rows, right_from in sections(runs):
-        # run ids, evaluator names and field paths stay whole (`compare RUN_ID` needs them); numbers
-        # keep their width; the start time and the sparkline wrap when space runs out
-        columns = [
-            column(name, "num" if index >= right_from and name != "trend" else "text" if name in ("started (UTC)", "trend") else "id")
-            for index, name in enumerate(header)
-        ]
+        # run ids, evaluator names and field paths stay whole (`compare RUN_ID` needs them), and so do
+        # numbers, the start time and the sparkline (a bar on a line of its own reads as another
+        # row): the least useful columns are left out first (the start time: the run id holds it too)
+        columns = [column(name, "num" if index >= right_from and name != "trend" else "id") for index, name in enumerate(header)]
         console.print(fitted_table(console, title, columns, rows))
