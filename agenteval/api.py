@@ -23,7 +23,6 @@ import os
 import re
 import time
 import uuid
-from collections import ChainMap
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -226,24 +225,12 @@ def _use_task(loaded: LoadedSuite, settings: RunSettings) -> None:
 def _check_credentials(loaded: LoadedSuite, settings: RunSettings) -> None:
     """SuiteInvalid naming what to set when a chosen target's credential is missing (its
     `credential_problem`, agenteval.agents.protocol), unless its replies are cached and a cache
-    exists to replay them from: a re-run replays offline without them, and a request the cache
-    lacks is its case's error naming the same."""
-    from agenteval.endpoints import cache_path
+    exists to replay them from (LoadedSuite.credential_problems)."""
     from agenteval.suite.loader import SuiteInvalid
-    from agenteval.suite.problems import Problem
-    from agenteval.targets.model_entries import credential_problem, replies_cached
 
-    environ = ChainMap(os.environ, loaded.env_values)  # (the environment wins, as over `env_file:` everywhere; read by name, not copied)
-    cached = settings.cache and not settings.refresh_cache and cache_path(loaded.base_dir, settings.cache_dir).exists()
-    problems = []
-    for cell in loaded.cells:
-        if cached and replies_cached(cell.spec, loaded.suite.models):
-            continue
-        if message := credential_problem(cell.spec, environ, loaded.suite.models):
-            key = ("targets", cell.target) if cell.target is not None else ("target",)
-            problems.append(Problem(loaded.path, None, key, message))
+    problems = loaded.credential_problems(settings.cache_dir, settings.cache and not settings.refresh_cache)
     if problems:
-        raise SuiteInvalid(list({problem.render(): problem for problem in problems}.values()))
+        raise SuiteInvalid(problems)
 
 
 def _readable(store: Store | None) -> bool:

@@ -204,7 +204,8 @@ def validate(
         Optional[list[Path]], typer.Argument(metavar="SUITE.yaml|DIR...", help="Suite YAML files, or folders holding suite.yaml. Default: ./suite.yaml")
     ] = None,
 ) -> None:
-    """Parse and validate suites without running anything; every problem is reported at once."""
+    """Parse and validate suites without running anything; every problem is reported at once.
+    Warnings (such as a target's missing API key, which run refuses to start without) do not fail it."""
     from agenteval.execute import UsageError
     from agenteval.reports.numbers import counted
     from agenteval.suite.loader import SuiteInvalid, load_suite
@@ -230,12 +231,23 @@ def validate(
             typer.echo(f"{path}: {errors} error{'s' if errors != 1 else ''}", err=True)
             code = 2
             continue
-        for warning in loaded.warnings:
+        for warning in [*loaded.warnings, *_credential_warnings(loaded)]:
             typer.echo(warning.render(), err=True)
         evaluators = len(loaded.suite.evaluators)
         cases = loaded.case_count
         typer.echo(f"{path}: ok ({counted(cases)}, {counted(evaluators, 'evaluator')})")
     raise typer.Exit(code)
+
+
+def _credential_warnings(loaded: Any) -> list[Any]:
+    """What `agenteval run` would refuse to start without (a target's missing key), told by validate
+    as warnings: validate often runs where the secrets are not (CI checking a pull request)."""
+    from dataclasses import replace
+
+    return [
+        replace(problem, severity="warning", message=f"{problem.message} (agenteval run will refuse to start until it is set)")
+        for problem in loaded.credential_problems()
+    ]
 
 
 @app.command(short_help="Print a JSON Schema: suite, result line or judge reply.")

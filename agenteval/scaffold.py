@@ -63,10 +63,9 @@ description: >
   runs as written; q-3 fails on purpose (it misses the unit). To ask a live model instead, remove
   the `output` keys and uncomment `target:`.
 # target:
-#   type: openai
-#   base_url: https://api.openai.com/v1   # any OpenAI-compatible server, e.g. http://localhost:11434/v1
+#   type: openai                          # OpenAI, with the key in OPENAI_API_KEY
 #   model: gpt-4.1-mini
-#   api_key_env: OPENAI_API_KEY           # leave this line out for a local server that takes no key
+#   # base_url: http://localhost:11434/v1 # any other OpenAI-compatible server (a local one takes no key)
 #   messages:
 #     - {role: system, content: Answer in one short sentence.}
 #     - {role: user, content: "{{ input }}"}
@@ -85,11 +84,9 @@ evaluators:
     path: content
     case_sensitive: false
     reference: ["as an ai", "i cannot"]
-  # - name: graded              # a model grading the answer (needs `target`-like settings)
+  # - name: graded              # a model grading the answer (OpenAI unless base_url says otherwise)
   #   type: llm_judge
-  #   base_url: https://api.openai.com/v1
   #   model: gpt-4.1-mini
-  #   api_key_env: OPENAI_API_KEY
   #   criteria: [{name: correct, description: States the expected fact.}]
 cases: cases.jsonl
 """

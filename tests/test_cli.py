@@ -1,6 +1,7 @@
 """The real `agenteval` command on real files: exit codes, streamed JSONL, summaries."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -142,6 +143,69 @@ def test_validate_reports_every_file(tmp_path):
     assert f"{good}: ok (4 cases, 1 evaluator)" in done.stdout
     assert f"{bad}:2: evaluators[0].fields[0].wieght: unknown key 'wieght'; did you mean 'weight'?" in done.stderr
     assert f"{bad}: 1 error" in done.stderr
+
+
+KEYED = """
+name: keyed
+env_file: .env
+targets:
+  gpt: {type: openai, model: gpt-4o-mini}
+  team: {type: openai, base_url: "http://127.0.0.1:9/v1", model: m, api_key_env: TEAM_TEST_KEY}
+  local: {type: openai, base_url: "http://127.0.0.1:9/v1", model: m}
+evaluators: [{type: contains, path: content, reference: x}]
+cases: [{id: a, input: hi}]
+"""
+NOT_SET = {
+    "gpt": "environment variable OPENAI_API_KEY is not set: api.openai.com needs an API key; set it, or name another variable "
+           "with `api_key_env: NAME`",
+    "team": "environment variable TEAM_TEST_KEY is not set: it holds the API key (`api_key_env`); set it, or name another variable",
+}
+
+
+def agenteval(*args, cwd, **env):
+    """`agenteval ARGS` in a fresh process with `env` laid over the environment (None: unset)."""
+    environ = {name: value for name, value in {**os.environ, **env}.items() if value is not None}
+    return subprocess.run([sys.executable, "-m", "agenteval", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120, env=environ)
+
+
+def test_validate_warns_of_each_missing_key_that_run_refuses_to_start_without(tmp_path):
+    suite = write(tmp_path, "s.yaml", KEYED)
+    write(tmp_path, ".env", "")
+    unset = {"OPENAI_API_KEY": None, "TEAM_TEST_KEY": None}
+    done = agenteval("validate", suite, cwd=tmp_path, **unset)
+    assert done.returncode == 0  # a warning: validate often runs where the secrets are not
+    assert done.stdout == f"{suite}: ok (1 case, 1 evaluator)\n"
+    assert done.stderr.splitlines() == [
+        f"{suite}: warning: targets.{name}: {message} (agenteval run will refuse to start until it is set)" for name, message in NOT_SET.items()
+    ]
+    ran = agenteval("run", suite, "-o", tmp_path / "r.jsonl", cwd=tmp_path, **unset)  # the same problems, as errors
+    assert ran.returncode == 2 and not (tmp_path / "r.jsonl").exists()
+    assert ran.stderr.splitlines() == [f"{suite}: targets.{name}: {message}" for name, message in NOT_SET.items()]
+    write(tmp_path, ".env", "TEAM_TEST_KEY=from-the-env-file\n")
+    done = agenteval("validate", suite, cwd=tmp_path, **unset)
+    assert (done.returncode, done.stderr.splitlines()) == (0, [f"{suite}: warning: targets.gpt: {NOT_SET['gpt']} (agenteval run will refuse to start until it is set)"])
+    done = agenteval("validate", suite, cwd=tmp_path, OPENAI_API_KEY="sk-test", TEAM_TEST_KEY=None)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_validate_does_not_warn_of_a_key_a_replay_from_the_cache_needs_not(tmp_path):
+    suite = write(tmp_path, "s.yaml", KEYED.replace("model: gpt-4o-mini", "model: gpt-4o-mini, temperature: 0"))
+    write(tmp_path, ".env", "")
+    (tmp_path / ".agenteval" / "cache").mkdir(parents=True)
+    (tmp_path / ".agenteval" / "cache" / "responses.sqlite").touch()  # a committed cache: run replays the temperature-0 target
+    done = agenteval("validate", suite, cwd=tmp_path, OPENAI_API_KEY=None, TEAM_TEST_KEY=None)
+    assert done.returncode == 0
+    assert done.stderr.splitlines() == [f"{suite}: warning: targets.team: {NOT_SET['team']} (agenteval run will refuse to start until it is set)"]
+
+
+def test_validate_still_fails_a_suite_with_errors_and_tells_no_key_then(tmp_path):
+    suite = write(tmp_path, "s.yaml", KEYED.replace("reference: x", "referense: x"))
+    write(tmp_path, ".env", "")
+    done = agenteval("validate", suite, cwd=tmp_path, OPENAI_API_KEY=None, TEAM_TEST_KEY=None)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"{suite}:7: evaluators[0].referense: unknown key 'referense'; did you mean 'reference'?", f"{suite}: 1 error",
+    ]
 
 
 def test_selection_by_filter_tag_and_shard(tmp_path):

@@ -2,8 +2,17 @@
 with the fix (a did-you-mean, the form to write), before anything runs."""
 
 import json
+import os
+import subprocess
+import sys
 
 from conftest import refused_url, run_cli, write
+
+def agenteval(*args, **env):
+    """`agenteval ARGS` in a fresh process with `env` laid over the environment (None: unset)."""
+    environ = {name: value for name, value in {**os.environ, **env}.items() if value is not None}
+    return subprocess.run([sys.executable, "-m", "agenteval", *map(str, args)], capture_output=True, text=True, timeout=120, env=environ)
+
 
 FIELDS = """
 name: demo
@@ -63,10 +72,18 @@ def test_the_llm_template_target_block_validates_when_uncommented(tmp_path):
     text = suite.read_text()
     block = [line for line in text.splitlines() if line.startswith("# target:") or line.startswith("#   ")]
     assert "#   messages:" in block
-    uncommented = text.replace("\n".join(block), "\n".join(line[2:] for line in block))
-    suite.write_text(uncommented.replace("api_key_env: OPENAI_API_KEY           #", "#"))
-    done = run_cli("validate", suite)
-    assert done.returncode == 0, done.stderr
+    suite.write_text(text.replace("\n".join(block), "\n".join(line[2:] for line in block)))
+    done = agenteval("validate", suite, OPENAI_API_KEY=None)  # OpenAI by default: validate tells of the key run needs
+    assert done.returncode == 0 and done.stderr.splitlines() == [
+        f"{suite}: warning: target: environment variable OPENAI_API_KEY is not set: api.openai.com needs an API key; set it, "
+        "or name another variable with `api_key_env: NAME` (agenteval run will refuse to start until it is set)"
+    ]
+    assert agenteval("validate", suite, OPENAI_API_KEY="sk-test").stderr == ""
+    keyless = suite.read_text().replace("  # base_url: http://localhost:11434/v1", "  base_url: http://localhost:11434/v1")
+    assert keyless != suite.read_text()
+    suite.write_text(keyless)
+    done = agenteval("validate", suite, OPENAI_API_KEY=None)  # a local server takes no key
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
 
 
 def test_a_system_key_on_a_model_target_points_at_messages(tmp_path):
@@ -98,11 +115,12 @@ def test_an_unset_key_of_an_openai_target_stops_the_run_before_any_case(tmp_path
         f"{tmp_path / 's.yaml'}: target: environment variable NO_SUCH_OPENAI_TEST_KEY is not set: it holds the API key "
         "(`api_key_env`); set it, or name another variable"
     ]
-    write(tmp_path, "s.yaml", OPENAI.format(url="https://api.openai.com/v1", more=""))
-    done = run_cli("run", tmp_path / "s.yaml", "-o", tmp_path / "r.jsonl", "-q")
-    assert done.returncode == 2 and done.stderr.splitlines() == [
-        f"{tmp_path / 's.yaml'}: target: api.openai.com needs an API key: add `api_key_env: OPENAI_API_KEY` (the NAME of the "
-        "variable that holds it) and set it"
+    write(tmp_path, "s.yaml", OPENAI.format(url="https://api.openai.com/v1", more=""))  # no api_key_env: OPENAI_API_KEY's
+    done = agenteval("run", tmp_path / "s.yaml", "-o", tmp_path / "r.jsonl", "-q", OPENAI_API_KEY=None)
+    assert done.returncode == 2 and not (tmp_path / "r.jsonl").exists()
+    assert done.stderr.splitlines() == [
+        f"{tmp_path / 's.yaml'}: target: environment variable OPENAI_API_KEY is not set: api.openai.com needs an API key; "
+        "set it, or name another variable with `api_key_env: NAME`"
     ]
 
 

@@ -471,3 +471,133 @@ def test_the_qa_llm_example_replays_offline_from_its_committed_cache(tmp_path):
     judge = lines["capital-australia"]["evaluator_results"][1]
     assert judge["details"]["criteria"]["correct"]["raw_score"] == "fail" and judge["details"]["usage"]["cached"]
     assert cache.read_bytes() == before and not list(cache.parent.glob("*-wal"))
+
+
+# --- OpenAI by default: no base_url, the key in OPENAI_API_KEY ------------------------------------
+
+def openai_target(**keys):
+    from agenteval.targets.openai import OpenAITarget
+
+    return OpenAITarget.model_validate({"type": "openai", "model": "gpt-4o-mini", **keys})
+
+
+def test_without_base_url_or_endpoint_a_target_asks_openai_with_the_key_in_OPENAI_API_KEY():
+    from agenteval.endpoints.settings import merged_settings
+    from agenteval.targets.model_entries import ChatModel
+    from agenteval.targets.openai import OpenAITarget
+
+    settings = merged_settings(openai_target(), {})
+    assert (settings.base_url, settings.api_key_env, settings.model) == ("https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini")
+    given = {  # what the target says -> (where it goes, the variable its key is read from)
+        "api_key_env: MY_OPENAI_KEY": ({"api_key_env": "MY_OPENAI_KEY"}, ("https://api.openai.com/v1", "MY_OPENAI_KEY")),
+        "an Authorization header": ({"headers": {"Authorization": "Bearer ${GATEWAY_TOKEN}"}}, ("https://api.openai.com/v1", None)),
+        "base_url of OpenAI": ({"base_url": "https://API.openai.com/v1/"}, ("https://API.openai.com/v1/", "OPENAI_API_KEY")),
+        "a local server": ({"base_url": "http://localhost:11434/v1"}, ("http://localhost:11434/v1", None)),
+        "a gateway": ({"base_url": "https://gateway.example/v1", "api_key_env": "GW_KEY"}, ("https://gateway.example/v1", "GW_KEY")),
+    }
+    for what, (keys, expected) in given.items():
+        settings = merged_settings(openai_target(**keys), {})
+        assert (settings.base_url, settings.api_key_env) == expected, what
+    models = {"local": ChatModel(base_url="http://127.0.0.1:9/v1", model="m"), "gpt": ChatModel(model="gpt-4o-mini", temperature=0)}
+    named = OpenAITarget.model_validate({"type": "openai", "endpoint": "gpt"})
+    settings = merged_settings(named, models)  # a named model without base_url: OpenAI too
+    assert (settings.base_url, settings.api_key_env, settings.model, settings.temperature) == ("https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini", 0)
+    settings = merged_settings(openai_target(endpoint="local"), models)
+    assert (settings.base_url, settings.api_key_env, settings.model) == ("http://127.0.0.1:9/v1", None, "gpt-4o-mini")
+
+
+def test_judges_and_simulated_users_without_base_url_ask_openai_too():
+    from agenteval.conversations.simulated_user import endpoint_settings
+    from agenteval.endpoints import Endpoints
+    from agenteval.endpoints.settings import merged_settings
+    from agenteval.evaluators.model.llm_judge import LLMJudge
+    from agenteval.evaluators.model.rubric import judge_model
+    from agenteval.evaluators.model.semantic_similarity import SemanticSimilarity
+    from agenteval.targets.model_entries import ChatModel
+
+    judge = LLMJudge.model_validate({"type": "llm_judge", "model": "gpt-4o-mini", "criteria": [{"name": "ok", "description": "d"}]})
+    settings = judge_model(judge, {})
+    assert (settings.base_url, settings.api_key_env, settings.temperature) == ("https://api.openai.com/v1", "OPENAI_API_KEY", 0)
+    embeddings = merged_settings(SemanticSimilarity.model_validate({"type": "semantic_similarity", "model": "text-embedding-3-small"}), {})
+    assert (embeddings.base_url, embeddings.api_key_env) == ("https://api.openai.com/v1", "OPENAI_API_KEY")
+    user = endpoint_settings("customer", Endpoints(models={"customer": ChatModel(model="gpt-4o-mini")}))
+    assert (user.base_url, user.api_key_env, user.model) == ("https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini")
+    local = endpoint_settings("customer", Endpoints(models={"customer": ChatModel(base_url="http://127.0.0.1:9/v1", model="m")}))
+    assert (local.base_url, local.api_key_env) == ("http://127.0.0.1:9/v1", None)
+
+
+def test_a_model_is_still_required(tmp_path):
+    write(tmp_path, "s.yaml", DEFAULT_OPENAI.replace("model: gpt-4o-mini", "temperature: 0"))
+    done = run_cli("validate", tmp_path / "s.yaml")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"{tmp_path / 's.yaml'}:2: target: no `model`: give it, or `endpoint: NAME` of a model under `models:`",
+        f"{tmp_path / 's.yaml'}: 1 error",
+    ]
+
+
+def test_the_default_key_is_sent_as_a_bearer_token(server):
+    """The settings an openai target without base_url resolves to, sent to a local server instead of
+    api.openai.com (tests reach no other host): the key in OPENAI_API_KEY arrives as the Bearer token."""
+    from agenteval.endpoints import Endpoints
+    from agenteval.endpoints.chat import chat_body, complete
+    from agenteval.endpoints.settings import merged_settings
+
+    resolved = merged_settings(openai_target(), {})
+    assert resolved.base_url == "https://api.openai.com/v1"
+    settings = resolved.model_copy(update={"base_url": server.base_url})
+    endpoints = Endpoints(environ={"OPENAI_API_KEY": SECRET + "\r\n"})  # (a .env saved with CRLF line ends)
+    try:
+        reply = complete(endpoints, settings, chat_body(settings, [{"role": "user", "content": "hi"}]), cache=False)
+    finally:
+        endpoints.close()
+    assert reply.content == "echo: hi" and reply.model == "gpt-4o-mini"
+    assert server.received[0].headers["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_a_local_server_gets_no_key_even_when_OPENAI_API_KEY_is_set(server, tmp_path):
+    write(tmp_path, "s.yaml", suite_text(server, evaluators="  - {type: contains, path: content, reference: France}"))
+    done, lines = run(tmp_path, env={"OPENAI_API_KEY": SECRET})
+    assert done.returncode == 1, done.stderr  # asked: a's echo names France, b's does not
+    assert (lines["a"]["verdict"], lines["b"]["verdict"]) == ("pass", "fail")
+    assert server.count() == 2 and all("Authorization" not in received.headers for received in server.received)
+
+
+DEFAULT_OPENAI = """
+name: default-openai
+target: {type: openai, model: gpt-4o-mini}
+evaluators: [{type: contains, path: content, reference: Paris}]
+cases: [{id: a, input: "capital of France?"}]
+"""
+
+
+def test_a_run_of_the_default_openai_target_without_OPENAI_API_KEY_stops_before_any_case(tmp_path):
+    write(tmp_path, "s.yaml", DEFAULT_OPENAI)
+    done, lines = run(tmp_path, env={"OPENAI_API_KEY": None})
+    assert (done.returncode, lines) == (2, {})
+    assert done.stderr.splitlines() == [
+        f"{tmp_path / 's.yaml'}: target: environment variable OPENAI_API_KEY is not set: api.openai.com needs an API key; "
+        "set it, or name another variable with `api_key_env: NAME`"
+    ]
+    done, lines = run(tmp_path, env={"OPENAI_API_KEY": "  "})  # blank is not set
+    assert (done.returncode, lines) == (2, {}) and "OPENAI_API_KEY is not set" in done.stderr
+    write(tmp_path, "s.yaml", DEFAULT_OPENAI.replace("model: gpt-4o-mini", "model: gpt-4o-mini, api_key_env: TEAM_OPENAI_KEY"))
+    done, lines = run(tmp_path, env={"OPENAI_API_KEY": SECRET, "TEAM_OPENAI_KEY": None})  # the variable named, not the default
+    assert (done.returncode, lines) == (2, {})
+    assert done.stderr.splitlines() == [
+        f"{tmp_path / 's.yaml'}: target: environment variable TEAM_OPENAI_KEY is not set: it holds the API key (`api_key_env`); "
+        "set it, or name another variable"
+    ]
+
+
+def test_a_cases_file_judge_without_base_url_needs_trust_before_it_could_send_OPENAI_API_KEY(tmp_path):
+    write(tmp_path, "s.yaml", "name: t\nevaluators: [{type: equals}]\ncases: cases.jsonl\n")
+    judge = {"type": "llm_judge", "model": "gpt-4o-mini", "criteria": [{"name": "ok", "description": "d"}]}
+    write(tmp_path, "cases.jsonl", json.dumps({"id": "a", "output": "x", "expected": "x", "evaluators": [judge]}) + "\n")
+    done = run_cli("validate", tmp_path / "s.yaml")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == (
+        f"{tmp_path / 'cases.jsonl'}:1: evaluators[0].type: case 'a': a `llm_judge` evaluator in a cases file talks to a server "
+        "of its own (a case may only use `endpoint: NAME` of the suite's `models:`); cases files are data, so this needs "
+        "`trust_cases: true` in the suite (only for a file you trust like your own code), or move the evaluator into the suite"
+    )

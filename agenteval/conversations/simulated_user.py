@@ -67,8 +67,10 @@ def says_goal_reached(text: str | None) -> bool:
 
 
 def endpoint_settings(name: str, endpoints: Endpoints) -> ModelEndpoint:
-    """The entry `models.NAME`: chat-completions settings, or a model target of another type (asked
-    through its step(), agenteval.targets.model_entries); UserFailed when it is not there or names no server."""
+    """The entry `models.NAME`: chat-completions settings (OpenAI's base_url and key variable where it
+    says none, agenteval.endpoints.settings.openai_defaults), or a model target of another type (asked
+    through its step(), agenteval.targets.model_entries); UserFailed when it is not there."""
+    from agenteval.endpoints.settings import openai_defaults
     from agenteval.targets.model_entries import is_chat, judge_target
 
     settings = endpoints.models.get(name) if endpoints.models else None
@@ -77,9 +79,7 @@ def endpoint_settings(name: str, endpoints: Endpoints) -> ModelEndpoint:
         raise UserFailed(f"endpoint {name!r} is not defined under `models:` (known: {known})")
     if not is_chat(settings):
         return judge_target(settings, None)  # type: ignore[no-any-return]
-    if not settings.base_url:
-        raise UserFailed(f"endpoint {name!r} has no `base_url`")
-    return settings
+    return openai_defaults(settings)
 
 
 def _ask(endpoints: Endpoints, settings: Any, messages: list[dict[str, Any]], variant: int, usable: Any = None) -> Any:

@@ -2,6 +2,11 @@
 
 Keys are never literal secrets: `api_key_env` names an environment variable, and header values
 may say `${NAME}`; both are read from the environment when a request is sent.
+
+An OpenAI-compatible model that names no server goes to OpenAI, as OpenAI's SDK and other eval
+tools do: `base_url` defaults to https://api.openai.com/v1, and a request there reads its key from
+OPENAI_API_KEY unless `api_key_env` names another variable (`openai_defaults`). Any other server
+without `api_key_env` is asked without a key: a local one takes none.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ from agenteval.config import StrictModel
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key"}
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"  # where an OpenAI-compatible model goes when neither `base_url` nor `endpoint:` says
+OPENAI_HOST = "api.openai.com"  # the one server known to need a key: any other may be a local one that takes none
+OPENAI_KEY_ENV = "OPENAI_API_KEY"  # the variable a request to OPENAI_HOST reads its key from unless `api_key_env` names another
 
 
 class MissingEnvironment(Exception):
@@ -149,8 +158,17 @@ class Transport(StrictModel):
 class Connection(Transport):
     """An OpenAI-compatible API: where it is and which model to ask."""
 
+    api_key_env: str | None = Field(
+        None, description=(
+            "The NAME of the environment variable holding the API key (sent as a Bearer token); never the key itself. "
+            f"Default: {OPENAI_KEY_ENV} for {OPENAI_HOST}, none for any other server (a local one takes no key)."
+        ),
+    )
     base_url: str | None = Field(
-        None, description="The API root, e.g. http://localhost:11434/v1 (`${NAME}` / `${NAME:-default}` are read from the environment)."
+        None, description=(
+            f"The API root, e.g. http://localhost:11434/v1 (`${{NAME}}` / `${{NAME:-default}}` are read from the environment). "
+            f"Default: {OPENAI_BASE_URL}."
+        ),
     )
     model: str | None = Field(None, description="The model name sent with each request (`${NAME}` is read from the environment).")
 
@@ -191,10 +209,9 @@ class EndpointRef(StrictModel):
 
     @model_validator(mode="after")
     def _somewhere_to_send(self) -> EndpointRef:
-        if self.endpoint is None:
-            missing = [key for key in ("base_url", "model") if key in type(self).model_fields and not getattr(self, key)]
-            if missing:
-                raise ValueError(f"no `{'` or `'.join(missing)}`: give it, or `endpoint: NAME` of a model under `models:`")
+        """A model to ask (`base_url` has a default: OpenAI's, or the target type's own)."""
+        if self.endpoint is None and "model" in type(self).model_fields and not getattr(self, "model"):
+            raise ValueError("no `model`: give it, or `endpoint: NAME` of a model under `models:`")
         return self
 
 
@@ -204,7 +221,14 @@ def endpoint_keys(entry: StrictModel) -> dict[str, Any]:
 
 
 def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> ModelEndpoint:
-    """The named endpoint (if any) with the keys `config` sets explicitly laid over it. Raises ValueError."""
+    """The named endpoint (if any) with the keys `config` sets explicitly laid over it, and OpenAI's
+    base_url and key variable under both where they say none (`openai_defaults`). Raises ValueError."""
+    return openai_defaults(given_settings(config, models))
+
+
+def given_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> ModelEndpoint:
+    """The named endpoint (if any) with the keys `config` sets explicitly laid over it: what the
+    suite says, without defaults (`base_url` may be None). Raises ValueError."""
     name = getattr(config, "endpoint", None)
     base: dict[str, Any] = {}
     if name is not None:
@@ -219,9 +243,35 @@ def merged_settings(config: StrictModel, models: dict[str, ModelEndpoint]) -> Mo
             settings.model = substitute_env(settings.model)
         except MissingEnvironment as exc:
             raise ValueError(f"model: {exc}") from None
-    if not settings.base_url:
-        raise ValueError("no `base_url`: give one, or `endpoint: NAME` of a model under `models:`")
     return settings
+
+
+def openai_defaults(settings: ModelEndpoint) -> ModelEndpoint:
+    """`settings` with base_url https://api.openai.com/v1 when it has none, and api_key_env
+    OPENAI_API_KEY when the request goes to api.openai.com and names no variable (default_key_env)."""
+    base_url = settings.base_url or OPENAI_BASE_URL
+    key_env = settings.api_key_env or default_key_env(base_url, settings.headers)
+    if base_url == settings.base_url and key_env == settings.api_key_env:
+        return settings
+    return settings.model_copy(update={"base_url": base_url, "api_key_env": key_env})
+
+
+def default_key_env(base_url: str, headers: Mapping[str, str]) -> str | None:
+    """The variable a request to `base_url` without `api_key_env` reads its key from: OPENAI_API_KEY
+    for api.openai.com, unless an `Authorization` header of its own is given; None for any other
+    server (asked without a key: a local one takes none)."""
+    if any(name.lower() == "authorization" for name in headers):
+        return None
+    return OPENAI_KEY_ENV if url_host(base_url) == OPENAI_HOST else None
+
+
+def url_host(url: str) -> str | None:
+    """The host `url` names (lower case; `${NAME}` read from this process's environment), or None
+    when it names none or cannot be read."""
+    try:
+        return urlsplit(substitute_env(url)).hostname
+    except (MissingEnvironment, ValueError):
+        return None
 
 
 def unknown_endpoint_references(suite: Any) -> None:

@@ -134,6 +134,28 @@ class LoadedSuite:
 
             load_transport(talking, self.suite.models)
 
+    def credential_problems(self, cache_dir: Path | None = None, use_cache: bool = True) -> list[Problem]:
+        """What to set before the chosen targets can reach their models: one Problem per target whose
+        `credential_problem` (agenteval.agents.protocol) names one, read from the environment laid over
+        `env_file:`'s values (the environment wins, as everywhere). While `use_cache` and the response
+        cache (in `cache_dir`, default next to the suite) exists, a target whose replies are cached is
+        skipped: a re-run replays offline without its credential, and a request the cache lacks is
+        its case's error naming the same."""
+        from agenteval.endpoints import cache_path
+        from agenteval.targets.model_entries import credential_problem, replies_cached
+
+        environ = ChainMap(os.environ, self.env_values)  # (read by name, not copied)
+        cached = use_cache and cache_path(self.base_dir, cache_dir).exists()
+        found: dict[str, Problem] = {}
+        for cell in self.cells:
+            if cached and replies_cached(cell.spec, self.suite.models):
+                continue
+            if message := credential_problem(cell.spec, environ, self.suite.models):
+                key = ("targets", cell.target) if cell.target is not None else ("target",)
+                problem = Problem(self.path, None, key, message)
+                found.setdefault(problem.render(), problem)  # (one per target, however many prompts it has)
+        return list(found.values())
+
     @property
     def base_dir(self) -> Path:
         return self.path.parent

@@ -4,6 +4,8 @@ The answer is `{content, messages, tool_calls, usage, model, latency_ms}`, so te
 `content`, tool-call checks read `tool_calls`, and field checks read `content` parsed as JSON
 (`parse_json: true`). When a tool has an implementation (the target's or the case's), the target
 runs the tool loop (agenteval.agents.loop) over `step`, and the answer is the loop's trajectory.
+Without `base_url` (nor `endpoint:`) it asks OpenAI, with the key in OPENAI_API_KEY
+(agenteval.endpoints.settings.openai_defaults).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from agenteval.agents.loop import ToolLoopFields
-from agenteval.endpoints.settings import EndpointRef, ModelEndpoint
+from agenteval.endpoints.settings import OPENAI_HOST, EndpointRef, ModelEndpoint
 from agenteval.endpoints.templates import TemplatedMessage
 from agenteval.targets.base import Answer, loop_answer, reply_answer, template_variables, tool_definitions
 
@@ -28,7 +30,6 @@ REQUEST_METADATA = ("usage", "model", "latency_ms")
 LOOP_METADATA = ("usage", "model", "latency_ms", "steps")  # a tool loop's answer: `steps` holds latencies and usage
 TRACE_METADATA = ("usage", "model", "latency_ms", "steps", "spans", "trace_id")  # a trace's answer: ids, timings, raw spans
 
-OPENAI_HOST = "api.openai.com"  # the one server known to need a key: any other may be a local one that takes none
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "{{ input if input is string else input | tojson }}"}
 ]
@@ -80,24 +81,20 @@ class OpenAITarget(ModelEndpoint, EndpointRef, ToolLoopFields):
 
     def credential_problem(self, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
         """What to set when a key is needed and missing (agenteval.agents.protocol): the variable `api_key_env`
-        names, or, for api.openai.com, `api_key_env` itself. Any other server may take no key (a local one)."""
-        from urllib.parse import urlsplit
-
-        from agenteval.endpoints.settings import merged_settings
+        names, or, for api.openai.com without one, OPENAI_API_KEY. Any other server may take no key (a local one)."""
+        from agenteval.endpoints.settings import given_settings, openai_defaults
 
         try:
-            settings = merged_settings(self, dict(models))
+            given = given_settings(self, dict(models))
         except ValueError:
             return None  # each case says what is wrong
-        if any(header.lower() == "authorization" for header in settings.headers):
+        if any(header.lower() == "authorization" for header in given.headers):
             return None
-        name = settings.api_key_env
-        if name is None:
-            if urlsplit(settings.base_url or "").hostname == OPENAI_HOST:
-                return f"{OPENAI_HOST} needs an API key: add `api_key_env: OPENAI_API_KEY` (the NAME of the variable that holds it) and set it"
+        name = openai_defaults(given).api_key_env
+        if name is None or (environ.get(name) or "").strip():
             return None
-        if (environ.get(name) or "").strip():
-            return None
+        if given.api_key_env is None:  # read by default, for api.openai.com
+            return f"environment variable {name} is not set: {OPENAI_HOST} needs an API key; set it, or name another variable with `api_key_env: NAME`"
         return f"environment variable {name} is not set: it holds the API key (`api_key_env`); set it, or name another variable"
 
     def step(
