@@ -144,6 +144,7 @@ class _Session:
         self.proc: Any = None
         self.stderr = bytearray()
         self.why: str | None = None  # why the connection ended, for the call's error
+        self.http_said: str | None = None  # what an HTTP server's reply (or its absence) says went wrong: the whole of the error
         self._started: Any = None  # a concurrent future: (session, tools) once initialised
         self._start_lock = threading.Lock()
         self._stop: asyncio.Event | None = None
@@ -179,10 +180,11 @@ class _Session:
         except McpError:
             raise
         except Exception as exc:  # noqa: BLE001 - the SDK's errors (a closed connection, a result of the wrong shape)
-            if self.why is not None or self.exited() is not None:
-                self.dead = True  # the next call starts the server afresh
+            message = self._explained(exc)
+            if self.why is not None or self.http_said is not None or self.exited() is not None:
+                self.dead = True  # the next call starts the server (a URL's: a session) afresh
                 loop.call_soon_threadsafe(self.stop)
-            raise McpError(self._explained(exc)) from None
+            raise McpError(message) from None
 
     def _ready(self, loop: asyncio.AbstractEventLoop, timeout: float) -> tuple[Any, list[ServerTool]]:
         with self._start_lock:
@@ -259,6 +261,10 @@ class _Session:
 
     def _explained(self, exc: BaseException, what: str = "the MCP call failed") -> str:
         inner = _innermost(exc)
+        if self.http_said is None and self.server.url is not None:
+            self.http_said = _not_connected(inner, self.server, self.processes.environ)
+        if self.http_said is not None:  # the SDK's own words add nothing to it (`MCPError: Not Found`, `ConnectError: All connection attempts failed`)
+            return f"{what}: {self.http_said}"
         said = " ".join(line.strip() for line in str(inner).splitlines() if "errors.pydantic.dev" not in line)
         said = said if len(said) <= 500 else said[:500] + "..."
         text = f"{type(inner).__name__}: {said}" if said else type(inner).__name__
@@ -332,11 +338,11 @@ async def _list_tools(session: Any) -> list[ServerTool]:
 
 
 def _http_transport(owner: _Session) -> Any:
-    """The SDK's streamable-HTTP transport. A request the server refuses (401, 403) makes its
-    error name the status (the SDK's says only "Server returned an error response"); the SDK's
-    log of a reply it cannot parse stays off stderr (the call's error says it)."""
+    """The SDK's streamable-HTTP transport. A reply to a request that is an HTTP error, or is not
+    MCP at all (an HTML page), makes the call's error name the status, the URL as the suite writes
+    it and what to check (`_http_problem`; the SDK's says only "Server returned an error response"
+    or "Unexpected content type"); the SDK's log of a reply it cannot parse stays off stderr."""
     import logging
-    from http import HTTPStatus
 
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -345,15 +351,129 @@ def _http_transport(owner: _Session) -> Any:
 
     server, environ = owner.server, owner.processes.environ
 
-    async def refused(response: Any) -> None:
-        if response.status_code in (401, 403) and response.request.method == "POST":
-            owner.why = (f"HTTP {response.status_code} {HTTPStatus(response.status_code).phrase} from {server.url}: "
-                         "check the credentials in the server's `headers`")
+    async def told(response: Any) -> None:
+        if owner.http_said is None and response.request.method == "POST":
+            try:
+                owner.http_said = await _http_problem(response, server, environ)
+            except Exception:  # noqa: BLE001 - a reply that cannot be read: the SDK's error says so
+                pass
 
     logging.getLogger("mcp.client.streamable_http").setLevel(logging.CRITICAL)
     client = create_mcp_http_client(headers=server.resolved_headers(environ))
-    client.event_hooks["response"].append(refused)
+    client.event_hooks["response"].append(told)
     return streamable_http_client(substitute_env(server.url, environ), http_client=client, max_sse_event_size=int(server.max_output_mb * MIB))
+
+
+_REPLY_EXCERPT = 120  # characters of a reply that is not MCP shown in the error
+_REPLY_READ = 1 << 16  # bytes of such a reply read for it
+
+
+async def _http_problem(response: Any, server: Any, environ: Any) -> str | None:
+    """What a reply to one POST says went wrong, as the call's error; None for a reply the SDK reads
+    (JSON-RPC, an event stream, a 202), for an error status whose body is a JSON-RPC error (the
+    server's own words, which the SDK passes on), and for a reply to a notification (the SDK ignores it)."""
+    from contextlib import aclosing
+
+    import orjson
+
+    status = response.status_code
+    if status in (401, 403):
+        return f"{_status(response, server)}: check the credentials in the server's `headers`"
+    if status == 202 or 300 <= status < 400 or not _is_request(response.request):  # (a redirect: the SDK's words name the place)
+        return None
+    kind = response.headers.get("content-type", "")
+    if status >= 400:
+        if kind.lower().startswith("application/json") and _json_rpc_error(await response.aread()):
+            return None
+        if status == 404:
+            if response.request.headers.get("mcp-session-id"):
+                return f"{_status(response, server)}: the server no longer knows this session (it may have restarted); the next call starts another"
+            return f"{_status(response, server)}: check the path: MCP servers usually serve at /mcp"
+        if status == 405:
+            return f"{_status(response, server)}: it takes no POST there: check the path: MCP servers usually serve streamable HTTP at /mcp"
+        if status >= 500:
+            return f"{_status(response, server)}: the server failed; its own log says why"
+        return f"{_status(response, server)}: the server refused the request"
+    if kind.lower().startswith("text/event-stream"):
+        return None
+    if kind.lower().startswith("application/json"):
+        body = await response.aread()  # (kept: the SDK reads it again from memory)
+        try:
+            message = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return f"{_status(response, server)}: the reply is not MCP (content type application/json, but not JSON: {_excerpt(body, server, environ)!r})"
+        if isinstance(message, dict) and not (message.get("jsonrpc") == "2.0" and {"result", "error", "method"} & message.keys()):
+            return f"{_status(response, server)}: the reply is not MCP (JSON that is no JSON-RPC message: {_excerpt(body, server, environ)!r})"
+        return None
+    body = bytearray()
+    async with aclosing(response.aiter_bytes()) as chunks:  # (the SDK reads none of it)
+        async for chunk in chunks:
+            body += chunk
+            if len(body) >= _REPLY_READ:
+                break
+    shown = f": {_excerpt(bytes(body), server, environ)!r}" if body.strip() else ", empty"
+    return (f"{_status(response, server)}: the reply is not MCP (content type {kind or 'none'}{shown}): "
+            "check that the URL is the server's MCP endpoint, usually at /mcp")
+
+
+def _status(response: Any, server: Any) -> str:
+    """`HTTP 404 Not Found from URL`, the URL as the suite writes it (`${NAME}` unread)."""
+    from http import HTTPStatus
+
+    try:
+        phrase = HTTPStatus(response.status_code).phrase
+    except ValueError:
+        phrase = response.reason_phrase or ""
+    return f"HTTP {response.status_code}{' ' + phrase if phrase else ''} from {server.url}"
+
+
+def _is_request(request: Any) -> bool:
+    """Whether a POST carries a JSON-RPC request (one that has an `id`), not a notification."""
+    import orjson
+
+    try:
+        message = orjson.loads(request.content)
+    except (orjson.JSONDecodeError, RuntimeError):  # (RuntimeError: a streamed body, which the SDK never sends)
+        return True
+    return not isinstance(message, dict) or message.get("id") is not None
+
+
+def _json_rpc_error(body: bytes) -> bool:
+    import orjson
+
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(message, dict) and isinstance(message.get("error"), dict)
+
+
+def _excerpt(body: bytes, server: Any, environ: Any) -> str:
+    """The start of a reply, its secrets `***` (before it is cut: a cut one would not match)."""
+    from agenteval.endpoints.client import excerpt, redact
+
+    return excerpt(redact(body[:_REPLY_READ].decode("utf-8", "replace"), _secrets(server, environ)), _REPLY_EXCERPT)
+
+
+def _not_connected(exc: BaseException, server: Any, environ: Any) -> str | None:
+    """A server that could not be reached because nothing listens at its port: what to check."""
+    from urllib.parse import urlsplit
+
+    from agenteval.endpoints.settings import MissingEnvironment, substitute_env
+
+    seen: BaseException | None = exc
+    for _ in range(16):  # (httpx's ConnectError <- httpcore's <- OSError <- ConnectionRefusedError)
+        if seen is None or isinstance(seen, ConnectionRefusedError):
+            break
+        seen = seen.__cause__ or seen.__context__
+    if not isinstance(seen, ConnectionRefusedError):
+        return None
+    try:
+        parts = urlsplit(substitute_env(server.url, environ))
+        where = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    except (MissingEnvironment, ValueError):
+        return None
+    return f"connection refused at {server.url}: nothing is listening at {where}; is the server started?"
 
 
 class _stdio_transport:  # noqa: N801 - used as an async context manager, like the SDK's own transports

@@ -224,15 +224,18 @@ def _cell(cell: str, column: str) -> Any:
 
 
 def stream_validated(
-    file: Path, fingerprints: array, chosen: Callable[[int], bool] | None, context: dict[str, Any] | None = None
+    file: Path, fingerprints: array, chosen: Callable[[int], bool] | None, context: dict[str, Any] | None = None,
+    shown: Path | None = None,
 ) -> Iterator[Case]:
     """The chosen cases (None: every case) of a validated streamed file (JSONL or a table), in
     order, built without validating them again.
 
     Each record must still hash to the fingerprint taken when it was validated; a file edited,
-    replaced, cut or extended since then raises CasesChanged at the first record that differs.
+    replaced, cut or extended since then raises CasesChanged at the first record that differs
+    (naming the file as `shown`, as validation's problems did).
     """
     position, build, loads = 0, Case.builder(context), orjson.loads
+    name = file if shown is None else shown
     if file.suffix.lower() in TABLE_TYPES:  # cells are text that validation converts (`threshold`)
         build = lambda record: Case.model_validate(record, context=context)  # noqa: E731
     try:
@@ -240,18 +243,18 @@ def stream_validated(
             found = _marked(file, handle)
             for expected, (number, mark, raw) in zip(fingerprints, found):  # (fingerprints first: zip stops there without reading on)
                 if mark != expected:
-                    raise CasesChanged(f"{file}:{number}: {_CHANGED}")
+                    raise CasesChanged(f"{name}:{number}: {_CHANGED}")
                 if chosen is None or chosen(position):
                     yield build(loads(raw) if type(raw) is bytes else raw)
                 position += 1
             if position == len(fingerprints) and (extra := next(found, None)) is not None:
-                raise CasesChanged(f"{file}:{extra[0]}: {_CHANGED}")
+                raise CasesChanged(f"{name}:{extra[0]}: {_CHANGED}")
     except OSError as exc:
-        raise CasesChanged(f"{file}: cannot read the cases file any more: {exc.strerror or exc}") from None
+        raise CasesChanged(f"{name}: cannot read the cases file any more: {exc.strerror or exc}") from None
     except CaseFileError as exc:
-        raise CasesChanged(f"{file}:{exc.line}: {_CHANGED} ({exc})") from None
+        raise CasesChanged(f"{name}:{exc.line}: {_CHANGED} ({exc})") from None
     if position < len(fingerprints):
-        raise CasesChanged(f"{file}: {_CHANGED} (it now ends after {position} of {len(fingerprints)} cases)")
+        raise CasesChanged(f"{name}: {_CHANGED} (it now ends after {position} of {len(fingerprints)} cases)")
 
 
 def _marked(file: Path, handle: IO[bytes]) -> Iterator[tuple[int, int, Any]]:

@@ -83,6 +83,7 @@ class LoadedSuite:
     case_evaluators: list[EvaluatorConfig] = field(default_factory=list)  # one case-level evaluator of each kind
     parts: list[tuple[Path, array | None, list[Case] | None]] | None = None  # several cases files: each as above, in order
     env_values: dict[str, str] = field(default_factory=dict)  # what `env_file:` sets for the run (never in os.environ)
+    shown_files: dict[Path, Path] = field(default_factory=dict)  # each cases file (as read) -> as messages name it (`shown_file`)
     unanswered: Problem | None = None  # cases without `output` while the recorded target answers: warned of only while it does
     _prepared: bool = field(default=False, repr=False)
     _cells: list[Cell] | None = field(default=None, repr=False)
@@ -175,6 +176,10 @@ class LoadedSuite:
         defaults = self.suite.defaults
         return self._cases() if defaults.empty else map(defaults.apply, self._cases())
 
+    def shown_file(self, file: Path) -> Path:
+        """A cases file as messages name it: the suite's path as given joined with the name `cases:` gives."""
+        return self.shown_files.get(file, file)
+
     def _cases(self) -> Iterator[Case]:
         if self.parts is not None:
             return self._parts()
@@ -182,7 +187,7 @@ class LoadedSuite:
             return (case for position, case in enumerate(self.cases) if self.index.chosen(position))
         assert self.cases_file is not None and self.fingerprints is not None
         chosen = None if self.index.selection.everything else self.index.chosen
-        return stream_validated(self.cases_file, self.fingerprints, chosen, validation_context(self.path))
+        return stream_validated(self.cases_file, self.fingerprints, chosen, validation_context(self.path), self.shown_file(self.cases_file))
 
     def _parts(self) -> Iterator[Case]:
         start = 0
@@ -193,7 +198,8 @@ class LoadedSuite:
             else:
                 assert fingerprints is not None
                 offset = start
-                yield from stream_validated(file, fingerprints, lambda i: self.index.chosen(offset + i), validation_context(self.path))
+                yield from stream_validated(
+                    file, fingerprints, lambda i: self.index.chosen(offset + i), validation_context(self.path), self.shown_file(file))
                 start += len(fingerprints)
 
     def evaluators_for(self, case: Case) -> list[EvaluatorConfig]:
@@ -333,24 +339,25 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     fingerprints: array | None = None
     cases_file: Path | None = None
     parts: list[tuple[Path, array | None, list[Case] | None]] | None = None
-    files = _case_files(reference, path, lines, problems) if _names_files(reference) else None
+    shown: dict[Path, Path] = {}  # each cases file -> as its problems name it
+    files = _case_files(reference, path, lines, problems, shown) if _names_files(reference) else None
     if files is not None:
         checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
         parts = []
         for file in files:
             if streamed(file):
-                parts.append((file, _validate_streamed(file, checks, index), None))
+                parts.append((file, _validate_streamed(file, shown[file], checks, index), None))
             else:
-                parts.append((file, None, _validate_whole_file(file, checks, index)))
+                parts.append((file, None, _validate_whole_file(file, shown[file], checks, index)))
         if index.suspects:
-            problems += _duplicates_across(parts)
+            problems += _duplicates_across(parts, shown)
     elif isinstance(reference, str):
-        cases_file = _cases_path(reference, path, lines, problems)
+        cases_file = _cases_path(reference, path, lines, problems, shown)
         checks.trusted = trusted_by(data) if suite is None else suite.trust_cases
         if cases_file is not None and streamed(cases_file):
-            fingerprints = _validate_streamed(cases_file, checks, index)
+            fingerprints = _validate_streamed(cases_file, shown[cases_file], checks, index)
         elif cases_file is not None:
-            loaded_cases = _validate_whole_file(cases_file, checks, index)
+            loaded_cases = _validate_whole_file(cases_file, shown[cases_file], checks, index)
     elif isinstance(reference, list):
         located = [(record, lines.get(("cases", i)), ("cases", i)) for i, record in enumerate(reference)]
         loaded_cases = _validate_records(located, path, lines, checks, index)
@@ -377,6 +384,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
     return LoadedSuite(
         suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts, env_values=env_values,
+        shown_files=shown,
         unanswered=next(iter(checks.unanswered.told(
             "has no `output`, which the recorded target answers with: the run fails it unless --predictions gives its answer",
             "have no `output`, which the recorded target answers with: the run fails them unless --predictions gives their answers",
@@ -485,25 +493,38 @@ def _names_files(reference: Any) -> bool:
     return isinstance(reference, list) and bool(reference) and all(isinstance(item, str) for item in reference)
 
 
-def _case_files(reference: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem]) -> list[Path]:
-    """The files `cases:` names, in order: each glob's matches sorted by name, each file once."""
+def _case_files(reference: str | list[str], suite_path: Path, lines: Lines, problems: list[Problem], shown: dict[Path, Path]) -> list[Path]:
+    """The files `cases:` names, in order: each glob's matches sorted by name, each file once; `shown`
+    gets how each is named in messages."""
     found: list[Path] = []
     for i, name in enumerate([reference] if isinstance(reference, str) else reference):
         key: KeyPath = ("cases",) if isinstance(reference, str) else ("cases", i)
         line = line_of(lines, key)
         if any(char in name for char in "*?["):
-            matches = sorted(m.resolve() for m in suite_path.parent.glob(name) if m.is_file() and m.suffix.lower() in CASE_FILE_TYPES)
+            matches = sorted(
+                (m.resolve(), m) for m in suite_path.parent.glob(name) if m.is_file() and m.suffix.lower() in CASE_FILE_TYPES)
             if not matches:
                 problems.append(Problem(suite_path, line, key, f"no cases file matches {name!r} (looked in {suite_path.parent})"))
-            found += [m for m in matches if m not in found]
+            for file, match in matches:
+                if file not in found:
+                    found.append(file)
+                    shown.setdefault(file, _shown_path(match, file))
         else:
-            file = _cases_path(name, suite_path, {("cases",): line} if line else {}, problems)
+            file = _cases_path(name, suite_path, {("cases",): line} if line else {}, problems, shown)
             if file is not None and file not in found:
                 found.append(file)
     return found
 
 
-def _duplicates_across(parts: list[tuple[Path, array | None, list[Case] | None]]) -> list[Problem]:
+def _shown_path(joined: Path, file: Path) -> Path:
+    """How messages name a file the suite names: the suite's path as given joined with the name written
+    (`joined`), with `.` and `a/..` taken out (absolute only where either was). `file` is where it
+    resolves to: where taking `a/..` out would name another file (`a` a link), the join stays as it is."""
+    normal = Path(os.path.normpath(joined))
+    return normal if normal == joined or normal.resolve() == file else joined
+
+
+def _duplicates_across(parts: list[tuple[Path, array | None, list[Case] | None]], shown: dict[Path, Path]) -> list[Problem]:
     """A case id used in two of the files (a duplicate inside one file is that file's own problem)."""
     problems: list[Problem] = []
     first: dict[str, tuple[Path, int | None]] = {}
@@ -514,12 +535,15 @@ def _duplicates_across(parts: list[tuple[Path, array | None, list[Case] | None]]
                 first[case_id] = (file, line)
             elif first[case_id][0] != file:
                 where = f"{first[case_id][0].name}:{first[case_id][1]}" if first[case_id][1] else first[case_id][0].name
-                problems.append(Problem(file, line, prefix + ("id",), f"duplicate case id {case_id!r} (first in {where})"))
+                problems.append(Problem(shown[file], line, prefix + ("id",), f"duplicate case id {case_id!r} (first in {where})"))
     return problems
 
 
-def _cases_path(reference: str, suite_path: Path, lines: Lines, problems: list[Problem]) -> Path | None:
-    cases_file = (suite_path.parent / reference).resolve()
+def _cases_path(reference: str, suite_path: Path, lines: Lines, problems: list[Problem], shown: dict[Path, Path]) -> Path | None:
+    """The cases file `cases:` names, resolved (`shown` gets how messages name it), or None with its problem."""
+    joined = suite_path.parent / reference
+    cases_file = joined.resolve()
+    shown.setdefault(cases_file, _shown_path(joined, cases_file))
     line = line_of(lines, ("cases",))
     if cases_file.suffix.lower() not in CASE_FILE_TYPES:
         problems.append(Problem(suite_path, line, ("cases",), f"cases file must be .jsonl, .json, .yaml, .csv or .tsv, got {reference!r}"))
@@ -527,7 +551,7 @@ def _cases_path(reference: str, suite_path: Path, lines: Lines, problems: list[P
     if not cases_file.is_file():
         folder = reference[: len(reference) - len(Path(reference).name)]  # as written: `data/` of `data/cases.json`
         hint = did_you_mean(reference, [folder + name for name in _case_file_names(cases_file.parent)])
-        problems.append(Problem(suite_path, line, ("cases",), f"cases file not found: {reference} (looked for {cases_file}){hint}"))
+        problems.append(Problem(suite_path, line, ("cases",), f"cases file not found: {reference} (looked for {shown[cases_file]}){hint}"))
         return None
     return cases_file
 
@@ -762,25 +786,26 @@ def _shown_id(value: Any) -> str:
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else "?"
 
 
-def _validate_streamed(file: Path, checks: _CaseChecks, index: CaseIndex) -> array:
-    """Validate every record of a JSONL or table file, keeping one fingerprint per record (0 for one with problems)."""
+def _validate_streamed(file: Path, shown: Path, checks: _CaseChecks, index: CaseIndex) -> array:
+    """Validate every record of a JSONL or table file, keeping one fingerprint per record (0 for one with
+    problems); its problems name it as `shown`."""
     fingerprints = new_fingerprints()
     try:
         size = file.stat().st_size
         with file.open("rb") as handle:
             found = records(file, handle)
-            _validate_records_of(islice(found, _SAMPLE_RECORDS), file, checks, index, fingerprints)
+            _validate_records_of(islice(found, _SAMPLE_RECORDS), shown, checks, index, fingerprints)
             if len(fingerprints) == _SAMPLE_RECORDS:
                 index.expect(size * _SAMPLE_RECORDS // max(handle.tell(), 1))
-                _validate_records_of(found, file, checks, index, fingerprints)
+                _validate_records_of(found, shown, checks, index, fingerprints)
     except CaseFileError as exc:
-        checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+        checks.problems.append(Problem(shown, exc.line, exc.key, str(exc)))
         return fingerprints
     except OSError as exc:
-        checks.problems.append(Problem(file, None, (), f"cannot read the file: {exc.strerror or exc}"))
+        checks.problems.append(Problem(shown, None, (), f"cannot read the file: {exc.strerror or exc}"))
         return fingerprints
     if index.suspects:
-        checks.problems.extend(_duplicate_ids(streamed_ids(file, fingerprints), index, file))
+        checks.problems.extend(_duplicate_ids(streamed_ids(file, fingerprints), index, shown))
     return fingerprints
 
 
@@ -790,8 +815,8 @@ _NO_TAGS: list[str] = []
 def _validate_records_of(
     found: Iterator[tuple[int, int, Any]], file: Path, checks: _CaseChecks, index: CaseIndex, fingerprints: array
 ) -> None:
-    """The loop of `_validate_streamed`. A plain record (`plain_id`) whose case `checks.case` would
-    take as it is (no defaults to merge, evaluators in the suite) is indexed without building it."""
+    """The loop of `_validate_streamed` (`file` as its problems name it). A plain record (`plain_id`) whose
+    case `checks.case` would take as it is (no defaults to merge, evaluators in the suite) is indexed without building it."""
     plain = plain_id if checks.defaults is None and checks.has_evaluators else _never
     add, keep, unseen, recorded = index.add, fingerprints.append, checks.unseen, checks.recorded
     for number, mark, record in found:
@@ -820,18 +845,19 @@ def _never(record: Any) -> None:
     return None
 
 
-def _validate_whole_file(file: Path, checks: _CaseChecks, index: CaseIndex) -> list[Case]:
+def _validate_whole_file(file: Path, shown: Path, checks: _CaseChecks, index: CaseIndex) -> list[Case]:
+    """The valid cases of a .json or .yaml file; its problems name it as `shown`."""
     try:
         records, lines, structure = read_whole(file)
     except CaseFileError as exc:
-        checks.problems.append(Problem(file, exc.line, exc.key, str(exc)))
+        checks.problems.append(Problem(shown, exc.line, exc.key, str(exc)))
         return []
     except OSError as exc:
-        checks.problems.append(Problem(file, None, (), f"cannot read the file: {exc.strerror or exc}"))
+        checks.problems.append(Problem(shown, None, (), f"cannot read the file: {exc.strerror or exc}"))
         return []
-    checks.problems.extend(Problem(file, line, key, message) for line, key, message in structure)
+    checks.problems.extend(Problem(shown, line, key, message) for line, key, message in structure)
     located = [(record, lines.get((i,)), (i,)) for i, record in enumerate(records)]
-    return _validate_records(located, file, lines, checks, index)
+    return _validate_records(located, shown, lines, checks, index)
 
 
 def _validate_records(

@@ -177,10 +177,10 @@ def test_an_mcp_url_that_refuses_hangs_or_answers_401_with_the_token_is_that_cas
         assert server.count() == 0  # the model is never asked
         assert refusing.received and refusing.received[0].headers.get("Authorization") == f"Bearer {token}"  # sent where it belongs
     (refused, _), (unauthorised, _), (silence, waited) = errors
-    assert refused.startswith("openai target: MCP server 'http://127.0.0.1:9/mcp': could not start the MCP server: ConnectError:")
+    assert refused == ("openai target: MCP server 'http://127.0.0.1:9/mcp': could not start the MCP server: "
+                       "connection refused at http://127.0.0.1:9/mcp: nothing is listening at 127.0.0.1:9; is the server started?")
     assert unauthorised == (f"openai target: MCP server '{refusing.url}/mcp?key=${{MCP_TOKEN}}': could not start the MCP server: "
-                            f"HTTP 401 Unauthorized from {refusing.url}/mcp?key=${{MCP_TOKEN}}: check the credentials in the server's `headers`; "
-                            "MCPError: Server returned an error response")
+                            f"HTTP 401 Unauthorized from {refusing.url}/mcp?key=${{MCP_TOKEN}}: check the credentials in the server's `headers`")
     assert silence == f"openai target: MCP server '{silent.url}/mcp': the MCP server did not start within 2 s (startup_timeout)"
     assert waited < 6
     assert not any(token in error for error, _ in errors)
@@ -372,7 +372,9 @@ def test_an_mcp_servers_reply_that_cannot_be_read_is_that_cases_error_at_once_no
     that is no JSON-RPC message: the call waited out its `timeout` and was reported as a server that
     did not answer. Now the case's error says the reply could not be read, with the start of it,
     as soon as it comes; the server is stopped and the next case starts it afresh. Over streamable
-    HTTP the SDK's own error came at once, and its log of it was a traceback on the run's stderr."""
+    HTTP the SDK's own error came at once (`MCPError: Failed to parse JSON response: 1 validation error
+    for ...`), and its log of it was a traceback on the run's stderr; now it names the status, the URL
+    and the start of the reply."""
     from conftest import read_jsonl, run_cli, serving
 
     script = _server_in(tmp_path)
@@ -401,17 +403,13 @@ def test_an_mcp_servers_reply_that_cannot_be_read_is_that_cases_error_at_once_no
     assert got["not-jsonrpc"]["error"] == ("mcp target: tool 'not_jsonrpc': the MCP call failed: the server's reply could not be read "
                                            """as JSON-RPC: '{"jsonrpc": "2.0", "id": 3, "answer": 42}'; it was stopped; MCPError: Connection closed""")
     assert got["after"]["verdict"] == "pass"
-    union = "union[JSONRPCRequest,JSONRPCNotification,JSONRPCResponse,JSONRPCError]"
-    assert web_got["garbage"]["error"] == (  # the SDK's own words
-        f"mcp target: tool 'garbage': the MCP call failed: MCPError: Failed to parse JSON response: 1 validation error for {union} "
-        "Invalid JSON: expected value at line 1 column 1 [type=json_invalid, input_value=b'debug: xxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxx', "
-        "input_type=bytes]")
-    value = "{'jsonrpc': '2.0', 'id': 4, 'answer': 42}"
-    assert web_got["not-jsonrpc"]["error"] == (  # cut at 500 characters
-        f"mcp target: tool 'not_jsonrpc': the MCP call failed: MCPError: Failed to parse JSON response: 4 validation errors for {union} "
-        f"JSONRPCRequest.method Field required [type=missing, input_value={value}, input_type=dict] "
-        f"JSONRPCNotification.method Field required [type=missing, input_value={value}, input_type=dict] "
-        f"JSONRPCResponse.result Field required [type=missing, input_value={value}, input_type=di...")
+    url = f"http://127.0.0.1:{web.server_port}/mcp"
+    assert web_got["garbage"]["error"] == (  # the first 120 characters
+        f"mcp target: tool 'garbage': the MCP call failed: HTTP 200 OK from {url}: the reply is not MCP "
+        f"(content type application/json, but not JSON: {'debug: ' + 'x' * 113 + '...'!r})")
+    assert web_got["not-jsonrpc"]["error"] == (
+        f"mcp target: tool 'not_jsonrpc': the MCP call failed: HTTP 200 OK from {url}: the reply is not MCP "
+        """(JSON that is no JSON-RPC message: '{"jsonrpc": "2.0", "id": 3, "answer": 42}')""")  # (a new session after garbage's)
     assert web_got["after"]["verdict"] == "pass"
     assert took < 20, took  # not the four 30 s timeouts
     assert wait_until_gone(tmp_path) == []
@@ -469,21 +467,130 @@ def test_an_mcp_url_answering_401_or_403_names_the_status_the_url_and_the_header
     got = {line["target"]: line["error"] for line in read_jsonl(tmp_path / "r.jsonl")}
     assert got == {
         "locked": f"mcp target: tool 'who': could not start the MCP server: HTTP 401 Unauthorized from {locked.url}/mcp?key=${{MCP_TOKEN}}: "
-                  "check the credentials in the server's `headers`; MCPError: Server returned an error response",
+                  "check the credentials in the server's `headers`",
         "forbidden": f"mcp target: tool 'who': could not start the MCP server: HTTP 403 Forbidden from {forbidden.url}/mcp: "
-                     "check the credentials in the server's `headers`; MCPError: Server returned an error response",
+                     "check the credentials in the server's `headers`",
     }
     assert took < 30  # refused at once, not retried until a timeout
     written = (tmp_path / "r.jsonl").read_text() + done.stdout + done.stderr
     assert token not in written
 
 
+
+def _replying(status: int, body: bytes, kind: str = "text/plain"):
+    """A web server answering every request with one reply: not an MCP server, as a wrong URL reaches."""
+
+    class Replying(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        seen: list[str] = []
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            Replying.seen.append(self.headers.get("Authorization") or "")
+            sent = body.replace(b"$AUTH", (self.headers.get("Authorization") or "").encode())
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(sent)))
+            self.end_headers()
+            self.wfile.write(sent)
+
+        def log_message(self, *args):
+            pass
+
+    return Replying
+
+
+def test_an_mcp_url_answering_404_405_5xx_a_web_page_or_refusing_names_the_status_the_url_and_what_to_check(tmp_path, monkeypatch):
+    """A wrong path (404), a GET-only endpoint (405), a failing server or proxy (500, 502, 503), a login
+    page (200 text/html) and a port nothing listens at: the case's error was the SDK's words
+    (`MCPError: Not Found`, `MCPError: Server returned an error response`, `MCPError: Unexpected content
+    type: text/html`, `ConnectError: All connection attempts failed`). Now each names the status and the
+    URL as the suite writes it, with what to check; the page's echo of the token is `***`."""
+    from conftest import read_jsonl, refused_url, run_cli, serving
+
+    token = "tok-5ecret-page-value"
+    monkeypatch.setenv("MCP_TOKEN", token)
+    page = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>You sent $AUTH. " + b"Sign in " * 40 + b"</body></html>"
+    with (serving(_replying(404, b"Not Found")) as missing, serving(_replying(405, b"", "application/json")) as get_only,
+          serving(_replying(500, b"Internal Server Error")) as failing, serving(_replying(502, b"<html>Bad Gateway</html>", "text/html")) as gateway,
+          serving(_replying(503, b"")) as unavailable, serving(_replying(200, page, "text/html; charset=utf-8")) as login,
+          refused_url() as nothing):
+        urls = {
+            "missing": f"http://127.0.0.1:{missing.server_port}/", "get_only": f"http://127.0.0.1:{get_only.server_port}/sse",
+            "failing": f"http://127.0.0.1:{failing.server_port}/mcp", "gateway": f"http://127.0.0.1:{gateway.server_port}/mcp",
+            "unavailable": f"http://127.0.0.1:{unavailable.server_port}/mcp", "login": f"http://127.0.0.1:{login.server_port}/mcp",
+            "refused": nothing.removesuffix("/v1") + "/mcp",
+        }
+        targets = "".join(f'  {name}: {{type: mcp, url: "{url}", headers: {{Authorization: "Bearer ${{MCP_TOKEN}}"}}, timeout: 10}}\n'
+                          for name, url in urls.items())
+        (tmp_path / "suite.yaml").write_text(f"name: not-mcp\ntargets:\n{targets}evaluators: [{{type: json_valid, as_json: true}}]\n"
+                                             "cases: [{id: who, input: {tool: who}}]\n")
+        started = time.monotonic()
+        done = run_cli("run", "suite.yaml", "-o", "r.jsonl", "--workers", "1", "-q", cwd=tmp_path, timeout=120)
+        took = time.monotonic() - started
+        assert login.RequestHandlerClass.seen == [f"Bearer {token}"]  # sent where it belongs, once
+    assert done.returncode == 3 and "Traceback" not in done.stderr and "mcp.client" not in done.stderr, done.stderr
+    got = {line["target"]: line["error"] for line in read_jsonl(tmp_path / "r.jsonl")}
+    start = "mcp target: tool 'who': could not start the MCP server: "
+    shown = "<!DOCTYPE html> <html><head><title>Sign in</title></head><body>You sent Bearer ***. Sign in Sign in Sign in Sign in Sign..."
+    port = urls["refused"].split(":")[2].split("/")[0]
+    assert got == {
+        "missing": start + f"HTTP 404 Not Found from {urls['missing']}: check the path: MCP servers usually serve at /mcp",
+        "get_only": start + f"HTTP 405 Method Not Allowed from {urls['get_only']}: it takes no POST there: check the path: "
+                            "MCP servers usually serve streamable HTTP at /mcp",
+        "failing": start + f"HTTP 500 Internal Server Error from {urls['failing']}: the server failed; its own log says why",
+        "gateway": start + f"HTTP 502 Bad Gateway from {urls['gateway']}: the server failed; its own log says why",
+        "unavailable": start + f"HTTP 503 Service Unavailable from {urls['unavailable']}: the server failed; its own log says why",
+        "login": start + f"HTTP 200 OK from {urls['login']}: the reply is not MCP (content type text/html; charset=utf-8: {shown!r}): "
+                         "check that the URL is the server's MCP endpoint, usually at /mcp",
+        "refused": start + f"connection refused at {urls['refused']}: nothing is listening at 127.0.0.1:{port}; is the server started?",
+    }
+    assert took < 30, took  # each told at once, none waiting out a timeout
+    assert token not in (tmp_path / "r.jsonl").read_text() + done.stdout + done.stderr
+
+
+def test_an_mcp_url_failing_a_call_mid_session_names_the_status_and_the_next_call_starts_afresh(tmp_path):
+    """Once the session is open, a call answered with a 500, a web page or a 404 for the session: the
+    call's error names the status, the URL and what happened, and the next case opens a new session and
+    passes; a 404 carrying the server's own JSON-RPC error is told in its words (the session goes on)."""
+    from conftest import read_jsonl, run_cli, serving
+
+    with serving(_FailingMidSession) as web:
+        url = f"http://127.0.0.1:{web.server_port}/mcp"
+        write(tmp_path, "suite.yaml", f"""
+            name: mid-session
+            target: {{type: mcp, url: "{url}", timeout: 10}}
+            evaluators: [{{type: field_accuracy, fields: [{{path: echo.n}}]}}]
+            cases:
+              - {{id: boom, input: {{tool: boom}}, expected: {{}}}}
+              - {{id: after-boom, input: {{tool: echo, arguments: {{n: 1}}}}, expected: {{echo: {{n: 1}}}}}}
+              - {{id: page, input: {{tool: page}}, expected: {{}}}}
+              - {{id: forgot, input: {{tool: forgot}}, expected: {{}}}}
+              - {{id: unknown, input: {{tool: unknown}}, expected: {{}}}}
+              - {{id: last, input: {{tool: echo, arguments: {{n: 2}}}}, expected: {{echo: {{n: 2}}}}}}
+        """)
+        done = run_cli("run", "suite.yaml", "-o", "r.jsonl", "--workers", "1", "-q", cwd=tmp_path, timeout=120)
+    assert done.returncode == 3 and "Traceback" not in done.stderr and "mcp.client" not in done.stderr, done.stderr
+    got = {line["case_id"]: line for line in read_jsonl(tmp_path / "r.jsonl")}
+    assert {case: line["error"] for case, line in got.items() if line["error"]} == {
+        "boom": f"mcp target: tool 'boom': the MCP call failed: HTTP 500 Internal Server Error from {url}: the server failed; its own log says why",
+        "page": f"mcp target: tool 'page': the MCP call failed: HTTP 200 OK from {url}: the reply is not MCP (content type text/html: "
+                "'<html><body>Maintenance</body></html>'): check that the URL is the server's MCP endpoint, usually at /mcp",
+        "forgot": f"mcp target: tool 'forgot': the MCP call failed: HTTP 404 Not Found from {url}: the server no longer knows this session "
+                  "(it may have restarted); the next call starts another",
+        "unknown": "mcp target: tool 'unknown': the MCP call failed: MCPError: no tool 'unknown' here",
+    }
+    assert got["after-boom"]["verdict"] == got["last"]["verdict"] == "pass"
+    assert _FailingMidSession.initialized == 4  # the first session, and one after each of boom, page and forgot
+
 class _McpOverHttp(BaseHTTPRequestHandler):
     """A streamable-HTTP MCP server in a few lines: it lists `tools` and answers each call with `call`'s
-    result, or with the raw reply `call` gives as (status, body)."""
+    result, or with the raw reply `call` gives as (status, body) or (status, body, content type);
+    `initialized` counts the sessions opened."""
 
     protocol_version = "HTTP/1.1"
     name, tools = "h", ()
+    initialized = 0
 
     def call(self, ident, params):
         raise NotImplementedError
@@ -494,6 +601,7 @@ class _McpOverHttp(BaseHTTPRequestHandler):
             return self._send(202, b"")
         method, ident = message["method"], message["id"]
         if method == "initialize":
+            type(self).initialized += 1
             result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
                       "serverInfo": {"name": self.name, "version": "1"}}
         elif method == "tools/list":
@@ -507,9 +615,9 @@ class _McpOverHttp(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self._send(200, b"")
 
-    def _send(self, status, body):
+    def _send(self, status, body, kind="application/json"):
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Mcp-Session-Id", "s1")
         self.end_headers()
@@ -534,3 +642,24 @@ class _GarbageOverHttp(_McpOverHttp):
     def do_GET(self):
         self._send(405, b"")
 
+
+class _FailingMidSession(_McpOverHttp):
+    """A streamable-HTTP MCP server that starts well and then fails some calls: a 500, a web page, a
+    404 for a session it forgot (it restarted), and a 404 carrying a JSON-RPC error of its own."""
+
+    name, tools = "f", ("boom", "page", "forgot", "unknown", "echo")
+
+    def call(self, ident, params):
+        tool = params["name"]
+        if tool == "boom":
+            return 500, b"Traceback (most recent call last): ..."
+        if tool == "page":
+            return 200, b"<html><body>Maintenance</body></html>", "text/html"
+        if tool == "forgot":
+            return 404, b"", "text/plain"
+        if tool == "unknown":
+            return 404, json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no tool 'unknown' here"}}).encode()
+        return {"content": [], "structuredContent": {"echo": params["arguments"]}}
+
+    def do_GET(self):
+        self._send(405, b"")
