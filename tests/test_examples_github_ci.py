@@ -11,7 +11,7 @@ import sys
 
 import yaml
 
-from conftest import EXAMPLES, ROOT
+from conftest import CHILD_PYTEST_ENV, EXAMPLES, ROOT
 from test_doc_examples import _matches, console_blocks
 
 FOLDER = EXAMPLES / "github-ci"
@@ -33,7 +33,7 @@ def test_pytest_collects_the_suite_and_the_tests_and_applies_the_gate(tmp_path):
     folder = tmp_path / "repo"
     shutil.copytree(FOLDER, folder)
     done = subprocess.run([sys.executable, "-m", "pytest", "-rx", "-p", "no:cacheprovider", "--junitxml", "junit.xml"],
-                          cwd=folder, capture_output=True, text=True, timeout=240)
+                          cwd=folder, capture_output=True, text=True, timeout=240, env=CHILD_PYTEST_ENV)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "5 passed, 1 xfailed" in done.stdout
     assert "XFAIL extractor.agenteval.yaml::no-total - allowed by the gate: no-total: fail (score 0.67)" in done.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, read_jsonl, run_cli, write
+from conftest import CHILD_PYTEST_ENV, EXAMPLES, read_jsonl, run_cli, write
 from tests.junit_schema import assert_valid_junit
 
 
@@ -22,7 +22,7 @@ def pytest_run(cwd: Path, *args: str, timeout: float = 240) -> subprocess.Comple
         (cwd / "pytest.ini").write_text("[pytest]\n")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=CHILD_PYTEST_ENV,
     )
 
 
