@@ -833,7 +833,7 @@ module.exports = async (config) => [{description: 'from js', vars: {q: (config &
 def test_tests_generators_run_once_when_asked_and_their_tests_become_cases(tmp_path, monkeypatch):
     from agenteval.importers import promptfoo_generator
 
-    monkeypatch.setattr(promptfoo_generator, "GENERATOR_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(promptfoo_generator, "GENERATOR_TIMEOUT_S", 8.0)  # (each generator's bound: node or Python starting on a loaded machine takes it, the hanging one waits it out)
     write(tmp_path, "gen.py", GENERATOR_PY)
     write(tmp_path, "gen.js", GENERATOR_JS)
     write(tmp_path, "gen.ts", "export default () => []\n")
@@ -860,11 +860,11 @@ def test_tests_generators_run_once_when_asked_and_their_tests_become_cases(tmp_p
     ]
     assert result.cases[0]["evaluators"] == [{"name": "icontains", "type": "contains", "path": "content", "reference": "apples", "case_sensitive": False}]
     assert result.cases[4]["evaluators"] == [{"name": "javascript", "type": "javascript", "path": "content", "code": "output.includes(context.vars.q)"}]
-    assert said == [f"running the tests generator {name} (code from the config's folder; --run-generators), at most 3s" for name in (
+    assert said == [f"running the tests generator {name} (code from the config's folder; --run-generators), at most 8s" for name in (
         "gen.py:make_tests", "gen.py:make_tests", "gen.py", "gen.py:broken", "gen.py:hangs", "gen.py:garbage", "gen.py:not_json", "gen.js")]
     assert listed(result) == [
         "promptfooconfig.yaml:6: tests[3]: tests generator gen.py:broken gave no tests: it failed: ValueError: the database is down",
-        "promptfooconfig.yaml:7: tests[4]: tests generator gen.py:hangs gave no tests: it timed out after 3s",
+        "promptfooconfig.yaml:7: tests[4]: tests generator gen.py:hangs gave no tests: it timed out after 8s",
         "promptfooconfig.yaml:8: tests[5]: tests generator gen.py:garbage gave no tests: it returned an object, not a list of tests",
         "promptfooconfig.yaml:9: tests[6]: tests generator gen.py:not_json gave no tests: it failed: not_json returned a value that is "
         "not JSON: Object of type set is not JSON serializable",
