@@ -112,8 +112,7 @@ def run_suite(
         loaded.choose_cells(settings.targets, settings.prompts)
     except CellChoiceError as exc:
         raise RunError(str(exc)) from None
-    if settings.predictions is None:  # answers read from a file ask no target
-        _check_credentials(loaded, settings)
+    _check_credentials(loaded, settings)
     if settings.executor == "ray":
         from agenteval.ray_executor import plan_shipment
 
@@ -223,12 +222,14 @@ def _use_task(loaded: LoadedSuite, settings: RunSettings) -> None:
 
 
 def _check_credentials(loaded: LoadedSuite, settings: RunSettings) -> None:
-    """SuiteInvalid naming what to set when a chosen target's credential is missing (its
-    `credential_problem`, agenteval.agents.protocol), unless its replies are cached and a cache
-    exists to replay them from (LoadedSuite.credential_problems)."""
+    """SuiteInvalid naming what to set when a `models:` entry's credential is missing, or a chosen
+    target's (its `credential_problem`, agenteval.agents.protocol) unless its replies are cached and a
+    cache exists to replay them from, or the answers are read from a file (`--predictions`: no target
+    is asked); LoadedSuite.credential_problems."""
     from agenteval.suite.loader import SuiteInvalid
 
-    problems = loaded.credential_problems(settings.cache_dir, settings.cache and not settings.refresh_cache)
+    problems = loaded.credential_problems(
+        settings.cache_dir, settings.cache and not settings.refresh_cache, targets=settings.predictions is None)
     if problems:
         raise SuiteInvalid(problems)
 

@@ -240,8 +240,9 @@ def validate(
 
 
 def _credential_warnings(loaded: Any) -> list[Any]:
-    """What `agenteval run` would refuse to start without (a target's missing key), told by validate
-    as warnings: validate often runs where the secrets are not (CI checking a pull request)."""
+    """What `agenteval run` would refuse to start without (a target's or a `models:` entry's missing
+    key), told by validate as warnings: validate often runs where the secrets are not (CI checking a
+    pull request)."""
     from dataclasses import replace
 
     return [

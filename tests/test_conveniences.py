@@ -309,9 +309,14 @@ def test_a_key_in_the_env_file_satisfies_the_credential_checks_and_the_environme
     done = agenteval("run", "suite.yaml", "-o", "r2.jsonl", "--no-cache", TARGET_KEY="")  # the environment's own (empty) value
     assert done.returncode == 2 and "target: environment variable TARGET_KEY is not set" in done.stderr, done.stderr
     write(tmp_path, ".env", "TARGET_KEY=from-file\n")
-    done = agenteval("validate", "suite.yaml")
-    assert done.returncode == 2 and "environment variable JUDGE_KEY is not set" in done.stdout + done.stderr, done.stdout + done.stderr
-    assert agenteval("validate", "suite.yaml", JUDGE_KEY="from-shell").returncode == 0
+    missing = ("suite.yaml:4: models.judge.api_key_env: environment variable JUDGE_KEY is not set: it holds the Anthropic API key "
+               "(`api_key_env`); set it, or name another variable")
+    done = agenteval("validate", "suite.yaml")  # told, as a warning: validate often runs where the secrets are not
+    assert done.returncode == 0 and done.stderr.splitlines() == [
+        missing.replace(" models.", " warning: models.") + " (agenteval run will refuse to start until it is set)"], done.stderr
+    done = agenteval("run", "suite.yaml", "-o", "r3.jsonl", "--no-cache")  # which it refuses to start without
+    assert done.returncode == 2 and missing in done.stderr.splitlines() and not (tmp_path / "r3.jsonl").exists(), done.stderr
+    assert agenteval("validate", "suite.yaml", JUDGE_KEY="from-shell").stderr == ""
 
 
 def test_a_bad_env_file_names_its_line_and_never_shows_a_value(tmp_path):

@@ -85,6 +85,7 @@ class LoadedSuite:
     env_values: dict[str, str] = field(default_factory=dict)  # what `env_file:` sets for the run (never in os.environ)
     shown_files: dict[Path, Path] = field(default_factory=dict)  # each cases file (as read) -> as messages name it (`shown_file`)
     unanswered: Problem | None = None  # cases without `output` while the recorded target answers: warned of only while it does
+    unreachable_models: list[Problem] = field(default_factory=list)  # `models:` entries missing a credential (`credential_problems`)
     _prepared: bool = field(default=False, repr=False)
     _cells: list[Cell] | None = field(default=None, repr=False)
 
@@ -135,19 +136,22 @@ class LoadedSuite:
 
             load_transport(talking, self.suite.models)
 
-    def credential_problems(self, cache_dir: Path | None = None, use_cache: bool = True) -> list[Problem]:
-        """What to set before the chosen targets can reach their models: one Problem per target whose
-        `credential_problem` (agenteval.agents.protocol) names one, read from the environment laid over
-        `env_file:`'s values (the environment wins, as everywhere). While `use_cache` and the response
-        cache (in `cache_dir`, default next to the suite) exists, a target whose replies are cached is
-        skipped: a re-run replays offline without its credential, and a request the cache lacks is
-        its case's error naming the same."""
+    def credential_problems(self, cache_dir: Path | None = None, use_cache: bool = True, targets: bool = True) -> list[Problem]:
+        """What to set before the run can reach its models: one Problem per `models:` entry (read at
+        load, cache or not) and, with `targets`, per chosen target whose `credential_problem`
+        (agenteval.agents.protocol) names one, read from the environment laid over `env_file:`'s values
+        (the environment wins, as everywhere). While `use_cache` and the response cache (in
+        `cache_dir`, default next to the suite) exists, a target whose replies are cached is skipped: a
+        re-run replays offline without its credential, and a request the cache lacks is its case's
+        error naming the same. `agenteval run` refuses to start while there are any; `validate` warns."""
         from agenteval.endpoints import cache_path
         from agenteval.targets.model_entries import credential_problem, replies_cached
 
+        if not targets:
+            return list(self.unreachable_models)
         environ = ChainMap(os.environ, self.env_values)  # (read by name, not copied)
         cached = use_cache and cache_path(self.base_dir, cache_dir).exists()
-        found: dict[str, Problem] = {}
+        found: dict[str, Problem] = {problem.render(): problem for problem in self.unreachable_models}
         for cell in self.cells:
             if cached and replies_cached(cell.spec, self.suite.models):
                 continue
@@ -372,8 +376,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
         where = f"{reference} has no cases" if cases_file or parts is not None else "the suite has no cases"
         problems.append(Problem(path, line_of(lines, ("cases",)), ("cases",), where))
     env_values = _load_env_files(suite.env_file, path, lines, problems) if suite is not None and suite.env_file is not None else {}
-    if suite is not None:
-        problems += _credential_problems(suite.models, ChainMap(os.environ, env_values), path, lines)  # (no copy: read by name)
+    unreachable = _credential_problems(suite.models, ChainMap(os.environ, env_values), path, lines) if suite is not None else []
     if problems:
         raise SuiteInvalid(problems + warnings)
     assert suite is not None
@@ -384,7 +387,7 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
     warnings.sort(key=lambda p: (str(p.file), p.line or 0))
     return LoadedSuite(
         suite, path, cases_file, index, warnings, loaded_cases, fingerprints, list(checks.kinds.values()), parts=parts, env_values=env_values,
-        shown_files=shown,
+        shown_files=shown, unreachable_models=unreachable,
         unanswered=next(iter(checks.unanswered.told(
             "has no `output`, which the recorded target answers with: the run fails it unless --predictions gives its answer",
             "have no `output`, which the recorded target answers with: the run fails them unless --predictions gives their answers",
@@ -393,7 +396,8 @@ def _load_expanded(data: dict[Any, Any], path: Path, selection: Selection, lines
 
 
 def _credential_problems(models: Mapping[str, Any], environ: Mapping[str, str], path: Path, lines: Lines) -> list[Problem]:
-    """A model under `models:` that cannot be reached for want of a credential: one line each, at load."""
+    """A model under `models:` that cannot be reached for want of a credential: one line each, read at
+    load and told by `LoadedSuite.credential_problems` (run refuses to start, validate warns)."""
     from agenteval.targets.model_entries import credential_problem
 
     found = []

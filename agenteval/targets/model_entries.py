@@ -178,7 +178,7 @@ def use_problem(entry: Any, name: str, needs: str) -> str | None:
 
 def credential_problem(entry: Any, environ: Mapping[str, str], models: Mapping[str, Any]) -> str | None:
     """What to set for a `models:` entry or a target to reach its model (its own
-    `credential_problem(environ, models)`), or None. Asked at load of every `models:` entry
+    `credential_problem(environ, models)`), or None. Read at load of every `models:` entry
     (agenteval.suite.loader) and as a run starts of each chosen target (agenteval.api), there
     unless `replies_cached` and a cache file exists: a replay needs no credential."""
     check = getattr(entry, "credential_problem", None)  # (an OpenAI-compatible `models:` entry has none: a local server takes no key)
