@@ -341,7 +341,9 @@ def _http_transport(owner: _Session) -> Any:
     """The SDK's streamable-HTTP transport. A reply to a request that is an HTTP error, or is not
     MCP at all (an HTML page), makes the call's error name the status, the URL as the suite writes
     it and what to check (`_http_problem`; the SDK's says only "Server returned an error response"
-    or "Unexpected content type"); the SDK's log of a reply it cannot parse stays off stderr."""
+    or "Unexpected content type"); the SDK's log of a reply it cannot parse stays off stderr. A reply
+    other than an event stream (whose events the SDK bounds) is read to at most `max_output_mb`: the
+    SDK reads a JSON reply, or an error's body, whole into memory."""
     import logging
 
     from mcp.client.streamable_http import streamable_http_client
@@ -350,18 +352,57 @@ def _http_transport(owner: _Session) -> Any:
     from agenteval.endpoints.settings import substitute_env
 
     server, environ = owner.server, owner.processes.environ
+    limit = int(server.max_output_mb * MIB)
+
+    async def capped(response: Any) -> None:
+        if not response.headers.get("content-type", "").lower().startswith("text/event-stream"):
+            response.stream = _Capped(response.stream, limit)
 
     async def told(response: Any) -> None:
         if owner.http_said is None and response.request.method == "POST":
             try:
                 owner.http_said = await _http_problem(response, server, environ)
+            except _ReplyTooLarge as exc:
+                owner.http_said = f"{_status(response, server)}: {exc}"
             except Exception:  # noqa: BLE001 - a reply that cannot be read: the SDK's error says so
                 pass
 
     logging.getLogger("mcp.client.streamable_http").setLevel(logging.CRITICAL)
     client = create_mcp_http_client(headers=server.resolved_headers(environ))
-    client.event_hooks["response"].append(told)
+    client.event_hooks["response"] += [capped, told]
     return streamable_http_client(substitute_env(server.url, environ), http_client=client, max_sse_event_size=int(server.max_output_mb * MIB))
+
+
+class _ReplyTooLarge(Exception):
+    """A reply longer than `max_output_mb`: read no further."""
+
+
+def _Capped(stream: Any, limit: int) -> Any:  # noqa: N802 - builds an instance of the class `_capped_stream` makes
+    """`stream` (an HTTP reply's body), raising _ReplyTooLarge once more than `limit` bytes are read."""
+    return _capped_stream()(stream, limit)
+
+
+@functools.cache
+def _capped_stream() -> type:
+    """The class of `_Capped`'s streams, made once (httpx2 comes with the SDK, imported on first use)."""
+    import httpx2
+
+    class Capped(httpx2.AsyncByteStream):
+        def __init__(self, stream: Any, limit: int) -> None:
+            self.stream, self.limit = stream, limit
+
+        async def __aiter__(self) -> Any:
+            seen = 0
+            async for chunk in self.stream:
+                seen += len(chunk)
+                if seen > self.limit:
+                    raise _ReplyTooLarge(f"the reply is larger than {self.limit / MIB:g} MiB (max_output_mb); it was not read further")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.stream.aclose()
+
+    return Capped
 
 
 _REPLY_EXCERPT = 120  # characters of a reply that is not MCP shown in the error
@@ -383,7 +424,7 @@ async def _http_problem(response: Any, server: Any, environ: Any) -> str | None:
         return None
     kind = response.headers.get("content-type", "")
     if status >= 400:
-        if kind.lower().startswith("application/json") and _json_rpc_error(await response.aread()):
+        if kind.lower().startswith("application/json") and _small(response) and _json_rpc_error(await response.aread()):
             return None
         if status == 404:
             if response.request.headers.get("mcp-session-id"):
@@ -436,6 +477,14 @@ def _is_request(request: Any) -> bool:
     except (orjson.JSONDecodeError, RuntimeError):  # (RuntimeError: a streamed body, which the SDK never sends)
         return True
     return not isinstance(message, dict) or message.get("id") is not None
+
+
+def _small(response: Any) -> bool:
+    """Whether an error reply says it is at most `_REPLY_READ` bytes long: only such a body is read
+    for the server's own JSON-RPC error (a server's errors are short, and say their length); any
+    other is told by its status alone, never read whole into memory."""
+    length = response.headers.get("content-length", "")
+    return length.isdigit() and int(length) <= _REPLY_READ
 
 
 def _json_rpc_error(body: bytes) -> bool:

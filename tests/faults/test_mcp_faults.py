@@ -552,8 +552,13 @@ def test_an_mcp_url_answering_404_405_5xx_a_web_page_or_refusing_names_the_statu
 def test_an_mcp_url_failing_a_call_mid_session_names_the_status_and_the_next_call_starts_afresh(tmp_path):
     """Once the session is open, a call answered with a 500, a web page or a 404 for the session: the
     call's error names the status, the URL and what happened, and the next case opens a new session and
-    passes; a 404 carrying the server's own JSON-RPC error is told in its words (the session goes on)."""
-    from conftest import read_jsonl, run_cli, serving
+    passes; a 404 carrying the server's own JSON-RPC error is told in its words (the session goes on).
+    A 502 whose JSON body is 256 MiB is told by its status, and a 200 whose JSON is as long by its
+    length (past `max_output_mb`): neither is read whole into memory (the SDK read both)."""
+    import subprocess
+    import sys
+
+    from conftest import MEASURE, read_jsonl, serving
 
     with serving(_FailingMidSession) as web:
         url = f"http://127.0.0.1:{web.server_port}/mcp"
@@ -567,10 +572,15 @@ def test_an_mcp_url_failing_a_call_mid_session_names_the_status_and_the_next_cal
               - {{id: page, input: {{tool: page}}, expected: {{}}}}
               - {{id: forgot, input: {{tool: forgot}}, expected: {{}}}}
               - {{id: unknown, input: {{tool: unknown}}, expected: {{}}}}
+              - {{id: flood, input: {{tool: flood}}, expected: {{}}}}
+              - {{id: huge, input: {{tool: huge}}, expected: {{}}}}
               - {{id: last, input: {{tool: echo, arguments: {{n: 2}}}}, expected: {{echo: {{n: 2}}}}}}
         """)
-        done = run_cli("run", "suite.yaml", "-o", "r.jsonl", "--workers", "1", "-q", cwd=tmp_path, timeout=120)
+        peak = tmp_path / "peak"
+        done = subprocess.run([*MEASURE, str(peak), sys.executable, "-m", "agenteval", "run", "suite.yaml", "-o", "r.jsonl", "--workers", "1", "-q"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 3 and "Traceback" not in done.stderr and "mcp.client" not in done.stderr, done.stderr
+    assert float(peak.read_text()) < 200, peak.read_text()  # MB, where the 502's body alone is 256 MiB
     got = {line["case_id"]: line for line in read_jsonl(tmp_path / "r.jsonl")}
     assert {case: line["error"] for case, line in got.items() if line["error"]} == {
         "boom": f"mcp target: tool 'boom': the MCP call failed: HTTP 500 Internal Server Error from {url}: the server failed; its own log says why",
@@ -579,9 +589,12 @@ def test_an_mcp_url_failing_a_call_mid_session_names_the_status_and_the_next_cal
         "forgot": f"mcp target: tool 'forgot': the MCP call failed: HTTP 404 Not Found from {url}: the server no longer knows this session "
                   "(it may have restarted); the next call starts another",
         "unknown": "mcp target: tool 'unknown': the MCP call failed: MCPError: no tool 'unknown' here",
+        "flood": f"mcp target: tool 'flood': the MCP call failed: HTTP 502 Bad Gateway from {url}: the server failed; its own log says why",
+        "huge": f"mcp target: tool 'huge': the MCP call failed: HTTP 200 OK from {url}: the reply is larger than 16 MiB (max_output_mb); "
+                "it was not read further",
     }
     assert got["after-boom"]["verdict"] == got["last"]["verdict"] == "pass"
-    assert _FailingMidSession.initialized == 4  # the first session, and one after each of boom, page and forgot
+    assert _FailingMidSession.initialized == 6  # the first session, and one after each of boom, page, forgot, flood and huge
 
 class _McpOverHttp(BaseHTTPRequestHandler):
     """A streamable-HTTP MCP server in a few lines: it lists `tools` and answers each call with `call`'s
@@ -608,6 +621,8 @@ class _McpOverHttp(BaseHTTPRequestHandler):
             result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in self.tools]}
         else:
             result = self.call(ident, message["params"])
+            if result is None:  # `call` wrote the reply itself
+                return None
             if isinstance(result, tuple):
                 return self._send(*result)
         self._send(200, json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}).encode())
@@ -645,12 +660,25 @@ class _GarbageOverHttp(_McpOverHttp):
 
 class _FailingMidSession(_McpOverHttp):
     """A streamable-HTTP MCP server that starts well and then fails some calls: a 500, a web page, a
-    404 for a session it forgot (it restarted), and a 404 carrying a JSON-RPC error of its own."""
+    404 for a session it forgot (it restarted), a 404 carrying a JSON-RPC error of its own, and a 502
+    and a 200 with 256 MiB of JSON (written a MiB at a time, for as long as the client reads)."""
 
-    name, tools = "f", ("boom", "page", "forgot", "unknown", "echo")
+    name, tools = "f", ("boom", "page", "forgot", "unknown", "flood", "huge", "echo")
 
     def call(self, ident, params):
         tool = params["name"]
+        if tool in ("flood", "huge"):
+            chunk = b" " * (1 << 20)
+            self.send_response(502 if tool == "flood" else 200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(256 << 20))
+            self.end_headers()
+            try:
+                for _ in range(256):
+                    self.wfile.write(chunk)
+            except OSError:  # the client stopped reading and closed
+                self.close_connection = True
+            return None
         if tool == "boom":
             return 500, b"Traceback (most recent call last): ..."
         if tool == "page":
